@@ -1,0 +1,39 @@
+"""The `torchdoctor` command: one thin typer app; each command calls the library.
+
+Heavy imports (torch, numpy) happen inside the commands, so `torchdoctor lint --help` is quick.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from torchdoctor.errors import TorchDoctorError
+
+app = typer.Typer(
+    name="torchdoctor",
+    help="Measure, locate, optimise and measure again: make PyTorch training and inference fast.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+# Each command module registers itself on `app`; the order here is the order in --help.
+from torchdoctor.cli import diagnose as _diagnose  # noqa: E402
+from torchdoctor.cli import runs as _runs  # noqa: E402
+
+_diagnose.register(app)
+app.add_typer(_runs.app, name="runs")
+
+
+def main() -> None:
+    """Entry point of the console script: user errors print one line, never a traceback."""
+    try:
+        app()
+    except TorchDoctorError as exc:
+        from torchdoctor.report.console import print_error
+
+        print_error(str(exc))
+        sys.exit(exc.exit_code)

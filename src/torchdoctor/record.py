@@ -1,0 +1,194 @@
+"""The Record: everything one observation of a script (or one set of traces) produced, as a value.
+
+A Record is plain data. `observe` creates it; analysers, rules, the store, the tuner and every
+renderer take it (or part of it) and return new values, never reaching back into a live process.
+It is JSON-serialisable; `schema_version` says which layout a saved Record has, and older layouts
+go through one explicit upgrade step per version in :data:`_UPGRADES`.
+
+Contract of the public JSON (documented in docs/record-schema.md): keys are only added within a
+schema version; renaming or removing a key, or changing its meaning, bumps `SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from torchdoctor.errors import RecordFormatError
+
+SCHEMA_VERSION = 1
+
+#: How a step boundary was detected, in order of preference.
+STEP_DETECTIONS = ("marker", "optimizer", "backward", "forward")
+
+#: Why the observed script stopped.
+EXIT_REASONS = (
+    "completed",  # every window was measured and torchdoctor stopped the script
+    "script_finished",  # the script returned on its own (possibly before the windows completed)
+    "script_error",  # the script raised; its traceback is in `traceback`
+    "sys_exit",  # the script called sys.exit / raised SystemExit
+    "os_exit",  # the script called os._exit
+    "interrupted",  # Ctrl-C
+    "no_steps",  # the script never reached a step
+    "killed",  # the process died from a signal or never reported back
+)
+
+
+@dataclass(slots=True)
+class StepSample:
+    """One measured step of the timing window. Times are host wall-clock seconds."""
+
+    index: int
+    wall_s: float
+    data_wait_s: float = 0.0
+    forward_s: float = 0.0
+    backward_s: float = 0.0
+    optimizer_s: float = 0.0
+    batch_size: int | None = None
+    loss: float | None = None
+
+
+@dataclass(slots=True)
+class Summary:
+    """Robust figures over the timing window; fractions are of the summed step wall time."""
+
+    num_steps: int = 0
+    step_s: float | None = None  # median step wall time
+    step_s_p10: float | None = None
+    step_s_p90: float | None = None
+    window_s: float | None = None  # window wall time, device synchronised at both edges
+    samples_per_s: float | None = None
+    data_wait_fraction: float | None = None
+    forward_fraction: float | None = None
+    backward_fraction: float | None = None
+    optimizer_fraction: float | None = None
+    other_fraction: float | None = None
+
+
+@dataclass(slots=True)
+class ExitInfo:
+    """How the observed script ended; `status` is the exit code torchdoctor itself returns."""
+
+    status: int = 0
+    reason: str = "completed"
+    message: str = ""
+    traceback: str | None = None
+
+
+def _new_run_id() -> str:
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(slots=True)
+class Record:
+    """One observation. Optional analysis sections are None until their analyser ran."""
+
+    script: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str = ""
+    kind: str = "script"  # "script" (a run was observed) or "traces" (trace files only)
+    run_id: str = field(default_factory=_new_run_id)
+    created_at: str = field(default_factory=_now_iso)
+    schema_version: int = SCHEMA_VERSION
+    config: dict[str, Any] = field(default_factory=dict)
+    exit: ExitInfo = field(default_factory=ExitInfo)
+    step_detection: str | None = None
+    steps: list[StepSample] = field(default_factory=list)
+    summary: Summary = field(default_factory=Summary)
+    env: dict[str, Any] = field(default_factory=dict)
+    system: dict[str, Any] = field(default_factory=dict)
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    ranks: list[dict[str, Any]] = field(default_factory=list)
+    trace: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
+    compile: dict[str, Any] | None = None
+    lint: dict[str, Any] | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    # -- serialisation -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, *, indent: bool = False) -> bytes:
+        option = orjson.OPT_SERIALIZE_NUMPY | (orjson.OPT_INDENT_2 if indent else 0)
+        return orjson.dumps(self, option=option, default=_json_default)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.to_json(indent=True))
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Record:
+        data = upgrade(dict(data))
+        known = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["exit"] = ExitInfo(**_known(ExitInfo, data.get("exit") or {}))
+        kwargs["summary"] = Summary(**_known(Summary, data.get("summary") or {}))
+        kwargs["steps"] = [StepSample(**_known(StepSample, s)) for s in data.get("steps") or []]
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: bytes | str) -> Record:
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise RecordFormatError(f"not a torchdoctor Record (invalid JSON: {exc})") from None
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise RecordFormatError("not a torchdoctor Record: no 'schema_version' key")
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Record:
+        try:
+            return cls.from_json(Path(path).read_bytes())
+        except OSError as exc:
+            raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    if dataclasses.is_dataclass(obj):
+        return dataclasses.asdict(obj)
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__} in a Record")
+
+
+#: Upgrade steps: _UPGRADES[n] turns a schema-n dict into a schema-(n+1) dict.
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a saved Record's dict to the current schema, one version at a time."""
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise RecordFormatError(f"Record has an invalid schema_version: {version!r}")
+    if version > SCHEMA_VERSION:
+        raise RecordFormatError(
+            f"Record has schema_version {version}, newer than this torchdoctor understands "
+            f"({SCHEMA_VERSION}); upgrade torchdoctor to read it"
+        )
+    while version < SCHEMA_VERSION:
+        data = _UPGRADES[version](data)
+        version += 1
+        data["schema_version"] = version
+    return data
