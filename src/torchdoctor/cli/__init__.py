@@ -23,9 +23,19 @@ app = typer.Typer(
 # Each command module registers itself on `app`; the order here is the order in --help.
 from torchdoctor.cli import diagnose as _diagnose  # noqa: E402
 from torchdoctor.cli import runs as _runs  # noqa: E402
+from torchdoctor.cli import trace as _trace  # noqa: E402
+from torchdoctor.cli import lint as _lint  # noqa: E402
+from torchdoctor.cli import infer as _infer  # noqa: E402
+from torchdoctor.cli import serve as _serve  # noqa: E402
+from torchdoctor.cli import bench as _bench  # noqa: E402
 
 _diagnose.register(app)
 app.add_typer(_runs.app, name="runs")
+app.add_typer(_trace.app, name="trace")
+_lint.register(app)
+_infer.register(app)
+_serve.register(app)
+_bench.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Renderers: each draws a Record (or a value derived from one) for people or machines."""

@@ -1,0 +1,151 @@
+"""The decision "is B faster than A": bootstrap CI of the ratio of medians against a noise floor.
+
+Definitions (all times in seconds, B judged relative to A):
+- ratio: median(B) / median(A); below 1 means B is faster.
+- CI: percentile bootstrap interval of that ratio, A and B resampled independently
+  (`N_BOOT` resamples, numpy, seeded), at the caller's confidence.
+- paired (samples taken in rounds, A_i and B_i in the same round): ratio is instead
+  median_i(B_i / A_i) and the bootstrap resamples rounds. Machine states that last longer than a
+  round (another tenant taking a core) then cancel within each round instead of widening the CI.
+- noise floor: the relative effect below which no win or loss is claimed, whatever the CI says
+  (a minimum effect the caller sets, or the A-vs-A difference measured in the same session).
+- verdict: "faster" if the whole CI lies below 1 - floor, "slower" if it lies above 1 + floor,
+  otherwise "no clear difference"; with fewer than `MIN_SAMPLES` on either side, always
+  "no clear difference (too few samples)".
+- minimum detectable effect: the relative slowdown that this run's noise would reveal 80% of the
+  time, i.e. (1 + floor) * exp((z_conf + z_0.8) * se) - 1, with se the standard error of
+  log(ratio) read off the CI width.
+
+Why by hand: scipy.stats.bootstrap does the resampling but not the decision (floor, verdict,
+detectable effect), and scipy would be a heavy dependency for a dozen lines of numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from torchdoctor.bench.errors import BenchInputError
+
+FASTER = "faster"
+SLOWER = "slower"
+UNCLEAR = "no clear difference"
+TOO_FEW = "no clear difference (too few samples)"
+
+#: Fewer samples than this on either side give no verdict: a median of 4 is not a statistic.
+MIN_SAMPLES = 5
+#: Bootstrap resamples; enough for the 0.25% tails of the strictest per-look confidence.
+N_BOOT = 4000
+#: Power at which the minimum detectable effect is stated.
+MDE_POWER = 0.8
+#: Upper bound on resample-matrix cells held at once (memory for long per-step series).
+_MAX_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one A-vs-B comparison of times; see the module docstring for definitions."""
+
+    verdict: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    noise_floor: float
+    min_detectable_effect: float
+    n_a: int
+    n_b: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict; NaN (no estimate) becomes None."""
+        return {k: _finite_or_none(v) for k, v in asdict(self).items()}
+
+
+def compare_samples(
+    a_s: Sequence[float],
+    b_s: Sequence[float],
+    *,
+    min_effect: float = 0.02,
+    confidence: float = 0.95,
+    seed: int = 0,
+    paired: bool = False,
+) -> Verdict:
+    """Judge times `b_s` against times `a_s` (seconds, or any positive unit shared by both).
+
+    `min_effect` is the noise floor (relative, e.g. 0.02 = 2%); `confidence` the CI's level;
+    `paired`: a_s[i] and b_s[i] were measured in the same round (equal lengths required).
+    Raises BenchInputError on non-finite or non-positive times or nonsensical options.
+    """
+    a, b = _as_times(a_s, "A"), _as_times(b_s, "B")
+    _check_options(a, b, min_effect, confidence, paired)
+    if paired:
+        ratio = float(np.median(b / a)) if a.size else math.nan
+    else:
+        ratio = float(np.median(b) / np.median(a)) if a.size and b.size else math.nan
+    if min(a.size, b.size) < MIN_SAMPLES:
+        return Verdict(TOO_FEW, ratio, math.nan, math.nan, min_effect, math.nan, a.size, b.size)
+    rng = np.random.default_rng(seed)
+    if paired:
+        ratios = _bootstrap_medians(b / a, rng)
+    else:
+        ratios = _bootstrap_medians(b, rng) / _bootstrap_medians(a, rng)
+    alpha = 1.0 - confidence
+    low, high = (float(q) for q in np.quantile(ratios, [alpha / 2, 1 - alpha / 2]))
+    mde = min_detectable_effect(low, high, noise_floor=min_effect, confidence=confidence)
+    return Verdict(_decide(low, high, min_effect), ratio, low, high, min_effect, mde, a.size, b.size)
+
+
+def min_detectable_effect(
+    ci_low: float, ci_high: float, *, noise_floor: float, confidence: float
+) -> float:
+    """Relative slowdown detected with probability `MDE_POWER` given a CI of this width."""
+    z_conf = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2)
+    se_log = (math.log(ci_high) - math.log(ci_low)) / (2.0 * z_conf)
+    z_power = NormalDist().inv_cdf(MDE_POWER)
+    return (1.0 + noise_floor) * math.exp((z_conf + z_power) * se_log) - 1.0
+
+
+def _check_options(a: np.ndarray, b: np.ndarray, min_effect: float, confidence: float, paired: bool) -> None:
+    if not 0.0 <= min_effect < 1.0:
+        raise BenchInputError(f"min_effect must be in [0, 1), got {min_effect}")
+    if not 0.5 <= confidence < 1.0:
+        raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
+    if paired and a.size != b.size:
+        raise BenchInputError(f"paired samples need equal lengths, got {a.size} and {b.size}")
+
+
+def _decide(ci_low: float, ci_high: float, floor: float) -> str:
+    if ci_high < 1.0 - floor:
+        return FASTER
+    if ci_low > 1.0 + floor:
+        return SLOWER
+    return UNCLEAR
+
+
+def _bootstrap_medians(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Medians of `N_BOOT` resamples (with replacement) of `x`, computed in bounded chunks."""
+    rows_per_chunk = max(1, _MAX_CELLS // x.size)
+    out = np.empty(N_BOOT)
+    for start in range(0, N_BOOT, rows_per_chunk):
+        rows = min(rows_per_chunk, N_BOOT - start)
+        idx = rng.integers(0, x.size, size=(rows, x.size))
+        out[start : start + rows] = np.median(x[idx], axis=1)
+    return out
+
+
+def _as_times(values: Sequence[float], side: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).ravel()
+    if arr.size and not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+        raise BenchInputError(
+            f"times of {side} must be finite and positive; got {arr[~(np.isfinite(arr) & (arr > 0))][:3]}"
+        )
+    return arr
+
+
+def _finite_or_none(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

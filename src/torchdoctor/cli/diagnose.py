@@ -1,0 +1,56 @@
+"""`torchdoctor diagnose [OPTIONS] -- SCRIPT [ARGS...]`: observe a script, store and show its Record."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from torchdoctor.store import DEFAULT_STORE
+
+_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose", context_settings=_CONTEXT)(diagnose)
+
+
+def diagnose(
+    command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
+    demo: bool = typer.Option(False, "--demo", help="Diagnose the built-in demo workload."),
+    warmup_steps: int = typer.Option(5, help="Steps run before measuring."),
+    steps: int = typer.Option(20, "--steps", help="Steps in the timing window."),
+    profile: bool = typer.Option(True, "--profile/--no-profile", help="Run a torch.profiler window."),
+    profile_wait: int = typer.Option(1, help="Profiler schedule: wait steps."),
+    profile_warmup: int = typer.Option(1, help="Profiler schedule: warm-up steps."),
+    profile_active: int = typer.Option(3, help="Profiler schedule: recorded steps."),
+    record_shapes: bool = typer.Option(False, help="Record operator input shapes in the trace."),
+    nproc_per_node: Optional[int] = typer.Option(None, help="Launch this many ranks with torchrun."),
+    timeout: Optional[float] = typer.Option(None, help="Stop the script after this many seconds."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
+    store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
+) -> None:
+    """Run SCRIPT unmodified under observation and report where each step's time goes."""
+    from torchdoctor.observe import LaunchConfig, ObserveConfig
+    from torchdoctor.workflow import diagnose_script
+    from torchdoctor.zoo import demo_script
+
+    if demo:
+        script, args = str(demo_script()), []
+    elif command:
+        script, args = command[0], command[1:]
+    else:
+        raise typer.BadParameter("give a script after `--` (or --demo)", param_hint="SCRIPT")
+    try:
+        config = ObserveConfig(
+            warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
+            profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes,
+        )
+        launch = LaunchConfig(nproc_per_node=nproc_per_node, timeout_s=timeout)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    record = diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out)
+    sys.exit(record.exit.status)

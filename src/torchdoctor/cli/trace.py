@@ -1,0 +1,64 @@
+"""`torchdoctor trace analyze|diff`: the trace engine from the command line (thin: calls the library)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Analyse PyTorch profiler (Kineto) traces: CPU or GPU, one rank or many.", no_args_is_help=True)
+
+
+def _parse_steps(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    first, _, last = text.partition("-")
+    try:
+        return int(first), int(last or first)
+    except ValueError:
+        raise typer.BadParameter(f"--steps takes N or FIRST-LAST (profiler step numbers), not {text!r}") from None
+
+
+@app.command()
+def analyze(
+    traces: list[Path] = typer.Argument(..., help="Trace files (.json or .json.gz), one per rank."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
+    steps: Optional[str] = typer.Option(None, "--steps", help="Profiler steps to analyse: N or FIRST-LAST."),
+    top: int = typer.Option(15, "--top", help="How many operators and kernels to list."),
+) -> None:
+    """Per-step and overall figures: host operators, device time, launches, idle, ranks."""
+    import orjson
+    from rich.console import Console
+
+    from torchdoctor.trace import TraceConfig, analyse_traces
+    from torchdoctor.trace.render import render_report
+
+    console = Console(stderr=True)
+    config = TraceConfig(top_n=top, steps=_parse_steps(steps))
+    with console.status("loading traces") as status:
+        report = analyse_traces(traces, config, progress=lambda p: status.update(f"loading {p}"))
+    data = report.to_dict()
+    if json_path is not None:
+        json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    render_report(data, Console())
+
+
+@app.command()
+def diff(
+    a: Path = typer.Argument(..., help="Baseline trace."),
+    b: Path = typer.Argument(..., help="Trace to compare (e.g. with torch.compile)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the diff as JSON here."),
+    top: int = typer.Option(20, "--top", help="Rows to show per table."),
+) -> None:
+    """Per operator and kernel: count and time per step in A and B, added/removed/faster/slower."""
+    import orjson
+    from rich.console import Console
+
+    from torchdoctor.trace import diff_traces
+    from torchdoctor.trace.render import render_diff
+
+    data = diff_traces(a, b).to_dict()
+    if json_path is not None:
+        json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    render_diff(data, Console(), top)

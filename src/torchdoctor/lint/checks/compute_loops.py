@@ -1,0 +1,136 @@
+"""TDL2xx, compute layer, part 1: work repeated or serialised by the loop it sits in.
+
+Sources: PyTorch Performance Tuning Guide ("Avoid unnecessary CPU-GPU synchronization",
+"Disable gradient calculation for validation or inference"); torch.compile documentation
+(compile once, call many times). Twins of the diagnosis rules on host-device syncs in the step,
+grad mode without backward, and recompilation.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchdoctor.lint.base import Check, LintVisitor
+from torchdoctor.lint.proofs import disables_grad, is_dataloader, is_tensor, switches_grad_off
+
+HOST_SYNC = Check(
+    "TDL201",
+    "host_sync",
+    "{subject} inside a loop over a DataLoader blocks until the device catches up, every step; "
+    "keep values on the device and synchronise once after the loop (or every N steps)",
+)
+EVAL_WITH_GRAD = Check(
+    "TDL206",
+    "grad_without_backward",
+    "loop after `.eval()` runs with autograd on but never calls backward; "
+    "wrap it in `with torch.inference_mode():` (or `torch.no_grad()`)",
+)
+COMPILE_IN_LOOP = Check(
+    "TDL209",
+    "compile_in_loop",
+    "torch.compile called inside a loop wraps (and may recompile) the model every iteration; "
+    "compile once before the loop",
+)
+
+_SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
+_COMPILE = frozenset({"torch.compile"})
+
+
+class HostSyncInDataLoaderLoopVisitor(LintVisitor):
+    """Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(<tensor>)` run by the body
+    of a `for` loop whose iterable is proven to be a DataLoader."""
+
+    CHECKS = (HOST_SYNC,)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        subject = self._sync_subject(node)
+        if subject and any(
+            isinstance(loop, cst.For) and is_dataloader(self, loop.iter)
+            for loop in self.enclosing_loops(node)
+        ):
+            self.hit(HOST_SYNC, node, subject=subject)
+
+    def _sync_subject(self, node: cst.Call) -> str | None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not node.args:
+            return f"`.{func.attr.value}()`"
+        if self.qualified_name(node) == "builtins.print" and any(
+            is_tensor(self, arg.value) for arg in node.args if arg.keyword is None
+        ):
+            return "`print(tensor)`"
+        return None
+
+
+class EvalLoopWithGradVisitor(LintVisitor):
+    """Flags a loop that follows `<x>.eval()` in the same block (no `.train()` in between) when
+    nothing turns autograd off: no enclosing `with`/decorator, no `with` inside the loop, no
+    `torch.set_grad_enabled(False)` in the file, and no `.backward()` in the loop."""
+
+    CHECKS = (EVAL_WITH_GRAD,)
+
+    @cached_property
+    def grad_switched_off(self) -> bool:
+        return any(switches_grad_off(self, c) for c in m.findall(self.module, m.Call()))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _check(self, loop: cst.For | cst.While) -> None:
+        if _mode_before(self.parent(loop), loop) != "eval" or self.grad_switched_off:
+            return
+        if self._grad_off_around(loop) or _calls_method(loop.body, "backward"):
+            return
+        if any(self._turns_grad_off(w) for w in m.findall(loop.body, m.With())):
+            return
+        self.hit(EVAL_WITH_GRAD, loop)
+
+    def _grad_off_around(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.With) and self._turns_grad_off(ancestor):
+                return True
+            if isinstance(ancestor, cst.FunctionDef):
+                return any(disables_grad(self, d.decorator) for d in ancestor.decorators)
+        return False
+
+    def _turns_grad_off(self, with_node: cst.CSTNode) -> bool:
+        return isinstance(with_node, cst.With) and any(
+            disables_grad(self, item.item) for item in with_node.items
+        )
+
+
+class CompileInLoopVisitor(LintVisitor):
+    """Flags `torch.compile(...)` run by the body of a loop (a `def` inside the loop is not)."""
+
+    CHECKS = (COMPILE_IN_LOOP,)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.qualified_name(node) in _COMPILE and self.enclosing_loop(node) is not None:
+            self.hit(COMPILE_IN_LOOP, node)
+
+
+def _mode_before(block: cst.CSTNode | None, loop: cst.BaseStatement) -> str | None:
+    """"eval" or "train": the last `<x>.eval()`/`<x>.train()` statement before `loop` in `block`."""
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return None
+    position = next((i for i, statement in enumerate(body) if statement is loop), 0)
+    mode = None
+    for statement in body[:position]:
+        for method in ("eval", "train"):
+            if _calls_method(statement, method, top_level=True):
+                mode = method
+    return mode
+
+
+def _calls_method(node: cst.CSTNode, method: str, *, top_level: bool = False) -> bool:
+    """`node` contains a `<x>.<method>(...)` call; with `top_level`, only as a bare statement."""
+    call = m.Call(func=m.Attribute(attr=m.Name(method)))
+    if top_level:
+        return m.matches(node, m.SimpleStatementLine(body=[m.Expr(value=call)]))
+    return bool(m.findall(node, call))

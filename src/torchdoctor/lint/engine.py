@@ -1,0 +1,110 @@
+"""Running the checks over source text: violations for one file, and the safe fixes applied."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchdoctor.lint.base import Hit
+from torchdoctor.lint.registry import visitor_classes
+from torchdoctor.lint.report import FileError, Violation
+from torchdoctor.lint.selection import Selection, suppressed
+
+#: Fix passes per file; a pass can only apply the outermost of two nested fixes.
+_MAX_FIX_PASSES = 8
+
+
+@dataclass(frozen=True)
+class SourceLint:
+    """Violations in one source text, or the reason it could not be parsed."""
+
+    violations: tuple[Violation, ...] = ()
+    error: FileError | None = None
+
+
+def lint_source(source: str, path: str, selection: Selection) -> SourceLint:
+    """Lint `source` (the text of `path`) with the enabled checks, honouring `# noqa`."""
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source))
+    except cst.ParserSyntaxError as exc:
+        return SourceLint(error=_syntax_error(source, path, exc))
+    positions = wrapper.resolve(PositionProvider)
+    violations = []
+    for hit in _hits(wrapper, source, selection):
+        start = positions[hit.node].start
+        check = hit.check
+        violations.append(
+            Violation(
+                code=check.code,
+                layer=check.layer,
+                message=hit.message,
+                path=path,
+                line=start.line,
+                col=start.column + 1,
+                fixable=hit.replacement is not None,
+                rule_hint=check.rule_hint,
+            )
+        )
+    violations.sort(key=lambda v: (v.line, v.col, v.code))
+    return SourceLint(violations=tuple(violations))
+
+
+def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileError:
+    """CPython's own message and position when it rejects the file too (they are what users
+    know); libcst's otherwise (syntax newer than the libcst grammar)."""
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as py_exc:
+        return FileError(path, f"syntax error: {py_exc.msg}", py_exc.lineno, py_exc.offset)
+    return FileError(path, f"cannot parse: {exc.message}", exc.editor_line, exc.editor_column)
+
+
+def fix_source(source: str, selection: Selection) -> str:
+    """`source` with every safe fix of an enabled, unsuppressed check applied (unchanged when
+    it does not parse)."""
+    for _ in range(_MAX_FIX_PASSES):
+        try:
+            wrapper = MetadataWrapper(cst.parse_module(source))
+        except cst.ParserSyntaxError:
+            return source
+        fixes = {id(h.node): h.replacement for h in _hits(wrapper, source, selection) if h.replacement}
+        if not fixes:
+            break
+        fixed = wrapper.module.visit(_Replace(fixes)).code
+        if fixed == source:
+            break
+        source = fixed
+    return source
+
+
+def _hits(wrapper: MetadataWrapper, source: str, selection: Selection) -> list[Hit]:
+    lines = source.splitlines()
+    positions = wrapper.resolve(PositionProvider)
+    visitors = [
+        cls(wrapper.module)
+        for cls in visitor_classes()
+        if any(selection.enabled(check.code) for check in cls.CHECKS)
+    ]
+    wrapper.visit_batched(visitors)
+    hits: list[Hit] = []
+    for visitor in visitors:
+        for hit in visitor.hits:
+            line = positions[hit.node].start.line
+            text = lines[line - 1] if line <= len(lines) else ""
+            if selection.enabled(hit.check.code) and not suppressed(hit.check.code, text):
+                hits.append(hit)
+    return hits
+
+
+class _Replace(cst.CSTTransformer):
+    """Puts each fix's replacement in place of the node it was proven on (matched by identity)."""
+
+    def __init__(self, fixes: dict[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.fixes = fixes
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        return self.fixes.get(id(original_node), updated_node)

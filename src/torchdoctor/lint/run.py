@@ -1,0 +1,106 @@
+"""The public entry points: lint paths, lint a script with its local imports, plan fixes."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchdoctor.errors import ScriptNotFoundError
+from torchdoctor.lint.engine import fix_source, lint_source
+from torchdoctor.lint.files import local_imports, python_files
+from torchdoctor.lint.report import FileError, LintReport
+from torchdoctor.lint.selection import Selection
+
+
+def lint_paths(
+    paths: Iterable[str | Path], *, select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> LintReport:
+    """Lint files and folders (recursively, `*.py`). A file that cannot be parsed is reported in
+    `errors` and the others are still linted; non-Python files given explicitly are `skipped`.
+
+    Raises :class:`~torchdoctor.lint.selection.LintUsageError` for a missing path or an unknown
+    code prefix in `select`/`ignore`.
+    """
+    selection = Selection(tuple(select), tuple(ignore))
+    files, skipped = python_files([Path(p) for p in paths])
+    report = _lint_files(files, selection)
+    return LintReport(report.violations, report.errors, tuple(skipped), report.files_checked)
+
+
+def lint_script_with_local_imports(script: Path) -> LintReport:
+    """Lint `script` and the modules it imports from its own folder tree, with every check."""
+    script = Path(script)
+    if not script.is_file():
+        raise ScriptNotFoundError(f"script not found: {script}")
+    return _lint_files(local_imports(script), Selection())
+
+
+@dataclass(frozen=True)
+class FileFix:
+    """A file's text before and after the safe fixes."""
+
+    path: Path
+    before: str
+    after: str
+    encoding: str = "utf-8"
+
+    def write(self) -> None:
+        """Replace the file's contents with `after`, in the file's own encoding and newlines."""
+        self.path.write_bytes(self.after.encode(self.encoding))
+
+    def diff(self) -> str:
+        """Unified diff from `before` to `after`; relative paths get git's `a/` and `b/`."""
+        old, new = ("", "") if self.path.is_absolute() else ("a/", "b/")
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                fromfile=f"{old}{self.path}",
+                tofile=f"{new}{self.path}",
+            )
+        )
+
+
+def plan_fixes(
+    paths: Iterable[str | Path], *, select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> list[FileFix]:
+    """The files the safe fixes would change, with their new text; nothing is written."""
+    selection = Selection(tuple(select), tuple(ignore))
+    files, _ = python_files([Path(p) for p in paths])
+    fixes = []
+    for path in files:
+        source = _read(path)
+        if isinstance(source, tuple):
+            text, encoding = source
+            fixed = fix_source(text, selection)
+            if fixed != text:
+                fixes.append(FileFix(path, text, fixed, encoding))
+    return fixes
+
+
+def _lint_files(files: list[Path], selection: Selection) -> LintReport:
+    violations, errors, checked = [], [], 0
+    for path in files:
+        source = _read(path)
+        result = lint_source(source[0], str(path), selection) if isinstance(source, tuple) else None
+        error = source if isinstance(source, FileError) else result.error
+        if error is not None:
+            errors.append(error)
+            continue
+        checked += 1
+        violations.extend(result.violations)
+    return LintReport(violations=tuple(violations), errors=tuple(errors), files_checked=checked)
+
+
+def _read(path: Path) -> tuple[str, str] | FileError:
+    """(text, encoding): decoded as Python does (PEP 263 cookie, BOM, else UTF-8), newlines kept."""
+    try:
+        data = path.read_bytes()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), encoding
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        return FileError(str(path), f"cannot read: {exc}")

@@ -1,0 +1,89 @@
+"""Child-process entry: run a script exactly as `python SCRIPT ARGS` would, under instrumentation.
+
+`python -m torchdoctor.observe.bootstrap SCRIPT [ARGS...]`, with the ObserveConfig as JSON in the
+environment variable `TORCHDOCTOR_OBSERVE`. The script runs as `__main__` with `sys.argv` =
+[SCRIPT, ARGS...] and `sys.path[0]` = its folder; cwd, stdout and stderr are the parent's. When
+every window is measured, the step hook raises `StopObservation`, a BaseException, so `except
+Exception` in the script does not swallow it and its `finally` blocks run. Whatever happens
+(the script returns, raises, calls sys.exit or os._exit, Ctrl-C), this rank's results are written
+to `<out_dir>/rank<RANK>.json` before the process ends.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
+from torchdoctor.observe.session import ObservationSession
+
+
+class StopObservation(BaseException):
+    """Raised from a step hook once every window is measured, to end the script cleanly."""
+
+
+def _script_traceback(exc: BaseException, script: Path) -> str:
+    """The traceback Python would print for the script alone, without torchdoctor's frames."""
+    tb_exc = traceback.TracebackException.from_exception(exc)
+    frames = tb_exc.stack
+    for index, frame in enumerate(frames):
+        if Path(frame.filename).resolve() == script:
+            tb_exc.stack = traceback.StackSummary.from_list(frames[index:])
+            break
+    return "".join(tb_exc.format())
+
+
+def _run_script(script: Path, session: ObservationSession) -> tuple[str, int, str | None]:
+    """Run the script; returns (how it ended, exit code, traceback or None)."""
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except StopObservation:
+        return "completed", 0, None
+    except SystemExit as exc:
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return "sys_exit", int(code or 0), None
+        print(code, file=sys.stderr)
+        return "sys_exit", 1, None
+    except KeyboardInterrupt:
+        return "interrupted", 130, None
+    except BaseException as exc:  # the script's own error: shown as Python would show it
+        text = _script_traceback(exc, script)
+        sys.stderr.write(text)
+        return "script_error", 1, text
+    return "script_finished", 0, None
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m torchdoctor.observe.bootstrap SCRIPT [ARGS...]", file=sys.stderr)
+        return 2
+    config = ObserveConfig.from_env(os.environ[CONFIG_ENV])
+    script = Path(argv[0]).resolve()
+    sys.argv = list(argv)
+    sys.path[0] = str(script.parent)
+    session = ObservationSession(config, script, stop=StopObservation)
+    session.start()
+    how, code, text = "killed", 1, None
+    try:
+        how, code, text = _run_script(script, session)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not lose the results
+        session.finish(how, code, text)
+    return code
+
+
+def run() -> Any:
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    run()

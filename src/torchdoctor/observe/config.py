@@ -1,0 +1,86 @@
+"""What one observation measures: step counts of each window, the profiler's settings, sampling."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+#: Environment variable through which the parent hands the config to the child bootstrap.
+CONFIG_ENV = "TORCHDOCTOR_OBSERVE"
+
+
+@dataclass(kw_only=True, slots=True)
+class ObserveConfig:
+    warmup_steps: int = 5
+    """Steps run before anything is measured (compilation, allocator and cache warm-up)."""
+    timing_steps: int = 20
+    """Steps in the timing window: no profiler; the device is synchronised only at its edges."""
+    profile: bool = True
+    """Run a torch.profiler window after the timing window and write its trace."""
+    profile_wait: int = 1
+    """Profiler schedule: steps skipped after the profiler starts."""
+    profile_warmup: int = 1
+    """Profiler schedule: steps traced but discarded (profiler warm-up)."""
+    profile_active: int = 3
+    """Profiler schedule: steps recorded into the trace."""
+    record_shapes: bool = False
+    """Record operator input shapes in the trace (larger trace, more overhead)."""
+    profile_memory: bool = False
+    """Record allocator events in the trace."""
+    with_stack: bool = False
+    """Record Python stacks in the trace (much larger trace)."""
+    stop_after_windows: bool = True
+    """Stop the script once every window is measured instead of letting it run to its end."""
+    system_interval_s: float = 0.2
+    """Sampling period of the background system-metrics thread."""
+    out_dir: str = ""
+    """Folder where the child writes its per-rank results and the trace (set by the parent)."""
+    progress_path: str = ""
+    """FIFO on which rank 0 reports its progress to the parent ("" for none)."""
+    knobs: dict[str, Any] = field(default_factory=dict)
+    """Optimisations applied to the script at run time (name -> value), used by `tune`."""
+
+    def __post_init__(self) -> None:
+        counts = {
+            "warmup_steps": self.warmup_steps,
+            "timing_steps": self.timing_steps,
+            "profile_wait": self.profile_wait,
+            "profile_warmup": self.profile_warmup,
+        }
+        for name, value in counts.items():
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        if self.warmup_steps < 2:
+            # Step detection settles and discovery hooks come off during the first two steps.
+            raise ValueError(f"warmup_steps must be >= 2, got {self.warmup_steps}")
+        if self.timing_steps < 1:
+            raise ValueError(f"timing_steps must be >= 1, got {self.timing_steps}")
+        if self.profile and self.profile_active < 1:
+            raise ValueError(f"profile_active must be >= 1 when profiling, got {self.profile_active}")
+        if self.system_interval_s <= 0:
+            raise ValueError(f"system_interval_s must be > 0, got {self.system_interval_s}")
+
+    @property
+    def profile_steps(self) -> int:
+        """Steps the profiler window spans (0 when profiling is off)."""
+        if not self.profile:
+            return 0
+        return self.profile_wait + self.profile_warmup + self.profile_active
+
+    @property
+    def total_steps(self) -> int:
+        """Steps after which every window is measured."""
+        return self.warmup_steps + self.timing_steps + self.profile_steps
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_env(self) -> str:
+        return orjson.dumps(self.to_dict()).decode()
+
+    @classmethod
+    def from_env(cls, text: str) -> ObserveConfig:
+        return cls(**orjson.loads(text))

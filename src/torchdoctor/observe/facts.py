@@ -1,0 +1,154 @@
+"""Facts about the script's objects, noted once as the hooks first meet them.
+
+DataLoaders, optimizers, the outermost modules, the state of torch's switches while the model
+runs (grad mode, inference mode, autocast, training flag), and torch.compile calls. These become
+part of the Record's environment fingerprint; rules and knobs read them from there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+_MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
+
+
+def describe_dataloader(loader: Any) -> dict[str, Any]:
+    dataset = loader.dataset
+    try:
+        length: int | None = len(dataset)
+    except TypeError:  # an IterableDataset without __len__
+        length = None
+    collate = getattr(loader, "collate_fn", None)
+    return {
+        "num_workers": loader.num_workers,
+        "pin_memory": bool(loader.pin_memory),
+        "prefetch_factor": loader.prefetch_factor,
+        "persistent_workers": bool(loader.persistent_workers),
+        "batch_size": loader.batch_size,
+        "drop_last": bool(loader.drop_last),
+        "dataset_type": type(dataset).__qualname__,
+        "dataset_len": length,
+        "iterable_dataset": isinstance(dataset, torch.utils.data.IterableDataset),
+        "sampler_type": type(loader.sampler).__qualname__ if loader.sampler is not None else None,
+        "collate_fn": getattr(collate, "__qualname__", type(collate).__qualname__),
+    }
+
+
+def describe_optimizer(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    defaults = optimizer.defaults
+    return {
+        "class": type(optimizer).__qualname__,
+        "module": type(optimizer).__module__,
+        "foreach": defaults.get("foreach"),
+        "fused": defaults.get("fused"),
+        "lr": defaults.get("lr") if isinstance(defaults.get("lr"), (int, float)) else None,
+        "num_param_groups": len(optimizer.param_groups),
+        "num_params": sum(len(g["params"]) for g in optimizer.param_groups),
+    }
+
+
+def describe_module(module: torch.nn.Module) -> dict[str, Any]:
+    params = list(module.parameters())
+    dtypes = Counter(str(p.dtype).removeprefix("torch.") for p in params)
+    devices = Counter(str(p.device.type) for p in params)
+    types = Counter(type(m).__qualname__ for m in module.modules())
+    info: dict[str, Any] = {
+        "class": type(module).__qualname__,
+        "num_parameters": sum(p.numel() for p in params),
+        "num_trainable_parameters": sum(p.numel() for p in params if p.requires_grad),
+        "parameter_bytes": sum(p.numel() * p.element_size() for p in params),
+        "parameter_dtypes": dict(dtypes),
+        "parameter_devices": dict(devices),
+        "module_types": dict(types.most_common(40)),
+        "training": module.training,
+        "compiled": type(module).__qualname__ == "OptimizedModule",
+    }
+    if type(module).__qualname__ == "DistributedDataParallel":
+        info["ddp"] = {
+            "find_unused_parameters": getattr(module, "find_unused_parameters", None),
+            "gradient_as_bucket_view": getattr(module, "gradient_as_bucket_view", None),
+            "static_graph": getattr(module, "static_graph", None),
+            "bucket_bytes_cap": getattr(module, "bucket_bytes_cap", None),
+        }
+    return info
+
+
+def forward_state(module: torch.nn.Module) -> dict[str, Any]:
+    """The switches in effect while the outermost module runs."""
+    autocast = {}
+    for device in ("cpu", "cuda"):
+        if torch.is_autocast_enabled(device):
+            autocast[device] = str(torch.get_autocast_dtype(device)).removeprefix("torch.")
+    return {
+        "grad_enabled": torch.is_grad_enabled(),
+        "inference_mode": torch.is_inference_mode_enabled(),
+        "autocast": autocast,
+        "training": module.training,
+    }
+
+
+@dataclass
+class Facts:
+    dataloaders: list[dict[str, Any]] = field(default_factory=list)
+    optimizers: list[dict[str, Any]] = field(default_factory=list)
+    models: list[dict[str, Any]] = field(default_factory=list)
+    forward_state: dict[str, Any] | None = None
+    compile_calls: list[dict[str, Any]] = field(default_factory=list)
+    _seen: set[int] = field(default_factory=set)
+    _forward_noted: bool = False
+    _root_modules: list[torch.nn.Module] = field(default_factory=list)
+
+    def _first_time(self, obj: Any) -> bool:
+        key = id(obj)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def add_dataloader(self, loader: Any) -> None:
+        if self._first_time(loader) and len(self.dataloaders) < _MAX_ITEMS:
+            self.dataloaders.append(describe_dataloader(loader))
+
+    def add_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        if self._first_time(optimizer) and len(self.optimizers) < _MAX_ITEMS:
+            self.optimizers.append(describe_optimizer(optimizer))
+
+    def add_root_module(self, module: torch.nn.Module) -> None:
+        if len(self._root_modules) < _MAX_ITEMS:
+            self._root_modules.append(module)
+
+    def note_forward_state(self, module: torch.nn.Module) -> None:
+        """Kept from the first root call after warm-up started: the state of the measured steps."""
+        if not self._forward_noted:
+            self.forward_state = forward_state(module)
+
+    def freeze_forward_state(self) -> None:
+        self._forward_noted = True
+
+    def note_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        target = args[0] if args else kwargs.get("model")
+        self.compile_calls.append(
+            {
+                "target": type(target).__qualname__ if target is not None else None,
+                "mode": kwargs.get("mode"),
+                "backend": kwargs.get("backend") if isinstance(kwargs.get("backend"), str) else None,
+                "dynamic": kwargs.get("dynamic"),
+                "fullgraph": kwargs.get("fullgraph", False),
+            }
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Described at the end of the run, so modules show the state the script left them in."""
+        self.models = [describe_module(m) for m in self._root_modules]
+        return {
+            "dataloaders": self.dataloaders,
+            "optimizers": self.optimizers,
+            "models": self.models,
+            "forward_state": self.forward_state,
+            "compile_calls": self.compile_calls,
+            "compile_used": bool(self.compile_calls) or any(m["compiled"] for m in self.models),
+        }

@@ -1,0 +1,238 @@
+"""The instrumentation installed in the observed process, and its undo.
+
+Every hook does the least it can on the step's hot path: a perf_counter_ns pair and an integer
+add. Each patch checks the process id it was installed in, so DataLoader workers forked from the
+script never record (and never re-install) anything.
+
+Hooks, and what they feed:
+- `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch; the batch size.
+- `DataLoader.__init__`: the loader's settings (for the environment fingerprint).
+- global optimizer step pre/post hooks: optimizer time; the `optimizer` step source.
+- `Tensor.backward` / `torch.autograd.backward`: backward time, the loss; the `backward` source.
+- per-module forward hooks on the outermost modules: forward time; the `forward` source. The
+  outermost modules are found by a global forward pre-hook, removed after two steps so that it
+  neither slows the measured steps nor changes what torch.compile traces then.
+- `torch.compile`: that it was called, and how.
+- `torchdoctor.step()`: the `marker` source.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable
+
+import torch
+import torch.utils.data.dataloader as dataloader_module
+from torch.utils.hooks import RemovableHandle
+
+import torchdoctor
+from torchdoctor.observe.facts import Facts
+from torchdoctor.observe.steps import StepClock
+
+
+def leading_dim(batch: Any) -> int | None:
+    """First dimension of the first tensor found in a batch (tensor, sequence or mapping)."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else None
+    if isinstance(batch, (list, tuple)):
+        items = batch
+    elif isinstance(batch, dict):
+        items = list(batch.values())
+    else:
+        return None
+    for item in items[:4]:
+        size = leading_dim(item)
+        if size is not None:
+            return size
+    return None
+
+
+class Instrumentation:
+    """Installs the hooks feeding a StepClock and Facts; `uninstall` undoes every patch."""
+
+    def __init__(self, clock: StepClock, facts: Facts) -> None:
+        self.clock = clock
+        self.facts = facts
+        self.pid = os.getpid()
+        self._undo: list[Callable[[], None]] = []
+        self._roots: dict[int, torch.nn.Module] = {}
+        self._root_depth = 0
+        self._forward_start_ns = 0
+        self._first_root: torch.nn.Module | None = None
+        self._first_optimizer: torch.optim.Optimizer | None = None
+        self._discovery: RemovableHandle | None = None
+        self._in_backward = False
+
+    # -- install / uninstall ---------------------------------------------------------------
+    def install(self) -> None:
+        self._patch_dataloader()
+        self._hook_optimizers()
+        self._patch_backward()
+        self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
+        self._undo.append(self._remove_discovery)
+        self._patch_compile()
+        torchdoctor._step_marker = self._marker
+        self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> Any:
+        original = owner.__dict__[name] if name in getattr(owner, "__dict__", {}) else getattr(owner, name)
+        setattr(owner, name, replacement)
+        self._undo.append(lambda: setattr(owner, name, original))
+        return original
+
+    def after_step(self) -> None:
+        """Called once per step end: drops the discovery hook once step detection has settled."""
+        if self._discovery is not None and self.clock.count >= 2:
+            self._remove_discovery()
+
+    def _remove_discovery(self) -> None:
+        if self._discovery is not None:
+            self._discovery.remove()
+            self._discovery = None
+
+    # -- data ------------------------------------------------------------------------------
+    def _patch_dataloader(self) -> None:
+        iter_cls = dataloader_module._BaseDataLoaderIter
+        original_next = iter_cls.__next__
+        inst = self
+
+        def timed_next(iterator: Any) -> Any:
+            if os.getpid() != inst.pid:
+                return original_next(iterator)
+            start = time.perf_counter_ns()
+            try:
+                batch = original_next(iterator)
+            finally:
+                inst.clock.current.data_ns += time.perf_counter_ns() - start
+            if inst.clock.current.batch_size is None:
+                inst.clock.current.batch_size = leading_dim(batch)
+            return batch
+
+        self._patch(iter_cls, "__next__", timed_next)
+        loader_cls = dataloader_module.DataLoader
+        original_init = loader_cls.__init__
+
+        def recorded_init(loader: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(loader, *args, **kwargs)
+            if os.getpid() == inst.pid:
+                inst.facts.add_dataloader(loader)
+
+        self._patch(loader_cls, "__init__", recorded_init)
+
+    # -- optimizer -------------------------------------------------------------------------
+    def _hook_optimizers(self) -> None:
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        start_ns = [0]
+
+        def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+            start_ns[0] = time.perf_counter_ns()
+
+        def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+            if os.getpid() != self.pid:
+                return
+            self.clock.current.optimizer_ns += time.perf_counter_ns() - start_ns[0]
+            if self._first_optimizer is None:
+                self._first_optimizer = optimizer
+                self.facts.add_optimizer(optimizer)
+            elif optimizer is not self._first_optimizer:
+                self.facts.add_optimizer(optimizer)
+                return
+            self._boundary("optimizer")
+
+        for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
+            self._undo.append(handle.remove)
+
+    # -- backward --------------------------------------------------------------------------
+    def _patch_backward(self) -> None:
+        inst = self
+        original_tensor_backward = torch.Tensor.backward
+        original_autograd_backward = torch.autograd.backward
+
+        def timed(run: Callable[[], Any], loss: Any) -> Any:
+            if inst._in_backward or os.getpid() != inst.pid:
+                return run()
+            inst._in_backward = True
+            start = time.perf_counter_ns()
+            try:
+                result = run()
+            finally:
+                inst._in_backward = False
+                inst.clock.current.backward_ns += time.perf_counter_ns() - start
+            if isinstance(loss, torch.Tensor) and loss.numel() == 1:
+                inst.clock.current.loss = loss.detach()
+            inst._boundary("backward")
+            return result
+
+        def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
+
+        def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
+            return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
+
+        self._patch(torch.Tensor, "backward", tensor_backward)
+        self._patch(torch.autograd, "backward", autograd_backward)
+
+    # -- forward ---------------------------------------------------------------------------
+    def _discover(self, module: torch.nn.Module, args: Any) -> None:
+        """Global pre-hook: a module called while no known root runs is an outermost module."""
+        if self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
+            return
+        self._roots[id(module)] = module
+        if self._first_root is None:
+            self._first_root = module
+        self.facts.add_root_module(module)
+        handles = (
+            module.register_forward_pre_hook(self._root_pre, with_kwargs=True),
+            module.register_forward_hook(self._root_post, always_call=True),
+        )
+        for handle in handles:
+            self._undo.append(handle.remove)
+        # The module's own pre-hooks were already collected for this call; its post-hook was not.
+        self._root_pre(module, args, {})
+
+    def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
+        if self._root_depth == 0:
+            self._forward_start_ns = time.perf_counter_ns()
+            current = self.clock.current
+            if current.batch_size is None:
+                current.batch_size = leading_dim(list(args) + list(kwargs.values()))
+            self.facts.note_forward_state(module)
+        self._root_depth += 1
+
+    def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        self._root_depth -= 1
+        if self._root_depth == 0 and os.getpid() == self.pid:
+            self.clock.current.forward_ns += time.perf_counter_ns() - self._forward_start_ns
+            if module is self._first_root:
+                self._boundary("forward")
+
+    # -- compile and marker ----------------------------------------------------------------
+    def _patch_compile(self) -> None:
+        original = torch.compile
+        facts = self.facts
+
+        def recorded_compile(*args: Any, **kwargs: Any) -> Any:
+            facts.note_compile(args, kwargs)
+            return original(*args, **kwargs)
+
+        recorded_compile.__wrapped__ = original  # type: ignore[attr-defined]
+        recorded_compile.__doc__ = original.__doc__
+        self._patch(torch, "compile", recorded_compile)
+
+    def _marker(self) -> None:
+        if os.getpid() == self.pid:
+            self._boundary("marker")
+
+    def _boundary(self, source: str) -> None:
+        self.clock.boundary(source)
+        self.after_step()

@@ -1,0 +1,158 @@
+"""Parent side of an observation: launch the script under the bootstrap, follow its progress,
+survive Ctrl-C, and turn the ranks' results into a Record.
+
+A single process runs `python -m torchdoctor.observe.bootstrap SCRIPT ARGS`; with
+`nproc_per_node` the same entry point is launched by `torch.distributed.run` (torchrun's own
+module, no home-made launcher), once per rank. Ctrl-C reaches the script (it shares our process
+group) and the script's partial results are still collected; a second Ctrl-C stops it for good.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import orjson
+
+from torchdoctor.errors import ScriptNotFoundError
+from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
+from torchdoctor.observe.summary import build_record
+from torchdoctor.record import Record, _new_run_id
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass(kw_only=True, slots=True)
+class LaunchConfig:
+    nproc_per_node: int | None = None
+    """Launch this many ranks through torch.distributed.run (None: one plain process)."""
+    torchrun_args: list[str] = field(default_factory=list)
+    """Extra torchrun options passed through (e.g. --nnodes, --rdzv-endpoint)."""
+    timeout_s: float | None = None
+    """Stop the script after this many seconds (None: no limit)."""
+    extra_env: dict[str, str] = field(default_factory=dict)
+    """Environment variables added for the script (used by knobs)."""
+
+    def __post_init__(self) -> None:
+        if self.nproc_per_node is not None and self.nproc_per_node < 1:
+            raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
+
+
+def check_script(script: str | Path) -> Path:
+    path = Path(script)
+    if not path.exists():
+        raise ScriptNotFoundError(f"script not found: {script}")
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise ScriptNotFoundError(f"script is not a readable file: {script}")
+    return path
+
+
+def build_command(script: Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
+    entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
+    if launch.nproc_per_node is None:
+        return [sys.executable, *entry]
+    return [
+        sys.executable, "-m", "torch.distributed.run",
+        f"--nproc-per-node={launch.nproc_per_node}", *launch.torchrun_args, *entry,
+    ]
+
+
+class _ProgressReader(threading.Thread):
+    """Reads `phase done total` lines from the FIFO the rank-0 child writes to."""
+
+    def __init__(self, path: Path, callback: ProgressCallback) -> None:
+        super().__init__(name="torchdoctor-progress", daemon=True)
+        os.mkfifo(path)
+        # Opened non-blocking before the child starts, so the child's open never blocks.
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self.callback = callback
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        buffer = b""
+        while not self.stop.wait(0.05):
+            try:
+                chunk = os.read(self.fd, 4096)
+            except BlockingIOError:
+                continue
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                phase, done, total = line.decode().split()
+                self.callback(phase, int(done), int(total))
+        os.close(self.fd)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float | None) -> tuple[int, bool]:
+    """Wait for the child; Ctrl-C lets it save its results, a second one terminates it."""
+    interrupted = False
+    while True:
+        try:
+            return proc.wait(timeout=timeout_s), interrupted
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            timeout_s = None
+            interrupted = True
+        except KeyboardInterrupt:
+            if interrupted:
+                proc.terminate()
+            interrupted = True
+
+
+def _read_results(out_dir: Path) -> list[dict]:
+    results = []
+    for path in sorted(out_dir.glob("rank*.json")):
+        try:
+            results.append(orjson.loads(path.read_bytes()))
+        except orjson.JSONDecodeError:
+            continue  # a rank killed while writing; reported through its missing results
+    return results
+
+
+def observe(
+    script: str | Path,
+    args: Sequence[str] = (),
+    config: ObserveConfig | None = None,
+    launch: LaunchConfig | None = None,
+    *,
+    out_dir: str | Path,
+    progress: ProgressCallback | None = None,
+    run_id: str | None = None,
+) -> Record:
+    """Run SCRIPT ARGS under observation and return its Record (saved nowhere yet)."""
+    path = check_script(script)
+    launch = launch or LaunchConfig()
+    run_id = run_id or _new_run_id()
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    config = config or ObserveConfig()
+    reader = _ProgressReader(out / "progress.fifo", progress) if progress else None
+    child_config = ObserveConfig(**{**config.to_dict(), "out_dir": str(out),
+                                    "progress_path": str(out / "progress.fifo") if reader else ""})
+    env = {**os.environ, **launch.extra_env, CONFIG_ENV: child_config.to_env()}
+    command = build_command(path, args, launch)
+    if reader:
+        reader.start()
+    try:
+        proc = subprocess.Popen(command, env=env)
+        returncode, interrupted = _wait(proc, launch.timeout_s)
+    finally:
+        if reader:
+            reader.stop.set()
+            reader.join()
+            (out / "progress.fifo").unlink(missing_ok=True)
+    record = build_record(
+        _read_results(out), returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
+        config=config.to_dict(), run_id=run_id,
+    )
+    record.config["launch"] = {"nproc_per_node": launch.nproc_per_node,
+                               "torchrun_args": launch.torchrun_args, "timeout_s": launch.timeout_s}
+    if interrupted and record.exit.reason != "interrupted":
+        record.warnings.append("interrupted: the script was stopped before it finished")
+    return record

@@ -1,0 +1,215 @@
+"""One rank's observation inside the child process: wires the step clock, the hooks, the
+profiler window, the system sampler and the progress channel, and writes the rank's results.
+
+The results file (`rank<RANK>.json` in the out folder) is this rank's raw measurement; the parent
+(`torchdoctor.observe.run`) turns the files of all ranks into one Record.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import torch
+
+from torchdoctor.observe import env
+from torchdoctor.observe.config import ObserveConfig
+from torchdoctor.observe.facts import Facts
+from torchdoctor.observe.hooks import Instrumentation
+from torchdoctor.observe.steps import PhaseCallbacks, StepClock
+from torchdoctor.observe.system import SystemSampler
+
+
+def synchronize_devices() -> None:
+    """Wait for queued device work, on the backends this process has initialised."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    if hasattr(torch, "xpu") and torch.xpu.is_available() and torch.xpu.is_initialized():
+        torch.xpu.synchronize()
+    if torch.backends.mps.is_available():
+        torch.mps.synchronize()
+
+
+def results_path(out_dir: str | Path, rank: int) -> Path:
+    return Path(out_dir) / f"rank{rank}.json"
+
+
+class _Progress:
+    """Non-blocking writer of `phase done total` lines to the parent's FIFO (rank 0 only)."""
+
+    def __init__(self, path: str) -> None:
+        self.fd: int | None = None
+        if path:
+            try:
+                self.fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                self.fd = None  # nobody listening
+
+    def send(self, phase: str, done: int, total: int) -> None:
+        if self.fd is None:
+            return
+        try:
+            os.write(self.fd, f"{phase} {done} {total}\n".encode())
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN:
+                self.close()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class ObservationSession:
+    def __init__(self, config: ObserveConfig, script: Path, stop: type[BaseException]) -> None:
+        self.config = config
+        self.script = script
+        self.stop_exc = stop
+        self.rank = int(os.environ.get("RANK", 0))
+        self.pid = os.getpid()
+        self.trace_dir = Path(config.out_dir) / "trace"
+        self.facts = Facts()
+        self.sampler = SystemSampler(config.system_interval_s)
+        self.progress = _Progress(config.progress_path if self.rank == 0 else "")
+        self.clock = StepClock(
+            warmup_steps=config.warmup_steps,
+            timing_steps=config.timing_steps,
+            profile_steps=config.profile_steps,
+            callbacks=PhaseCallbacks(
+                on_timing_start=self._timing_start,
+                on_timing_end=self._timing_end,
+                on_profile_start=self._profile_start,
+                on_profile_step=self._profile_step,
+                on_all_done=self._all_done,
+                on_progress=self.progress.send,
+            ),
+        )
+        self.hooks = Instrumentation(self.clock, self.facts)
+        self.profiler: torch.profiler.profile | None = None
+        self.distributed: dict[str, Any] = env.distributed()
+        self._finished = False
+        self._start_ns = time.perf_counter_ns()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        self.hooks.install()
+        self.sampler.start()
+        self._real_os_exit = os._exit
+        os._exit = self._os_exit  # type: ignore[assignment]
+        self.progress.send("starting", 0, self.config.total_steps)
+
+    def _os_exit(self, code: int) -> None:
+        if os.getpid() == self.pid:
+            self.finish("os_exit", code, None)
+        self._real_os_exit(code)
+
+    # -- phase callbacks -------------------------------------------------------------------
+    def _timing_start(self) -> None:
+        synchronize_devices()
+        self.facts.freeze_forward_state()
+        self.distributed = env.distributed()
+        self.sampler.mark_window_start()
+
+    def _timing_end(self) -> None:
+        synchronize_devices()
+        self.sampler.mark_window_end()
+
+    def _profile_start(self) -> None:
+        cfg = self.config
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self.profiler = torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(
+                wait=cfg.profile_wait, warmup=cfg.profile_warmup, active=cfg.profile_active, repeat=1
+            ),
+            on_trace_ready=torch.profiler.tensorboard_trace_handler(
+                str(self.trace_dir), worker_name=f"{socket.gethostname()}_rank{self.rank}", use_gzip=True
+            ),
+            record_shapes=cfg.record_shapes,
+            profile_memory=cfg.profile_memory,
+            with_stack=cfg.with_stack,
+        )
+        self.profiler.start()
+
+    def _profile_step(self) -> None:
+        if self.profiler is not None:
+            self.profiler.step()
+
+    def _all_done(self) -> None:
+        self._stop_profiler()
+        if self.config.stop_after_windows:
+            raise self.stop_exc()
+
+    def _stop_profiler(self) -> None:
+        if self.profiler is not None:
+            profiler, self.profiler = self.profiler, None
+            profiler.stop()
+
+    # -- results ---------------------------------------------------------------------------
+    def finish(self, how: str, code: int, traceback_text: str | None) -> None:
+        """Undo every patch and write this rank's results; safe to call twice."""
+        if self._finished:
+            return
+        self._finished = True
+        os._exit = self._real_os_exit  # type: ignore[assignment]
+        self.hooks.uninstall()
+        self._stop_profiler()
+        self.sampler.stop()
+        self.progress.close()
+        data = self._results(how, code, traceback_text)
+        path = results_path(self.config.out_dir, self.rank)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY, default=str))
+        tmp.replace(path)
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    def _steps(self) -> list[dict[str, Any]]:
+        steps = []
+        for index, (wall_ns, parts) in enumerate(self.clock.samples):
+            loss = parts.loss
+            steps.append(
+                {
+                    "index": index,
+                    "wall_s": wall_ns / 1e9,
+                    "data_wait_s": parts.data_ns / 1e9,
+                    "forward_s": parts.forward_ns / 1e9,
+                    "backward_s": parts.backward_ns / 1e9,
+                    "optimizer_s": parts.optimizer_ns / 1e9,
+                    "batch_size": parts.batch_size,
+                    "loss": float(loss.float().item()) if loss is not None else None,
+                }
+            )
+        return steps
+
+    def _results(self, how: str, code: int, traceback_text: str | None) -> dict[str, Any]:
+        clock = self.clock
+        fingerprint = env.fingerprint()
+        fingerprint["distributed"] = self.distributed
+        fingerprint.update(self.facts.to_dict())
+        traces = sorted(str(p) for p in self.trace_dir.glob(f"*_rank{self.rank}.*.json.gz"))
+        return {
+            "rank": self.rank,
+            "pid": self.pid,
+            "how": how,
+            "code": code,
+            "traceback": traceback_text,
+            "step_detection": clock.source,
+            "steps_seen": clock.count,
+            "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,
+            "profiled": bool(traces),
+            "run_s": (time.perf_counter_ns() - self._start_ns) / 1e9,
+            "steps": self._steps(),
+            "env": fingerprint,
+            "system": self.sampler.to_dict(),
+            "traces": traces,
+        }

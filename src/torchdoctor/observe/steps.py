@@ -1,0 +1,120 @@
+"""Step clock: turns step-boundary events into per-step timings and drives the phases.
+
+Step boundaries come from several sources, in order of preference (the Record says which one
+was used): an explicit `torchdoctor.step()` marker, `Optimizer.step` of the first optimizer
+seen, `backward` calls, calls of the outermost module. The clock follows the most preferred
+source seen so far; when a better one appears (in a training loop, within the first iteration)
+it switches to it and counts again from that event, so the warm-up absorbs the switch.
+
+Phases, counted in steps of the chosen source: warm-up (not measured), timing window (per-step
+times; the device is synchronised only at the window's two edges), profiler window, then stop.
+This module only does arithmetic on perf_counter_ns timestamps; the hooks feed it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PREFERENCE = {"forward": 0, "backward": 1, "optimizer": 2, "marker": 3}
+
+
+@dataclass(slots=True)
+class _Accumulator:
+    """Host time spent in each part of the step in progress, in ns."""
+
+    data_ns: int = 0
+    forward_ns: int = 0
+    backward_ns: int = 0
+    optimizer_ns: int = 0
+    batch_size: int | None = None
+    loss: Any = None  # a detached scalar tensor; read with .item() only after the window
+
+
+@dataclass(slots=True)
+class PhaseCallbacks:
+    """What the clock calls at phase edges (device sync, profiler control, stopping)."""
+
+    on_timing_start: Callable[[], None]
+    on_timing_end: Callable[[], None]
+    on_profile_start: Callable[[], None]
+    on_profile_step: Callable[[], None]
+    on_all_done: Callable[[], None]
+    on_progress: Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class StepClock:
+    warmup_steps: int
+    timing_steps: int
+    profile_steps: int
+    callbacks: PhaseCallbacks
+    source: str | None = None
+    count: int = 0  # completed steps of `source`
+    total_events: int = 0  # boundary events of the chosen source, including before switches
+    last_end_ns: int = 0
+    current: _Accumulator = field(default_factory=_Accumulator)
+    samples: list[tuple[int, _Accumulator]] = field(default_factory=list)  # (wall_ns, parts)
+    window_ns: int | None = None
+    _window_start_ns: int = 0
+    done: bool = False
+
+    def boundary(self, source: str) -> None:
+        """A step of `source` just ended."""
+        if self.done:
+            return
+        now = time.perf_counter_ns()
+        if self.source is None or PREFERENCE[source] > PREFERENCE[self.source]:
+            self._switch(source, now)
+            return
+        if source != self.source:
+            return
+        self.count += 1
+        self.total_events += 1
+        self._close_step(now)
+
+    def _switch(self, source: str, now: int) -> None:
+        # The event that reveals a better source also ends that source's first step.
+        self.source = source
+        self.count = 1
+        self.total_events += 1
+        self.samples.clear()
+        self.current = _Accumulator()
+        self.last_end_ns = now
+
+    def _close_step(self, now: int) -> None:
+        warm, timed = self.warmup_steps, self.timing_steps
+        if warm < self.count <= warm + timed:
+            self.samples.append((now - self.last_end_ns, self.current))
+        self.current = _Accumulator()
+        cb = self.callbacks
+        if self.count == warm:
+            cb.on_timing_start()
+            self._window_start_ns = time.perf_counter_ns()
+        elif self.count == warm + timed:
+            cb.on_timing_end()
+            self.window_ns = time.perf_counter_ns() - self._window_start_ns
+            if self.profile_steps:
+                cb.on_profile_start()
+        elif warm + timed < self.count <= warm + timed + self.profile_steps:
+            cb.on_profile_step()
+        self._report_progress()
+        # Whatever the callbacks cost is not part of the next step.
+        self.last_end_ns = time.perf_counter_ns()
+        if self.count == warm + timed + self.profile_steps:
+            self.done = True
+            cb.on_all_done()
+
+    def _report_progress(self) -> None:
+        warm, timed = self.warmup_steps, self.timing_steps
+        if self.count < warm:
+            self.callbacks.on_progress("warm-up", self.count, warm)
+        elif self.count < warm + timed:
+            self.callbacks.on_progress("timing", self.count - warm, timed)
+        else:
+            self.callbacks.on_progress("profiling", self.count - warm - timed, self.profile_steps)
+
+    @property
+    def timing_complete(self) -> bool:
+        return self.window_ns is not None

@@ -1,0 +1,128 @@
+"""From per-step samples to the Record's summary, and from rank results to a Record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torchdoctor.record import ExitInfo, Record, StepSample, Summary
+
+_PARTS = ("data_wait", "forward", "backward", "optimizer")
+
+
+def summarise(steps: list[StepSample], window_s: float | None = None) -> Summary:
+    """Median step time and the share of each part in the summed wall time of the steps.
+
+    `other_fraction` is what no hook saw (the script's own Python, host-device copies, logging,
+    zero_grad, ...). Parts are host times, so on an asynchronous GPU they can sum to more or less
+    than the device time; the profiler window tells the device side.
+    """
+    if not steps:
+        return Summary(window_s=window_s)
+    wall = np.array([s.wall_s for s in steps])
+    total = float(wall.sum())
+    fractions = {}
+    for part in _PARTS:
+        value = float(sum(getattr(s, f"{part}_s") for s in steps))
+        fractions[part] = value / total if total > 0 else 0.0
+    step_s = float(np.median(wall))
+    sizes = [s.batch_size for s in steps if s.batch_size]
+    samples_per_s = float(np.median(sizes)) / step_s if sizes and step_s > 0 else None
+    return Summary(
+        num_steps=len(steps),
+        step_s=step_s,
+        step_s_p10=float(np.percentile(wall, 10)),
+        step_s_p90=float(np.percentile(wall, 90)),
+        window_s=window_s,
+        samples_per_s=samples_per_s,
+        data_wait_fraction=fractions["data_wait"],
+        forward_fraction=fractions["forward"],
+        backward_fraction=fractions["backward"],
+        optimizer_fraction=fractions["optimizer"],
+        other_fraction=max(0.0, 1.0 - sum(fractions.values())),
+    )
+
+
+def rank_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """What the Record keeps of each rank when several ran."""
+    steps = [StepSample(**s) for s in result.get("steps", [])]
+    return {
+        "rank": result["rank"],
+        "how": result["how"],
+        "code": result["code"],
+        "step_detection": result["step_detection"],
+        "steps": [s.wall_s for s in steps],
+        "data_wait_s": [s.data_wait_s for s in steps],
+        "summary": summarise(steps, result.get("window_s")),
+        "traces": result.get("traces", []),
+    }
+
+
+def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str, Any]) -> ExitInfo:
+    """The Record's exit: how the script ended, and what torchdoctor itself returns."""
+    if result is None:
+        signal_note = f" (signal {-returncode})" if returncode < 0 else ""
+        return ExitInfo(
+            status=128 - returncode if returncode < 0 else (returncode or 1),
+            reason="killed",
+            message=f"the script's process ended without reporting{signal_note}; "
+            "it may have run out of memory or been killed",
+        )
+    how, code = result["how"], result["code"]
+    timed = len(result.get("steps", []))
+    needed = config["warmup_steps"] + config["timing_steps"]
+    if result["step_detection"] is None:
+        return ExitInfo(
+            status=code or 3,
+            reason="no_steps" if how in ("script_finished", "sys_exit") and code == 0 else how,
+            message="no training or inference step was detected (no optimizer.step(), backward() "
+            "or nn.Module call); call torchdoctor.step() at the end of each step to mark it",
+            traceback=result.get("traceback"),
+        )
+    if how == "completed":
+        return ExitInfo(status=0, reason="completed", message="every window was measured")
+    seen = result["steps_seen"]
+    partial = f"the script ended after {seen} steps; {timed} of {config['timing_steps']} timed steps measured"
+    if timed == 0 and how in ("script_finished", "sys_exit") and code == 0:
+        return ExitInfo(
+            status=3,
+            reason=how,
+            message=f"{partial}: it needs at least {needed} steps "
+            f"(lower --warmup-steps/--steps, or let it run longer)",
+        )
+    messages = {
+        "script_finished": partial,
+        "sys_exit": f"the script called sys.exit({code}); {partial}",
+        "os_exit": f"the script called os._exit({code}); {partial}",
+        "interrupted": f"interrupted (Ctrl-C); {partial}",
+        "script_error": f"the script raised an exception; {partial}",
+    }
+    return ExitInfo(status=code, reason=how, message=messages.get(how, partial), traceback=result.get("traceback"))
+
+
+def build_record(
+    results: list[dict[str, Any]], returncode: int, *, script: str, argv: list[str], cwd: str,
+    config: dict[str, Any], run_id: str,
+) -> Record:
+    """One Record from every rank's results (rank 0's figures on top, all ranks in `ranks`)."""
+    results = sorted(results, key=lambda r: r["rank"])
+    main = results[0] if results else None
+    record = Record(script=script, argv=argv, cwd=cwd, config=config, run_id=run_id)
+    record.exit = decide_exit(main, returncode, config)
+    if main is None:
+        return record
+    record.step_detection = main["step_detection"]
+    record.steps = [StepSample(**s) for s in main["steps"]]
+    record.summary = summarise(record.steps, main.get("window_s"))
+    record.env = main["env"]
+    record.system = main["system"]
+    record.artifacts = {"traces": [t for r in results for t in r.get("traces", [])]}
+    if len(results) > 1 or main["env"].get("distributed", {}).get("world_size", 1) > 1:
+        record.ranks = [rank_summary(r) for r in results]
+        failed = [r for r in results if r["how"] not in ("completed", "script_finished")]
+        if failed and record.exit.status == 0:
+            record.exit = decide_exit(failed[0], returncode, config)
+    if record.exit.reason not in ("completed",) and record.steps:
+        record.warnings.append(record.exit.message)
+    return record

@@ -1,0 +1,175 @@
+"""System metrics sampled in a background thread while the script runs.
+
+Per sample: process CPU (the script plus its children, e.g. DataLoader workers, in % of one
+core), machine CPU (% of all cores), RSS of the process and of its children, disk bytes read
+since the previous sample (machine-wide and by the process tree), and, where NVML is available,
+GPU utilisation and memory of the GPUs this process can see. The summary covers the timing window
+when it was reached (`window_start_s`/`window_end_s`), else the whole run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import psutil
+
+
+class _Nvml:
+    """GPU utilisation through NVML (nvidia-ml-py), when the package and a driver are present."""
+
+    def __init__(self) -> None:
+        self.handles: list[Any] = []
+        try:
+            import pynvml
+        except ImportError:
+            return
+        try:
+            pynvml.nvmlInit()
+            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        except pynvml.NVMLError:
+            self.handles = []
+        self._pynvml = pynvml
+
+    def sample(self) -> tuple[float, float] | None:
+        if not self.handles:
+            return None
+        utils = [self._pynvml.nvmlDeviceGetUtilizationRates(h).gpu for h in self.handles]
+        used = [self._pynvml.nvmlDeviceGetMemoryInfo(h).used for h in self.handles]
+        return float(np.mean(utils)), float(sum(used))
+
+
+class SystemSampler:
+    COLUMNS = (
+        "t_s",
+        "process_cpu_percent",
+        "machine_cpu_percent",
+        "rss_bytes",
+        "children_rss_bytes",
+        "disk_read_bytes",
+        "process_read_bytes",
+        "gpu_util_percent",
+        "gpu_memory_bytes",
+    )
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self.columns: dict[str, list[float]] = {name: [] for name in self.COLUMNS}
+        self.window: tuple[float, float] | None = None
+        self._window_start: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="torchdoctor-system", daemon=True)
+        self._proc = psutil.Process()
+        self._children: dict[int, psutil.Process] = {}
+        self._t0 = time.perf_counter()
+        self._nvml = _Nvml()
+
+    def start(self) -> None:
+        self._proc.cpu_percent(None)
+        psutil.cpu_percent(None)
+        self._last_disk = self._disk_read()
+        self._last_proc_read = self._tree_read()
+        self._thread.start()
+
+    def mark_window_start(self) -> None:
+        self._window_start = time.perf_counter() - self._t0
+
+    def mark_window_end(self) -> None:
+        if self._window_start is not None:
+            self.window = (self._window_start, time.perf_counter() - self._t0)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2 * self.interval_s + 1)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self._sample()
+            except (psutil.Error, OSError):
+                continue  # a child that just exited, or a counter we may not read
+
+    @staticmethod
+    def _disk_read() -> int:
+        counters = psutil.disk_io_counters()
+        return counters.read_bytes if counters else 0
+
+    def _tree_read(self) -> int:
+        total = 0
+        for proc in [self._proc, *self._children.values()]:
+            try:
+                total += proc.io_counters().read_chars
+            except (psutil.Error, AttributeError):
+                continue
+        return total
+
+    def _refresh_children(self) -> tuple[float, int]:
+        cpu, rss = 0.0, 0
+        live = {c.pid: c for c in self._proc.children(recursive=True)}
+        for pid, child in live.items():
+            known = self._children.setdefault(pid, child)
+            try:
+                cpu += known.cpu_percent(None)
+                rss += known.memory_info().rss
+            except psutil.Error:
+                continue
+        self._children = {pid: p for pid, p in self._children.items() if pid in live}
+        return cpu, rss
+
+    def _sample(self) -> None:
+        child_cpu, child_rss = self._refresh_children()
+        disk, tree = self._disk_read(), self._tree_read()
+        gpu = self._nvml.sample()
+        row = {
+            "t_s": time.perf_counter() - self._t0,
+            "process_cpu_percent": self._proc.cpu_percent(None) + child_cpu,
+            "machine_cpu_percent": psutil.cpu_percent(None),
+            "rss_bytes": self._proc.memory_info().rss,
+            "children_rss_bytes": child_rss,
+            "disk_read_bytes": max(0, disk - self._last_disk),
+            "process_read_bytes": max(0, tree - self._last_proc_read),
+            "gpu_util_percent": gpu[0] if gpu else float("nan"),
+            "gpu_memory_bytes": gpu[1] if gpu else float("nan"),
+        }
+        self._last_disk, self._last_proc_read = disk, tree
+        for name, value in row.items():
+            self.columns[name].append(float(value))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "interval_s": self.interval_s,
+            "gpu_sampled": bool(self._nvml.handles),
+            "window_start_s": self.window[0] if self.window else None,
+            "window_end_s": self.window[1] if self.window else None,
+            "samples": self.columns,
+            "summary": summarise(self.columns, self.window, self.interval_s),
+        }
+
+
+def summarise(
+    columns: dict[str, list[float]], window: tuple[float, float] | None, interval_s: float
+) -> dict[str, Any]:
+    """Means and maxima over the window (or the whole run); disk reads as bytes per second."""
+    t = np.asarray(columns["t_s"], dtype=float)
+    if t.size == 0:
+        return {"num_samples": 0}
+    mask = (t >= window[0]) & (t <= window[1]) if window else np.ones_like(t, dtype=bool)
+    if not mask.any():
+        mask = np.ones_like(t, dtype=bool)
+    out: dict[str, Any] = {"num_samples": int(mask.sum()), "over": "window" if window else "run"}
+    for name in ("process_cpu_percent", "machine_cpu_percent", "gpu_util_percent"):
+        values = np.asarray(columns[name], dtype=float)[mask]
+        finite = values[np.isfinite(values)]
+        out[f"{name}_mean"] = float(finite.mean()) if finite.size else None
+        out[f"{name}_max"] = float(finite.max()) if finite.size else None
+    for name in ("rss_bytes", "children_rss_bytes", "gpu_memory_bytes"):
+        values = np.asarray(columns[name], dtype=float)
+        finite = values[np.isfinite(values)]
+        out[f"{name}_max"] = float(finite.max()) if finite.size else None
+    for name in ("disk_read_bytes", "process_read_bytes"):
+        values = np.asarray(columns[name], dtype=float)[mask]
+        out[f"{name}_per_s"] = float(values.sum() / (mask.sum() * interval_s))
+    return out

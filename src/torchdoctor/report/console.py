@@ -1,0 +1,149 @@
+"""Terminal renderer: the step-time breakdown, the main figures, and stored-run listings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from torchdoctor.record import Record
+from torchdoctor.store import RunComparison, RunRow
+
+_PARTS = (
+    ("data_wait_fraction", "DataLoader wait", "magenta"),
+    ("forward_fraction", "forward", "cyan"),
+    ("backward_fraction", "backward", "blue"),
+    ("optimizer_fraction", "optimizer step", "green"),
+    ("other_fraction", "other (not in a hook)", "grey50"),
+)
+_DETECTION = {
+    "marker": "torchdoctor.step() markers",
+    "optimizer": "optimizer.step() calls",
+    "backward": "backward() calls",
+    "forward": "calls of the outermost module",
+}
+
+
+def err_console() -> Console:
+    return Console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    err_console().print(Text("torchdoctor: error: ", style="bold red") + Text(message))
+
+
+def fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1:
+        return f"{value:.3f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.1f} µs"
+
+
+def fmt_percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _bar(fraction: float, width: int = 30) -> str:
+    return "█" * max(0, round(fraction * width))
+
+
+def breakdown_table(record: Record) -> Table:
+    summary = record.summary
+    table = Table(title="Where each step's time goes (host wall time, median step)", title_justify="left")
+    table.add_column("part")
+    table.add_column("share", justify="right")
+    table.add_column("per step", justify="right")
+    table.add_column("")
+    largest = max(_PARTS, key=lambda p: getattr(summary, p[0]) or 0.0)[0]
+    for key, label, colour in _PARTS:
+        fraction = getattr(summary, key)
+        if fraction is None:
+            continue
+        per_step = fraction * summary.step_s if summary.step_s else None
+        style = "bold" if key == largest else ""
+        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(per_step),
+                      Text(_bar(fraction), style=colour))
+    return table
+
+
+def figures_table(record: Record) -> Table:
+    s = record.summary
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("script", Text(" ".join([record.script or "-", *record.argv])))
+    table.add_row("steps detected by", _DETECTION.get(record.step_detection or "", "-"))
+    spread = f" (p10 {fmt_seconds(s.step_s_p10)}, p90 {fmt_seconds(s.step_s_p90)})" if s.step_s_p10 else ""
+    table.add_row("median step", fmt_seconds(s.step_s) + spread + f" over {s.num_steps} steps")
+    if s.samples_per_s:
+        table.add_row("throughput", f"{s.samples_per_s:,.1f} samples/s")
+    cpu = record.system.get("summary", {}) if record.system else {}
+    if cpu.get("process_cpu_percent_mean") is not None:
+        table.add_row("CPU", f"process {cpu['process_cpu_percent_mean']:.0f}% of a core, "
+                             f"machine {cpu['machine_cpu_percent_mean']:.0f}%")
+    if cpu.get("gpu_util_percent_mean") is not None:
+        table.add_row("GPU utilisation", f"{cpu['gpu_util_percent_mean']:.0f}% (NVML)")
+    for trace in record.artifacts.get("traces", []):
+        table.add_row("trace", Text(trace))
+    return table
+
+
+def render_record(record: Record, console: Console) -> None:
+    """The diagnose report: exit note, figures, breakdown, and any warnings."""
+    if record.summary.num_steps:
+        console.print(figures_table(record))
+        console.print(breakdown_table(record))
+    for warning in record.warnings:
+        console.print(Text("warning: ", style="yellow") + Text(warning))
+    if record.exit.status != 0:
+        console.print(Text("run failed: ", style="bold red") + Text(record.exit.message))
+
+
+def runs_table(rows: list[RunRow]) -> Table:
+    table = Table(title="Stored runs (newest first)", title_justify="left")
+    for column in ("id", "when", "script", "exit", "median step", "samples/s"):
+        table.add_column(column)
+    for row in rows:
+        command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
+        exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
+        sps = f"{row.samples_per_s:,.1f}" if row.samples_per_s else "-"
+        table.add_row(row.run_id, row.created_at, Text(command), exit_text, fmt_seconds(row.step_s), sps)
+    return table
+
+
+def _cell(value: Any) -> Text:
+    if isinstance(value, float):
+        return Text(f"{value:.4g}")
+    return Text(str(value) if value is not None else "-")
+
+
+def render_comparison(comparison: RunComparison, console: Console) -> None:
+    table = Table(title=f"A = {comparison.a_id}   B = {comparison.b_id}", title_justify="left")
+    for column in ("figure", "A", "B"):
+        table.add_column(column)
+    for key, a, b in comparison.summary_rows:
+        table.add_row(key, _cell(a), _cell(b))
+    console.print(table)
+    change, verdict = comparison.step_change, comparison.verdict
+    if change is not None:
+        line = f"median step time: {100 * change:+.1f}% (B against A)"
+        if verdict:
+            line += (f"; verdict: B is {verdict['verdict']} (ratio {verdict['ratio']:.3f}, "
+                     f"95% CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f})")
+        console.print(line)
+    for title, rows in (("environment", comparison.env_diff), ("configuration", comparison.config_diff)):
+        if not rows:
+            console.print(f"no difference in {title}")
+            continue
+        diff = Table(title=f"What differs in {title}", title_justify="left")
+        for column in ("key", "A", "B"):
+            diff.add_column(column)
+        for key, a, b in rows:
+            diff.add_row(key, _cell(a), _cell(b))
+        console.print(diff)

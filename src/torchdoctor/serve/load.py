@@ -1,0 +1,170 @@
+"""A load generator for a torchdoctor server on loopback, open- or closed-loop, bounded.
+
+Open loop: request i is sent at start + i / rate_qps whether or not earlier ones returned (arrivals
+do not slow down when the server does, as with real users). Closed loop: `clients` clients each
+send their next request when the previous one returned. Both stop issuing at `max_requests` or
+`duration_s`, whichever comes first, then wait for the outstanding requests (each bounded by
+`request_timeout_s`). Latency is from send to full response, per request.
+The batch-size distribution is the change in the server's `torchdoctor_batch_size` histogram over
+the run, so it counts every batch the server ran meanwhile (run one load at a time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import aiohttp
+import numpy as np
+
+from torchdoctor.serve.errors import ServeConfigError
+from torchdoctor.serve.scrape import batch_size_counts
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadConfig:
+    """One load run against the server at `url` (loopback only); `mode` "open" or "closed"."""
+
+    url: str
+    mode: str = "closed"
+    rate_qps: float = 100.0
+    clients: int = 8
+    max_requests: int = 1000
+    duration_s: float = 10.0
+    request_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        host = urlparse(self.url).hostname or ""
+        if not _is_loopback(host):
+            raise ServeConfigError(f"load targets loopback only (127.0.0.1, ::1, localhost); got {host!r}")
+        if self.mode not in ("open", "closed"):
+            raise ServeConfigError(f"mode must be open or closed, got {self.mode!r}")
+        if self.rate_qps <= 0 or self.clients < 1 or self.max_requests < 1 or self.duration_s <= 0:
+            raise ServeConfigError("rate, clients, requests and duration must be positive")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """What one load run measured. `errors` counts failed requests by HTTP status or error name."""
+
+    url: str
+    mode: str
+    sent: int
+    ok: int
+    errors: dict[str, int]
+    duration_s: float
+    achieved_qps: float  # successful responses per second of the run
+    latency_s_p50: float | None
+    latency_s_p99: float | None
+    batch_sizes: dict[int, int] = field(default_factory=dict)  # batch size -> batches run
+    mean_batch_size: float | None = None
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass
+class _Tally:
+    latencies_s: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    sent: int = 0
+
+    def error(self, key: str) -> None:
+        self.errors[key] = self.errors.get(key, 0) + 1
+
+
+async def run_load(config: LoadConfig) -> LoadResult:
+    """Drive the server at `config.url` as the module docstring says and summarise the run."""
+    timeout = aiohttp.ClientTimeout(total=config.request_timeout_s)
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(config.url, timeout=timeout, connector=connector) as session:
+        body = (await _get_json(session, "/health"))["example"]
+        before = batch_size_counts(await _get_text(session, "/metrics"))
+        tally = _Tally()
+        start = time.perf_counter()
+        driver = _open_loop if config.mode == "open" else _closed_loop
+        await driver(session, body, config, tally, start + config.duration_s)
+        duration_s = time.perf_counter() - start
+        after = batch_size_counts(await _get_text(session, "/metrics"))
+    return _summarise(config, tally, duration_s, {k: after[k] - before.get(k, 0) for k in after})
+
+
+async def _get_json(session: aiohttp.ClientSession, path: str) -> Any:
+    async with session.get(path) as response:
+        response.raise_for_status()
+        return await response.json()
+
+
+async def _get_text(session: aiohttp.ClientSession, path: str) -> str:
+    async with session.get(path) as response:
+        response.raise_for_status()
+        return await response.text()
+
+
+async def _one(session: aiohttp.ClientSession, body: Any, tally: _Tally) -> None:
+    tally.sent += 1
+    start = time.perf_counter()
+    try:
+        async with session.post("/predict", json=body) as response:
+            await response.read()
+            if response.status == 200:
+                tally.latencies_s.append(time.perf_counter() - start)
+            else:
+                tally.error(str(response.status))
+    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        tally.error(type(exc).__name__)
+
+
+async def _open_loop(session: aiohttp.ClientSession, body: Any, config: LoadConfig, tally: _Tally,
+                     stop_at: float) -> None:
+    tasks = []
+    start = time.perf_counter()
+    for index in range(config.max_requests):
+        send_at = start + index / config.rate_qps
+        if send_at >= stop_at:
+            break
+        await asyncio.sleep(max(0.0, send_at - time.perf_counter()))
+        tasks.append(asyncio.create_task(_one(session, body, tally)))
+    await asyncio.gather(*tasks)
+
+
+async def _closed_loop(session: aiohttp.ClientSession, body: Any, config: LoadConfig, tally: _Tally,
+                       stop_at: float) -> None:
+    async def client() -> None:
+        while tally.sent < config.max_requests and time.perf_counter() < stop_at:
+            await _one(session, body, tally)
+
+    await asyncio.gather(*(client() for _ in range(config.clients)))
+
+
+def _summarise(config: LoadConfig, tally: _Tally, duration_s: float, batches: dict[int, int]) -> LoadResult:
+    latencies = tally.latencies_s
+    p50, p99 = (float(x) for x in np.percentile(latencies, [50, 99])) if latencies else (None, None)
+    counted = {size: n for size, n in sorted(batches.items()) if n > 0}
+    total = sum(counted.values())
+    return LoadResult(
+        url=config.url,
+        mode=config.mode,
+        sent=tally.sent,
+        ok=len(latencies),
+        errors=dict(sorted(tally.errors.items())),
+        duration_s=duration_s,
+        achieved_qps=len(latencies) / duration_s,
+        latency_s_p50=p50,
+        latency_s_p99=p99,
+        batch_sizes=counted,
+        mean_batch_size=sum(s * n for s, n in counted.items()) / total if total else None,
+    )

@@ -1,0 +1,145 @@
+"""Every run in one SQLite file (default `.torchdoctor/runs.db` under the current folder).
+
+Table `runs` keeps the searchable columns beside the whole Record as JSON; a Record from an older
+schema is upgraded when loaded (record.upgrade). Table `trials` keeps the tuner's trials.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from torchdoctor.errors import StoreError
+from torchdoctor.record import Record
+
+DEFAULT_STORE = Path(".torchdoctor") / "runs.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    script TEXT,
+    argv TEXT NOT NULL,
+    exit_status INTEGER NOT NULL,
+    exit_reason TEXT NOT NULL,
+    step_s REAL,
+    samples_per_s REAL,
+    tag TEXT,
+    record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
+CREATE TABLE IF NOT EXISTS trials (
+    tune_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    run_id TEXT,
+    knobs TEXT NOT NULL,
+    verdict TEXT,
+    reason TEXT,
+    figures TEXT NOT NULL,
+    PRIMARY KEY (tune_id, trial)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One line of `runs list`."""
+
+    run_id: str
+    created_at: str
+    kind: str
+    script: str | None
+    argv: list[str]
+    exit_status: int
+    exit_reason: str
+    step_s: float | None
+    samples_per_s: float | None
+    tag: str | None
+
+
+class RunStore:
+    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the run store {self.path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def save(self, record: Record, *, tag: str | None = None) -> str:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.run_id, record.created_at, record.kind, record.script,
+                    orjson.dumps(record.argv).decode(), record.exit.status, record.exit.reason,
+                    record.summary.step_s, record.summary.samples_per_s, tag, record.to_json(),
+                ),
+            )
+        return record.run_id
+
+    def resolve(self, run_id: str) -> str:
+        """Full id from an id or a unique prefix of one ('last' is the newest run)."""
+        if run_id == "last":
+            row = self._db.execute("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+            if row is None:
+                raise StoreError(f"the run store {self.path} holds no runs yet")
+            return row[0]
+        rows = self._db.execute(
+            "SELECT run_id FROM runs WHERE run_id = ? OR run_id LIKE ? ESCAPE '\\'",
+            (run_id, run_id.replace("%", "\\%").replace("_", "\\_") + "%"),
+        ).fetchall()
+        ids = sorted({r[0] for r in rows})
+        if run_id in ids:
+            return run_id
+        if not ids:
+            raise StoreError(f"no run {run_id!r} in {self.path}; `torchdoctor runs list` shows the ids")
+        if len(ids) > 1:
+            raise StoreError(f"run id prefix {run_id!r} is ambiguous: {', '.join(ids[:5])}")
+        return ids[0]
+
+    def load(self, run_id: str) -> Record:
+        full = self.resolve(run_id)
+        (blob,) = self._db.execute("SELECT record FROM runs WHERE run_id = ?", (full,)).fetchone()
+        return Record.from_json(blob)
+
+    def list(self, limit: int = 20) -> list[RunRow]:
+        rows = self._db.execute(
+            "SELECT run_id, created_at, kind, script, argv, exit_status, exit_reason, step_s, "
+            "samples_per_s, tag FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [RunRow(r[0], r[1], r[2], r[3], orjson.loads(r[4]), *r[5:]) for r in rows]
+
+    # -- tuner trials ----------------------------------------------------------------------
+    def save_trial(self, tune_id: str, trial: int, *, run_id: str | None, knobs: dict[str, Any],
+                   verdict: str | None, reason: str | None, figures: dict[str, Any]) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO trials VALUES (?,?,?,?,?,?,?)",
+                (tune_id, trial, run_id, orjson.dumps(knobs).decode(), verdict, reason,
+                 orjson.dumps(figures).decode()),
+            )
+
+    def trials(self, tune_id: str) -> Iterator[dict[str, Any]]:
+        for row in self._db.execute(
+            "SELECT trial, run_id, knobs, verdict, reason, figures FROM trials WHERE tune_id = ? ORDER BY trial",
+            (tune_id,),
+        ):
+            yield {"trial": row[0], "run_id": row[1], "knobs": orjson.loads(row[2]), "verdict": row[3],
+                   "reason": row[4], "figures": orjson.loads(row[5])}

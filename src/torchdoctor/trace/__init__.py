@@ -1,0 +1,20 @@
+"""Kineto trace analysis: streaming load, per-step and overall figures, several ranks, diffs.
+
+Public API (kept stable; see docs/trace.md):
+    load_trace(path) -> Trace
+    analyse_traces(paths, config=None) -> TraceReport   (TraceReport.to_dict() is JSON-ready)
+    diff_traces(a, b) -> TraceDiff                       (TraceDiff.to_dict())
+"""
+
+from __future__ import annotations
+
+from torchdoctor.trace.config import TraceConfig
+from torchdoctor.trace.diff import TraceDiff, diff_traces
+from torchdoctor.trace.events import Trace
+from torchdoctor.trace.loader import load_trace
+from torchdoctor.trace.report import SCHEMA_VERSION, TraceReport, analyse_traces
+
+__all__ = [
+    "SCHEMA_VERSION", "Trace", "TraceConfig", "TraceDiff", "TraceReport",
+    "analyse_traces", "diff_traces", "load_trace",
+]  # fmt: skip

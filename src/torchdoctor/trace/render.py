@@ -1,0 +1,61 @@
+"""Terminal rendering of a trace report or diff dict with rich (analyses never draw)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def render_report(data: dict[str, Any], console: Console) -> None:
+    for warning in data["warnings"]:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    for section in data["ranks"]:
+        _render_rank(section, console)
+    multi = data.get("multi_rank") or {}
+    if multi.get("per_rank"):
+        console.print(
+            f"[bold]ranks[/]: {multi['ranks_count']}, slowest rank {multi['slowest_rank']} "
+            f"(+{multi['slowest_rank_excess_fraction']:.1%} over the median), stragglers: {multi['stragglers'] or 'none'}"
+        )
+
+
+def _render_rank(section: dict[str, Any], console: Console) -> None:
+    median = section["step_us_median"]
+    console.rule(f"rank {section['rank']}: {section['path']}")
+    console.print(f"{section['steps_count']} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
+    table = Table(title="step time breakdown (TensorBoard order)")
+    table.add_column("category")
+    table.add_column("ms", justify="right")
+    table.add_column("share", justify="right")
+    total = sum(section["breakdown_us"].values()) or 1.0
+    for key, value in section["breakdown_us"].items():
+        table.add_row(key.removesuffix("_us"), f"{value / 1e3:.2f}", f"{value / total:.1%}")
+    console.print(table)
+    ops = Table(title="host operators by self time")
+    for column in ("operator", "count", "self ms"):
+        ops.add_column(column, justify="left" if column == "operator" else "right")
+    for op in section["host"]["top_by_self_time"]:
+        ops.add_row(op["name"][:80], str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
+    console.print(ops)
+    device = section.get("device")
+    if device and device["temporal"]:
+        t = device["temporal"]
+        console.print(
+            f"device: idle {t['idle_fraction']:.1%}, compute {t['compute_fraction']:.1%}, "
+            f"non-compute {t['non_compute_fraction']:.1%}; launches {device['launches']['launches_count']}; "
+            f"max launch queue {device['queue'].get('max_depth', 0)}"
+        )
+
+
+def render_diff(data: dict[str, Any], console: Console, top: int) -> None:
+    for key in ("ops", "kernels"):
+        table = Table(title=f"{key}: per step, A -> B")
+        for column in ("name", "count A", "count B", "us A", "us B", "status"):
+            table.add_column(column, justify="left" if column == "name" else "right")
+        for row in data[key][:top]:
+            table.add_row(row["name"][:70], f"{row['count_per_step_a']:.1f}", f"{row['count_per_step_b']:.1f}",
+                          f"{row['us_per_step_a']:.1f}", f"{row['us_per_step_b']:.1f}", row["status"])  # fmt: skip
+        console.print(table)

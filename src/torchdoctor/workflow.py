@@ -1,0 +1,51 @@
+"""Composition roots of the commands that chain stages: observe -> analyse -> store -> render.
+
+Each step is a call into the stage's own package; nothing here measures or analyses by itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+
+from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.record import Record, _new_run_id
+from torchdoctor.report.console import render_record
+from torchdoctor.report.progress import observation_progress
+from torchdoctor.store import RunStore
+
+
+def run_dir_for(store_path: Path, run_id: str) -> Path:
+    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it."""
+    return Path(store_path).parent / "runs" / run_id
+
+
+def diagnose_script(
+    script: str,
+    args: Sequence[str],
+    config: ObserveConfig,
+    launch: LaunchConfig,
+    *,
+    store_path: Path,
+    save: bool = True,
+    json_out: Path | None = None,
+    console: Console | None = None,
+) -> Record:
+    """Observe SCRIPT, keep the Record, and print the report; returns the Record."""
+    console = console or Console()
+    run_id = _new_run_id()
+    with observation_progress() as progress:
+        record = observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id),
+                         progress=progress, run_id=run_id)
+    if save:
+        with RunStore(store_path) as store:
+            store.save(record)
+    if json_out:
+        record.save(json_out)
+    render_record(record, console)
+    if save:
+        console.print(f"[dim]stored as {record.run_id}; show it again with "
+                      f"`torchdoctor runs show {record.run_id}`[/dim]")
+    return record

@@ -1,0 +1,108 @@
+"""Bad input: each gets a clear message, the partial Record is kept, and the exit code tells."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.observe.helpers import FAST, SCRIPTS, run_diagnose
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_missing_script_is_a_one_line_error(tmp_path):
+    proc, record = run_diagnose(tmp_path, "does_not_exist.py")
+    assert proc.returncode == 2 and record is None
+    assert "script not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_script_that_raises_shows_its_own_traceback_and_keeps_the_partial_record(tmp_path):
+    proc, record = run_diagnose(tmp_path, "raises.py", options=FAST + ["--steps", "50"])
+    assert proc.returncode == 1
+    assert "ValueError: bad batch at step 12" in proc.stderr
+    assert 'raises.py", line 10, in check' in proc.stderr
+    assert "torchdoctor/observe" not in proc.stderr and "runpy" not in proc.stderr
+    assert record.exit.reason == "script_error" and "ValueError" in record.exit.traceback
+    assert record.summary.num_steps == 12 - 2  # the steps measured before it raised
+
+
+@pytest.mark.parametrize("how, code, reason", [("sys", 4, "sys_exit"), ("os", 5, "os_exit")])
+def test_sys_exit_and_os_exit_keep_the_scripts_exit_code(tmp_path, how, code, reason):
+    proc, record = run_diagnose(tmp_path, "exits.py", "5", how, str(code))
+    assert proc.returncode == code
+    assert record.exit.reason == reason
+    assert record.summary.num_steps == 3  # 5 steps - 2 warm-up
+    assert "leaving after 5 steps" in proc.stdout
+
+
+def test_a_script_that_ends_before_the_windows_complete_reports_what_was_measured(tmp_path):
+    proc, record = run_diagnose(tmp_path, "exits.py", "5", "return", "0")
+    assert proc.returncode == 0
+    assert record.exit.reason == "script_finished"
+    assert record.summary.num_steps == 3
+    assert "the script ended after 5 steps; 3 of 6 timed steps measured" in proc.stdout
+
+
+def test_a_script_too_short_to_measure_fails_and_says_what_to_change(tmp_path):
+    proc, record = run_diagnose(tmp_path, "exits.py", "2", "return", "0")
+    assert proc.returncode == 3
+    assert record.summary.num_steps == 0
+    assert "lower --warmup-steps" in proc.stdout
+
+
+def test_a_script_that_never_reaches_a_step_says_how_to_mark_one(tmp_path):
+    proc, record = run_diagnose(tmp_path, "no_steps.py")
+    assert proc.returncode == 3
+    assert record.exit.reason == "no_steps"
+    assert "torchdoctor.step()" in proc.stdout
+    assert "sum of squares computed" in proc.stdout
+
+
+def test_except_exception_does_not_swallow_the_stop_and_finally_blocks_run(tmp_path):
+    proc, record = run_diagnose(tmp_path, "swallows.py")
+    assert proc.returncode == 0, proc.stderr
+    assert "swallowed" not in proc.stdout and "finally ran" in proc.stdout
+    assert record.exit.reason == "completed"
+
+
+def test_ctrl_c_saves_the_partial_record(tmp_path):
+    out = tmp_path / "record.json"
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", *FAST, "--steps", "100000", "--json",
+               str(out), "--store", str(tmp_path / "runs.db"), "--", str(SCRIPTS / "slow_loop.py")]
+    # A terminal's Ctrl-C signals the whole foreground process group: parent and script alike.
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, start_new_session=True)
+    for line in proc.stdout:
+        if "READY" in line:
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    from torchdoctor.record import Record
+
+    record = Record.load(out)
+    assert record.exit.reason == "interrupted"
+    assert record.summary.num_steps >= 1
+    assert "Traceback" not in stderr
+
+
+def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp_path):
+    script = tmp_path / "pkg" / "show_env.py"
+    script.parent.mkdir()
+    (script.parent / "helper_mod.py").write_text("VALUE = 'local import works'\n")
+    script.write_text(
+        "import sys, os\nimport helper_mod\n"
+        "print(__name__, sys.argv, sys.path[0], os.getcwd(), helper_mod.VALUE)\n"
+        "print('err line', file=sys.stderr)\nsys.exit(7)\n"
+    )
+    native = subprocess.run([sys.executable, str(script), "a", "--b"], capture_output=True, text=True, cwd=tmp_path)
+    observed = subprocess.run(
+        [sys.executable, "-c", "import sys; from torchdoctor.observe import observe; "
+         f"r = observe({str(script)!r}, ['a', '--b'], out_dir={str(tmp_path / 'o')!r}); sys.exit(r.exit.status)"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert (observed.stdout, observed.stderr, observed.returncode) == (native.stdout, native.stderr, 7)

@@ -1,0 +1,43 @@
+"""Several ranks: per-rank step times, slowest rank, stragglers, imbalance (analyses/ranks.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchdoctor.trace import analyse_traces
+
+
+def _pair(gpu_traces: Path) -> list[Path]:
+    return sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
+
+
+def test_two_real_ranks_are_compared_without_stragglers(gpu_traces: Path) -> None:
+    multi = analyse_traces(_pair(gpu_traces)).to_dict()["multi_rank"]
+    assert [r["rank"] for r in multi["per_rank"]] == [0, 1]
+    # Step medians 615,120 and 619,271.5 us: rank 1 is slowest by 0.34 %, under the 5 % threshold.
+    assert multi["slowest_rank"] == 1 and multi["stragglers"] == []
+    assert 0 < multi["compute_imbalance_fraction"] < 1
+
+
+def test_clock_offsets_between_ranks_change_nothing(gpu_traces: Path, derive) -> None:
+    def shift(doc: dict) -> None:
+        for event in doc["traceEvents"]:
+            if isinstance(event.get("ts"), (int, float)):
+                event["ts"] += 3_600_000_000  # an hour ahead
+
+    rank0, rank1 = _pair(gpu_traces)
+    shifted = analyse_traces([rank0, derive(rank1, shift)]).to_dict()["multi_rank"]
+    plain = analyse_traces([rank0, rank1]).to_dict()["multi_rank"]
+    assert shifted == plain
+
+
+def test_a_slow_rank_is_named_as_a_straggler(gpu_traces: Path, derive) -> None:
+    def slow_down(doc: dict) -> None:
+        for event in doc["traceEvents"]:
+            if str(event.get("name", "")).startswith("ProfilerStep"):
+                event["dur"] *= 1.3
+
+    rank0, rank1 = _pair(gpu_traces)
+    multi = analyse_traces([rank0, derive(rank1, slow_down)]).to_dict()["multi_rank"]
+    assert multi["stragglers"] == [1]
+    assert multi["slowest_rank_excess_fraction"] > 0.1

@@ -1,0 +1,67 @@
+"""analyse_traces on CPU-only traces recorded here, and the report's contract (trace/report.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.trace import SCHEMA_VERSION, TraceConfig, analyse_traces
+
+
+def test_every_profiler_step_gets_a_breakdown_that_sums_to_its_wall_time(cpu_trace: Path) -> None:
+    report = analyse_traces([cpu_trace]).to_dict()
+    rank = report["ranks"][0]
+    assert rank["steps_count"] == 4 and rank["device"] is None
+    for step in rank["steps"]:
+        assert sum(step["breakdown_us"].values()) == pytest.approx(step["wall_us"], rel=1e-9)
+        assert step["breakdown_us"]["kernel_us"] == 0
+
+
+def test_host_figures_name_the_model_operators_and_loop_phases(cpu_trace: Path) -> None:
+    rank = analyse_traces([cpu_trace]).to_dict()["ranks"][0]
+    top = {op["name"] for op in rank["host"]["top_by_self_time"]}
+    assert "aten::addmm" in top
+    step = rank["steps"][0]["host"]
+    assert 0 < step["dataloader_fraction"] < 1
+    assert 0 < step["forward_fraction"] < 1
+    assert 0 < step["backward_fraction"] < 1
+    assert 0 < step["optimizer_fraction"] < 1
+    assert rank["host"]["self_total_us"] == pytest.approx(sum(op["self_us"] for op in rank["host"]["top_by_self_time"]), rel=0.5)
+
+
+def test_small_op_storms_are_flagged_against_the_threshold(cpu_trace: Path) -> None:
+    storm = analyse_traces([cpu_trace], TraceConfig(small_op_us=1e9, small_op_storm_per_step=5)).to_dict()
+    calm = analyse_traces([cpu_trace], TraceConfig(small_op_us=0.0)).to_dict()
+    assert all(s["host"]["small_op_storm"] for s in storm["ranks"][0]["steps"])
+    assert not any(s["host"]["small_op_storm"] for s in calm["ranks"][0]["steps"])
+
+
+def test_step_selection_keeps_only_the_requested_steps(cpu_trace: Path) -> None:
+    all_steps = [s["step"] for s in analyse_traces([cpu_trace]).to_dict()["ranks"][0]["steps"]]
+    chosen = analyse_traces([cpu_trace], TraceConfig(steps=(all_steps[1], all_steps[2]))).to_dict()
+    assert [s["step"] for s in chosen["ranks"][0]["steps"]] == all_steps[1:3]
+
+
+def test_a_trace_without_profiler_steps_is_one_window_with_a_warning(cpu_trace_no_steps: Path) -> None:
+    report = analyse_traces([cpu_trace_no_steps]).to_dict()
+    assert [s["step"] for s in report["ranks"][0]["steps"]] == [-1]
+    assert any("no ProfilerStep" in w for w in report["warnings"])
+
+
+def test_the_report_is_json_with_a_schema_version(gpu_traces: Path) -> None:
+    report = analyse_traces([gpu_traces / "a100-alexnet-cudasync.json.gz"]).to_dict()
+    assert json.loads(json.dumps(report))["schema_version"] == SCHEMA_VERSION
+
+
+def test_sync_calls_are_counted_once_per_sync_point(gpu_traces: Path) -> None:
+    rank = analyse_traces([gpu_traces / "a100-alexnet-cudasync.json.gz"]).to_dict()["ranks"][0]
+    syncs = rank["steps"][0]["sync_calls"]
+    assert syncs["count"] > 0
+    assert syncs["count"] <= sum(v["count"] for v in syncs["by_name"].values())
+
+
+def test_gpu_utilisation_of_a_gpu_bound_step_is_high(gpu_traces: Path) -> None:
+    steps = analyse_traces([gpu_traces / "v100-cnn-gpu-bound.json.gz"]).to_dict()["ranks"][0]["steps"]
+    assert steps[-1]["gpu_utilisation_fraction"] > 0.9
