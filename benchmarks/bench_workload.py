@@ -7,6 +7,7 @@ the step, never a sleep.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from collections import Counter
@@ -50,7 +51,7 @@ def study(n_a: int, n_b: int, comparisons: int, policy: Policy, round_s: float, 
     """Run `comparisons` independent comparisons (seeds 0..) of an n_a-matmul vs an n_b-matmul step."""
     outcomes = []
     for i in range(comparisons):
-        seeded = Policy(**{**policy.__dict__, "seed": i})
+        seeded = dataclasses.replace(policy, seed=i)
         start = time.perf_counter()
         result = compare_statements(
             [Variant("A", make_step(n_a)), Variant("B", make_step(n_b))], policy=seeded, round_s=round_s,

@@ -27,3 +27,36 @@ def gpu_traces() -> Path:
     if not path.is_dir():
         raise FileNotFoundError(f"shared trace fixtures not found at {path}; set TORCHDOCTOR_SHARED")
     return path
+
+
+def _instrumentation_state() -> dict[str, object]:
+    import torch
+    import torch.nn.modules.module as module_mod
+    import torch.optim.optimizer as optimizer_mod
+    import torch.utils.data.dataloader as dataloader_mod
+
+    import torchdoctor
+
+    return {
+        "Tensor.backward": torch.Tensor.backward,
+        "autograd.backward": torch.autograd.backward,
+        "torch.compile": torch.compile,
+        "DataLoader.__init__": dataloader_mod.DataLoader.__init__,
+        "_BaseDataLoaderIter.__next__": dataloader_mod._BaseDataLoaderIter.__next__,
+        "global forward pre-hooks": len(module_mod._global_forward_pre_hooks),
+        "global forward hooks": len(module_mod._global_forward_hooks),
+        "optimizer pre-hooks": len(optimizer_mod._global_optimizer_pre_hooks),
+        "optimizer post-hooks": len(optimizer_mod._global_optimizer_post_hooks),
+        "step marker": torchdoctor._step_marker,
+        "os._exit": os._exit,
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_instrumentation_left_behind():
+    """Fails any test that leaves a torchdoctor patch, hook or marker installed."""
+    before = _instrumentation_state()
+    yield
+    after = _instrumentation_state()
+    leaked = [name for name in before if before[name] is not after[name] and before[name] != after[name]]
+    assert not leaked, f"instrumentation left behind: {leaked}"

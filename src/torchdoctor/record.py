@@ -113,6 +113,7 @@ class Record:
     memory: dict[str, Any] | None = None
     compile: dict[str, Any] | None = None
     lint: dict[str, Any] | None = None
+    distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     findings: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

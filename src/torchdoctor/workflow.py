@@ -10,8 +10,10 @@ from typing import Sequence
 
 from rich.console import Console
 
+from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, _new_run_id
+from torchdoctor.rules import diagnose_record
 from torchdoctor.report.console import render_record
 from torchdoctor.report.progress import observation_progress
 from torchdoctor.store import RunStore
@@ -32,6 +34,8 @@ def diagnose_script(
     save: bool = True,
     json_out: Path | None = None,
     console: Console | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
 ) -> Record:
     """Observe SCRIPT, keep the Record, and print the report; returns the Record."""
     console = console or Console()
@@ -39,6 +43,8 @@ def diagnose_script(
     with observation_progress() as progress:
         record = observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id),
                          progress=progress, run_id=run_id)
+    record = analyse_record(record)
+    record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
     if save:
         with RunStore(store_path) as store:
             store.save(record)
@@ -48,4 +54,30 @@ def diagnose_script(
     if save:
         console.print(f"[dim]stored as {record.run_id}; show it again with "
                       f"`torchdoctor runs show {record.run_id}`[/dim]")
+    return record
+
+
+def diagnose_traces(
+    traces: Sequence[Path],
+    *,
+    store_path: Path,
+    save: bool = True,
+    json_out: Path | None = None,
+    console: Console | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> Record:
+    """Diagnose from profiler trace files alone (nothing is run): a Record of kind "traces"."""
+    from torchdoctor.trace import analyse_traces
+
+    console = console or Console()
+    record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
+    record.trace = analyse_traces([str(t) for t in traces]).to_dict()
+    record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
+    if save:
+        with RunStore(store_path) as store:
+            store.save(record)
+    if json_out:
+        record.save(json_out)
+    render_record(record, console)
     return record

@@ -28,6 +28,12 @@ from torchdoctor.cli import lint as _lint  # noqa: E402
 from torchdoctor.cli import infer as _infer  # noqa: E402
 from torchdoctor.cli import serve as _serve  # noqa: E402
 from torchdoctor.cli import bench as _bench  # noqa: E402
+from torchdoctor.cli import memory as _memory  # noqa: E402
+from torchdoctor.cli import compile as _compile  # noqa: E402
+from torchdoctor.cli import tune as _tune  # noqa: E402
+from torchdoctor.cli import report as _report  # noqa: E402
+from torchdoctor.cli import comm as _comm  # noqa: E402
+from torchdoctor.cli import scale as _scale  # noqa: E402
 
 _diagnose.register(app)
 app.add_typer(_runs.app, name="runs")
@@ -36,6 +42,12 @@ _lint.register(app)
 _infer.register(app)
 _serve.register(app)
 _bench.register(app)
+_memory.register(app)
+_compile.register(app)
+_tune.register(app)
+_report.register(app)
+_comm.register(app)
+_scale.register(app)
 
 
 def main() -> None:

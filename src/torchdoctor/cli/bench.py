@@ -14,11 +14,15 @@ import shlex
 import string
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from torchdoctor.bench.errors import BenchInputError
+
+if TYPE_CHECKING:
+    from torchdoctor.bench import BenchResult, Policy, RoundInfo
 
 _CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -116,7 +120,10 @@ def _literal(text: str) -> Any:
         return text
 
 
-def _run_statements(variants, setup, param, policy, round_s, timeout_s, allow_mixed_devices, clock):
+def _run_statements(
+    variants: dict[str, str], setup: str, param: str | None, policy: Policy, round_s: float,
+    timeout_s: float, allow_mixed_devices: bool, clock: str,
+) -> list[BenchResult]:
     from torchdoctor.bench import Variant, compare_statements
 
     rows = _sweep(param)
@@ -132,7 +139,7 @@ def _run_statements(variants, setup, param, policy, round_s, timeout_s, allow_mi
         ]
 
 
-def _run_processes(argvs: dict[str, list[str]], policy, timeout_s):
+def _run_processes(argvs: dict[str, list[str]], policy: Policy, timeout_s: float) -> list[BenchResult]:
     from torchdoctor.bench import Command, compare_processes
 
     commands = [Command(n, tuple(argv)) for n, argv in argvs.items()]
@@ -141,7 +148,9 @@ def _run_processes(argvs: dict[str, list[str]], policy, timeout_s):
         return [compare_processes(commands, policy=policy, timeout_s=timeout_s, on_round=on_round)]
 
 
-def _emit(mode, variants, policy, results, json_out: str | None) -> None:
+def _emit(
+    mode: str, variants: dict[str, str], policy: Policy, results: list[BenchResult], json_out: str | None
+) -> None:
     from rich.console import Console
 
     from torchdoctor.bench.document import bench_document
@@ -170,7 +179,7 @@ class _Progress:
     """A rich progress bar (stderr) over rounds; each table row counts max_rounds and jumps to its
     end when it settles early."""
 
-    def __init__(self, rows: int, policy) -> None:
+    def __init__(self, rows: int, policy: Policy) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
@@ -185,12 +194,12 @@ class _Progress:
     def __exit__(self, *exc: object) -> None:
         self._bar.stop()
 
-    def row(self, index: int, label: str):
+    def row(self, index: int, label: str) -> Callable[[RoundInfo], None]:
         """The on_round callback for table row `index`."""
         base = index * self._max_rounds
         self._bar.update(self._task, completed=base, description=f"benchmarking {label}".strip())
 
-        def on_round(info) -> None:
+        def on_round(info: RoundInfo) -> None:
             self._bar.update(self._task, completed=base + info.rounds_done)
 
         return on_round

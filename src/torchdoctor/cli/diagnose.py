@@ -20,6 +20,10 @@ def register(app: typer.Typer) -> None:
 def diagnose(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
     demo: bool = typer.Option(False, "--demo", help="Diagnose the built-in demo workload."),
+    trace: Optional[list[Path]] = typer.Option(
+        None, "--trace", help="Diagnose these profiler trace files (repeatable); runs nothing."),
+    select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules (id, prefix or layer)."),
+    ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip these rules (id, prefix or layer)."),
     warmup_steps: int = typer.Option(5, help="Steps run before measuring."),
     steps: int = typer.Option(20, "--steps", help="Steps in the timing window."),
     profile: bool = typer.Option(True, "--profile/--no-profile", help="Run a torch.profiler window."),
@@ -30,14 +34,20 @@ def diagnose(
     nproc_per_node: Optional[int] = typer.Option(None, help="Launch this many ranks with torchrun."),
     timeout: Optional[float] = typer.Option(None, help="Stop the script after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
     save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
     from torchdoctor.observe import LaunchConfig, ObserveConfig
-    from torchdoctor.workflow import diagnose_script
+    from torchdoctor.workflow import diagnose_script, diagnose_traces
     from torchdoctor.zoo import demo_script
 
+    chosen = {"select": tuple(select or ()), "ignore": tuple(ignore or ())}
+    if trace:
+        traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
+        diagnose_traces(traces, store_path=store, save=save, json_out=json_out, **chosen)
+        return
     if demo:
         script, args = str(demo_script()), []
     elif command:
@@ -53,4 +63,8 @@ def diagnose(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     record = diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out)
+    if html_out:
+        from torchdoctor.report.base import write_report
+
+        write_report(record, html_out, "html")
     sys.exit(record.exit.status)

@@ -32,6 +32,7 @@ def show(
     run_id: str = typer.Argument(..., help="Run id, a unique prefix of one, or 'last'."),
     store: Path = StoreOption,
     json_out: Path = typer.Option(None, "--json", help="Also write the Record as JSON here."),
+    html_out: Path = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
 ) -> None:
     """Render a stored run again."""
     from torchdoctor.report.console import render_record
@@ -42,6 +43,10 @@ def show(
     render_record(record, Console())
     if json_out:
         record.save(json_out)
+    if html_out:
+        from torchdoctor.report.base import write_report
+
+        write_report(record, html_out, "html")
 
 
 @app.command("compare")

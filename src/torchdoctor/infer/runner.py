@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from torchdoctor.infer.accuracy import compare_outputs, within_tolerance
+from torchdoctor.infer.accuracy import within_tolerance
 from torchdoctor.infer.config import InferConfig
 from torchdoctor.infer.env import environment
 from torchdoctor.infer.errors import InferConfigError, InputRejectedError

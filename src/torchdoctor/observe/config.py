@@ -40,6 +40,14 @@ class ObserveConfig:
     """Folder where the child writes its per-rank results and the trace (set by the parent)."""
     progress_path: str = ""
     """FIFO on which rank 0 reports its progress to the parent ("" for none)."""
+    memory: bool = True
+    """Measure one more step, after the other windows, with MemTracker (torchdoctor.memory)."""
+    memory_snapshot: str = ""
+    """CUDA only: record the memory history during that step and write the snapshot here."""
+    memory_budget_bytes: int | None = None
+    """Device memory budget for the largest-batch estimate (None: no estimate)."""
+    compile: bool = True
+    """Capture what torch.compile does during the run (torchdoctor.compile)."""
     knobs: dict[str, Any] = field(default_factory=dict)
     """Optimisations applied to the script at run time (name -> value), used by `tune`."""
 

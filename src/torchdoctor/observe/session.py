@@ -18,6 +18,9 @@ from typing import Any
 import orjson
 import torch
 
+from torchdoctor.knobs import apply_knobs
+from torchdoctor.compile import CompileCapture
+from torchdoctor.memory.window import MemoryWindow
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -88,9 +91,14 @@ class ObservationSession:
                 on_profile_step=self._profile_step,
                 on_all_done=self._all_done,
                 on_progress=self.progress.send,
+                on_extra_step=self._memory_step_end,
             ),
         )
         self.hooks = Instrumentation(self.clock, self.facts)
+        self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
+                                   budget_bytes=config.memory_budget_bytes) if config.memory else None
+        self.compile_capture = CompileCapture() if config.compile else None
+        self.compile_report: dict[str, Any] | None = None
         self.profiler: torch.profiler.profile | None = None
         self.distributed: dict[str, Any] = env.distributed()
         self._finished = False
@@ -98,7 +106,11 @@ class ObservationSession:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
+        # Knobs first: the hooks then wrap (and record) what the knobs changed.
+        self._undo_knobs = apply_knobs(self.config.knobs)
         self.hooks.install()
+        if self.compile_capture is not None:
+            self.compile_capture.start()
         self.sampler.start()
         self._real_os_exit = os._exit
         os._exit = self._os_exit  # type: ignore[assignment]
@@ -145,8 +157,22 @@ class ObservationSession:
 
     def _all_done(self) -> None:
         self._stop_profiler()
+        self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
+        if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
+            return  # the next step is measured; `_memory_step_end` ends the observation
         if self.config.stop_after_windows:
             raise self.stop_exc()
+
+    def _memory_step_end(self) -> None:
+        if self.memory is None or not self.memory.measuring:
+            return
+        self.memory.end(self.clock.current.batch_size)
+        if self.config.stop_after_windows:
+            raise self.stop_exc()
+
+    def _stop_compile_capture(self) -> None:
+        if self.compile_capture is not None and self.compile_capture.active:
+            self.compile_report = self.compile_capture.stop().to_dict_if_used()
 
     def _stop_profiler(self) -> None:
         if self.profiler is not None:
@@ -161,9 +187,13 @@ class ObservationSession:
         self._finished = True
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
+        self._undo_knobs()
         self._stop_profiler()
         self.sampler.stop()
         self.progress.close()
+        self._stop_compile_capture()
+        if self.memory is not None:
+            self.memory.close(f"the measured step did not finish (the script ended: {how})")
         data = self._results(how, code, traceback_text)
         path = results_path(self.config.out_dir, self.rank)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,4 +242,6 @@ class ObservationSession:
             "env": fingerprint,
             "system": self.sampler.to_dict(),
             "traces": traces,
+            "memory": self.memory.to_dict() if self.memory is not None else None,
+            "compile": self.compile_report,
         }

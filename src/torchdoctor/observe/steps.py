@@ -42,6 +42,8 @@ class PhaseCallbacks:
     on_profile_step: Callable[[], None]
     on_all_done: Callable[[], None]
     on_progress: Callable[[str, int, int], None]
+    on_extra_step: Callable[[], None] | None = None
+    """Called at each step end of the chosen source after every window (the memory window)."""
 
 
 @dataclass(slots=True)
@@ -63,6 +65,8 @@ class StepClock:
     def boundary(self, source: str) -> None:
         """A step of `source` just ended."""
         if self.done:
+            if source == self.source and self.callbacks.on_extra_step is not None:
+                self.callbacks.on_extra_step()
             return
         now = time.perf_counter_ns()
         if self.source is None or PREFERENCE[source] > PREFERENCE[self.source]:

@@ -118,6 +118,7 @@ def build_record(
     record.env = main["env"]
     record.system = main["system"]
     record.artifacts = {"traces": [t for r in results for t in r.get("traces", [])]}
+    record.memory, record.compile = main.get("memory"), main.get("compile")
     if len(results) > 1 or main["env"].get("distributed", {}).get("world_size", 1) > 1:
         record.ranks = [rank_summary(r) for r in results]
         failed = [r for r in results if r["how"] not in ("completed", "script_finished")]

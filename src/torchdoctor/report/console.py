@@ -1,7 +1,8 @@
-"""Terminal renderer: the step-time breakdown, the main figures, and stored-run listings."""
+"""Terminal renderer: the step-time breakdown, the main figures, the findings, and stored-run listings."""
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.record import Record
+from torchdoctor.report.console_findings import findings_renderables
 from torchdoctor.store import RunComparison, RunRow
 
 _PARTS = (
@@ -95,14 +97,28 @@ def figures_table(record: Record) -> Table:
 
 
 def render_record(record: Record, console: Console) -> None:
-    """The diagnose report: exit note, figures, breakdown, and any warnings."""
+    """The diagnose report: figures, breakdown, findings ranked by upside, warnings and exit note."""
     if record.summary.num_steps:
         console.print(figures_table(record))
         console.print(breakdown_table(record))
+    if record.summary.num_steps or record.findings:
+        for renderable in findings_renderables(record.findings):
+            console.print(renderable)
     for warning in record.warnings:
         console.print(Text("warning: ", style="yellow") + Text(warning))
     if record.exit.status != 0:
         console.print(Text("run failed: ", style="bold red") + Text(record.exit.message))
+
+
+class TextRenderer:
+    """The terminal report as plain text (no colours), for `--format txt` or a `.txt` file."""
+
+    extension = "txt"
+
+    def render(self, record: Record) -> str:
+        console = Console(file=StringIO(), width=120, color_system=None, record=True)
+        render_record(record, console)
+        return console.export_text()
 
 
 def runs_table(rows: list[RunRow]) -> Table:

@@ -1,0 +1,53 @@
+"""`torchdoctor compile [OPTIONS] -- SCRIPT [ARGS...]`: what torch.compile did, and whether it paid off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from torchdoctor.store import DEFAULT_STORE
+
+_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compile", context_settings=_CONTEXT)(compile_command)
+
+
+def compile_command(
+    command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
+    warmup_steps: int = typer.Option(5, help="Steps run before measuring (compilation happens here)."),
+    steps: int = typer.Option(20, "--steps", help="Steps in the timing window."),
+    profile: bool = typer.Option(True, "--profile/--no-profile", help="Profile both runs to diff operators."),
+    timeout: Optional[float] = typer.Option(None, help="Stop each run after this many seconds."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
+    store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Keep both runs in the store."),
+) -> None:
+    """Run SCRIPT as written, then with torch.compile disabled; report graphs, breaks, recompiles, speed."""
+    import orjson
+    from rich.console import Console
+
+    from torchdoctor.compile.render import render_comparison, render_compile
+    from torchdoctor.compile.run import compile_report
+    from torchdoctor.observe import LaunchConfig, ObserveConfig
+
+    if not command:
+        raise typer.BadParameter("give a script after `--`", param_hint="SCRIPT")
+    try:
+        config = ObserveConfig(warmup_steps=warmup_steps, timing_steps=steps, profile=profile,
+                               profile_warmup=1, profile_active=2, memory=False)  # fmt: skip
+        launch = LaunchConfig(timeout_s=timeout)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    result, records = compile_report(command[0], command[1:], config, launch, store_path=store, save=save)
+    if json_out:
+        json_out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2, default=str))
+    console = Console()
+    if records[0].exit.reason != "completed":
+        console.print(f"[yellow]{records[0].exit.message}[/yellow]")
+    render_compile(result["compile"], console)
+    if result["comparison"]:
+        render_comparison(result["comparison"], console)

@@ -1,0 +1,90 @@
+"""`torchdoctor tune [OPTIONS] -- SCRIPT [ARGS...]` and `torchdoctor run --apply RESULT.json -- SCRIPT`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from torchdoctor.store import DEFAULT_STORE
+
+_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune", context_settings=_CONTEXT)(tune)
+    app.command("run", context_settings=_CONTEXT)(run)
+
+
+def _script_and_args(command: Optional[list[str]], demo: bool) -> tuple[str, list[str]]:
+    from torchdoctor.zoo import demo_script
+
+    if demo:
+        return str(demo_script()), []
+    if command:
+        return command[0], command[1:]
+    raise typer.BadParameter("give a script after `--` (or --demo)", param_hint="SCRIPT")
+
+
+def tune(
+    command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
+    demo: bool = typer.Option(False, "--demo", help="Tune the built-in demo workload."),
+    max_trials: int = typer.Option(20, help="Trials after the baseline, at most."),
+    time_budget: Optional[float] = typer.Option(None, help="Stop starting trials after this many seconds."),
+    trial_timeout: float = typer.Option(300.0, help="A trial running longer is stopped and marked failed."),
+    warmup_steps: int = typer.Option(5, help="Steps each trial runs before timing."),
+    steps: int = typer.Option(30, "--steps", help="Timed steps per trial."),
+    knobs: Optional[str] = typer.Option(None, help="Comma-separated knob names to try (default: all that apply)."),
+    int_trials: int = typer.Option(3, help="Optuna trials per integer knob."),
+    allow_batch_size: bool = typer.Option(False, "--allow-batch-size", help="Also tune the batch size."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the tuning result as JSON here."),
+    store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where trials are kept."),
+) -> None:
+    """Apply fixes to the unmodified script one at a time; keep those that are faster and still correct."""
+    from torchdoctor.observe.run import check_script
+    from rich.console import Console
+
+    from torchdoctor.store import RunStore
+    from torchdoctor.tune import TuneConfig, Tuner
+    from torchdoctor.tune.render import render_result, tune_progress
+
+    script, args = _script_and_args(command, demo)
+    check_script(script)
+    try:
+        config = TuneConfig(warmup_steps=warmup_steps, timing_steps=steps, max_trials=max_trials,
+                            time_budget_s=time_budget, trial_timeout_s=trial_timeout, int_trials=int_trials,
+                            allow_batch_size=allow_batch_size, only=[k for k in (knobs or "").split(",") if k])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    out = Console()
+    with RunStore(store) as run_store, tune_progress(out, max_trials + 1) as progress:
+        tuner = Tuner(script, args, config, store=run_store, work_dir=Path(store).parent / "tune", progress=progress)
+        result = tuner.run()
+    render_result(result, out)
+    if json_out:
+        result.save(json_out)
+        out.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store}[/]")
+
+
+def run(
+    command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
+    apply: Path = typer.Option(..., "--apply", help="A `torchdoctor tune --json` result whose kept knobs to apply."),
+) -> None:
+    """Run SCRIPT with the knobs a tuning session kept, without editing the script."""
+    import orjson
+
+    from torchdoctor.knobs import knob_env
+    from torchdoctor.knobs.run import KNOBS_ENV
+    from torchdoctor.observe.run import check_script
+    from torchdoctor.tune.result import load_kept
+
+    script, args = _script_and_args(command, False)
+    check_script(script)
+    kept = load_kept(apply)
+    env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
+    proc = subprocess.run([sys.executable, "-m", "torchdoctor.knobs.run", script, *args], env=env)
+    sys.exit(proc.returncode)

@@ -1,0 +1,165 @@
+"""What torch.compile did while a script ran: graphs, graph breaks, recompilations, compile time.
+
+Sources (all private to torch, each behind a probe from torchdoctor.compile.probe):
+- `torch._dynamo.utils.get_compilation_metrics()`: one entry per compiled frame (compile id,
+  function and file, graph op count, compile time, `recompile_reason` = the guard that failed,
+  `fail_reason` = why Dynamo gave up on the frame);
+- `torch._dynamo.utils.counters`: `stats.unique_graphs`, `graph_break` reasons with counts;
+- the `graph_breaks` / `recompiles` log artifacts (switched on here unless TORCH_LOGS is set):
+  the user's file and line of each graph break, and the recompile-limit warning.
+Figures are the difference between `start()` and `stop()`, so earlier compilations do not count.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from torchdoctor.compile import logs, probe
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(slots=True)
+class CompileReport:
+    """JSON keys are documented in docs/compile.md."""
+
+    graph_count: int | None = None
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
+    graph_break_reasons: dict[str, int] = field(default_factory=dict)
+    recompiles: list[dict[str, Any]] = field(default_factory=list)
+    recompile_limit_hit: dict[str, Any] | None = None
+    compile_time_s: float | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)
+
+    @property
+    def graph_break_count(self) -> int:
+        return sum(self.graph_break_reasons.values()) or sum(b["count"] for b in self.graph_breaks)
+
+    @property
+    def used(self) -> bool:
+        """Whether anything was compiled (or failed to compile) in the captured span."""
+        return bool(self.frames or self.graph_count or self.graph_break_reasons or self.failures)
+
+    def to_dict_if_used(self) -> dict[str, Any] | None:
+        return self.to_dict() if self.used else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["graph_break_count"] = self.graph_break_count
+        data["schema_version"] = SCHEMA_VERSION
+        return data
+
+
+def _frame(metric: Any) -> dict[str, Any]:
+    return {
+        "compile_id": str(getattr(metric, "compile_id", "")),
+        "function": getattr(metric, "co_name", None),
+        "filename": getattr(metric, "co_filename", None),
+        "lineno": getattr(metric, "co_firstlineno", None),
+        "graph_op_count": getattr(metric, "graph_op_count", None),
+        "compile_time_s": getattr(metric, "entire_frame_compile_time_s", None),
+        "start_time_s": getattr(metric, "start_time", None),
+        "recompile_reason": getattr(metric, "recompile_reason", None),
+        "fail_reason": getattr(metric, "fail_reason", None),
+    }
+
+
+class CompileCapture:
+    """Collects torch.compile activity between `start()` and `stop()` in this process."""
+
+    def __init__(self) -> None:
+        self._collector = logs.RecordCollector()
+        self._quiet = logs.QuietArtifacts()
+        self._quieted: list[logging.Handler] = []
+        self._metrics_before = 0
+        self._counters_before: dict[str, Counter] = {}
+        self._enabled_logs = False
+        self.unavailable = [r for r in (probe.compilation_metrics_support(), probe.counters_support(),
+                                        probe.logging_support()) if r]  # fmt: skip
+        self.active = False
+
+    def start(self) -> None:
+        if probe.compilation_metrics_support() is None:
+            from torch._dynamo.utils import get_compilation_metrics
+
+            self._metrics_before = len(get_compilation_metrics())
+        if probe.counters_support() is None:
+            from torch._dynamo.utils import counters
+
+            self._counters_before = {k: Counter(v) for k, v in counters.items()}
+        self._enable_logs()
+        logging.getLogger("torch._dynamo").addHandler(self._collector)
+        self.active = True
+
+    def _enable_logs(self) -> None:
+        if probe.logging_support() is not None or os.environ.get("TORCH_LOGS"):
+            return  # the user's own log settings win; lines come from their output then
+        import torch._logging
+
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        self._enabled_logs = True
+        for name in ("torch", "torch._dynamo"):
+            for handler in logging.getLogger(name).handlers:
+                handler.addFilter(self._quiet)
+                self._quieted.append(handler)
+
+    def stop(self) -> CompileReport:
+        """Undo the logging changes and return what was compiled since `start()`."""
+        self.active = False
+        logging.getLogger("torch._dynamo").removeHandler(self._collector)
+        for handler in self._quieted:
+            handler.removeFilter(self._quiet)
+        if self._enabled_logs:
+            import torch._logging
+
+            torch._logging.set_logs()
+        report = CompileReport(unavailable=list(self.unavailable))
+        self._read_metrics(report)
+        self._read_counters(report)
+        self._read_logs(report)
+        return report
+
+    def _read_metrics(self, report: CompileReport) -> None:
+        if probe.compilation_metrics_support() is not None:
+            return
+        from torch._dynamo.utils import get_compilation_metrics
+
+        frames = [_frame(m) for m in list(get_compilation_metrics())[self._metrics_before:]]
+        report.frames = frames
+        report.compile_time_s = sum(f["compile_time_s"] or 0.0 for f in frames)
+        report.recompiles = [
+            {"function": f["function"], "filename": f["filename"], "lineno": f["lineno"],
+             "guard": f["recompile_reason"].splitlines()[0].split("  #")[0].strip()}
+            for f in frames if f["recompile_reason"]
+        ]  # fmt: skip
+        report.failures = [{k: f[k] for k in ("function", "filename", "lineno", "fail_reason")}
+                           for f in frames if f["fail_reason"]]  # fmt: skip
+
+    def _read_counters(self, report: CompileReport) -> None:
+        if probe.counters_support() is not None:
+            return
+        from torch._dynamo.utils import counters
+
+        before = self._counters_before
+        delta = {k: Counter(v) - before.get(k, Counter()) for k, v in counters.items()}
+        report.graph_count = delta.get("stats", Counter()).get("unique_graphs", 0)
+        report.graph_break_reasons = {logs.reason_of(reason): n
+                                      for reason, n in delta.get("graph_break", Counter()).items()}
+
+    def _read_logs(self, report: CompileReport) -> None:
+        lines: Counter = Counter()
+        for _, message in self._collector.messages:
+            found = logs.parse_graph_break(message)
+            if found is not None:
+                lines[found] += 1
+            limit = logs.parse_limit(message)
+            if limit is not None:
+                report.recompile_limit_hit = {"config": limit[0], "limit": limit[1]}
+        report.graph_breaks = [{"filename": b.filename, "lineno": b.lineno, "reason": b.reason, "count": n}
+                               for b, n in lines.most_common()]  # fmt: skip

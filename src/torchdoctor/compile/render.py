@@ -1,0 +1,65 @@
+"""Terminal rendering of `record.compile` and of an eager-vs-compiled comparison (dicts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _where(filename: str | None, lineno: int | None) -> str:
+    return f"{Path(filename).name}:{lineno}" if filename else "?"
+
+
+def render_compile(report: dict[str, Any] | None, console: Console) -> None:
+    if not report:
+        console.print("nothing was compiled with torch.compile in the observed steps")
+        return
+    console.print(f"[bold]torch.compile[/bold]: {report.get('graph_count')} graphs, "
+                  f"{report.get('graph_break_count', 0)} graph breaks, {len(report.get('recompiles', []))} "
+                  f"recompilations, {report.get('compile_time_s') or 0:.2f} s compiling")  # fmt: skip
+    if report.get("graph_breaks"):
+        table = Table(title="graph breaks")
+        for column in ("where", "count", "reason"):
+            table.add_column(column)
+        for b in report["graph_breaks"]:
+            table.add_row(_where(b["filename"], b["lineno"]), str(b["count"]), b["reason"])
+        console.print(table)
+    if report.get("recompiles"):
+        table = Table(title="recompilations (the guard that failed)")
+        for column in ("function", "where", "guard"):
+            table.add_column(column)
+        for r in report["recompiles"]:
+            table.add_row(r["function"] or "?", _where(r["filename"], r["lineno"]), r["guard"])
+        console.print(table)
+    if report.get("recompile_limit_hit"):
+        hit = report["recompile_limit_hit"]
+        console.print(f"[red]recompile limit hit[/red] ({hit['config']} = {hit['limit']}): "
+                      "later calls of that code run eagerly")  # fmt: skip
+    for failure in report.get("failures", []):
+        console.print(f"[red]could not compile[/red] {failure['function'] or '?'}: "
+                      f"{(failure['fail_reason'] or '').splitlines()[0]}")  # fmt: skip
+    for note in report.get("unavailable", []):
+        console.print(f"[yellow]{note}[/yellow]")
+
+
+def render_comparison(comparison: dict[str, Any], console: Console) -> None:
+    v = comparison["verdict"]
+    ratio = v.get("ratio")
+    console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']} (step time ratio "
+                  f"{ratio:.3f}, 95% CI {v.get('ci_low') or float('nan'):.3f}-{v.get('ci_high') or float('nan'):.3f})"
+                  if ratio is not None else f"[bold]compiled vs eager[/bold]: {v['verdict']}")  # fmt: skip
+    payoff = comparison.get("payoff_steps")
+    console.print(f"compile time {comparison.get('compile_time_s') or 0:.2f} s; "
+                  + (f"repaid after ~{payoff:.0f} steps" if payoff else "not repaid (compiled is not faster)"))
+    ops = comparison.get("operators")
+    if not ops:
+        return
+    table = Table(title="operators (time per step, eager -> compiled)")
+    for column in ("operator", "status", "eager us", "compiled us"):
+        table.add_column(column, justify="left" if column in ("operator", "status") else "right")
+    for row in ops["fused_away"] + ops["added"] + ops["remaining"]:
+        table.add_row(row["name"][:60], row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
+    console.print(table)

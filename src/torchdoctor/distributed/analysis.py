@@ -1,0 +1,99 @@
+"""Per-rank analysis of a multi-rank Record, from `record.ranks` (the timing window of every rank).
+
+Definitions (seconds are medians over a rank's timed steps, or fractions of its summed wall):
+- `step_s`: the rank's median step wall time; `data_wait_s`: its median wait for the next batch.
+- `backward_s`: step_s x backward_fraction. DDP all-reduces gradients inside backward, so a rank
+  that waits for a slower one waits there.
+- `work_s`: step_s - backward_s, the time a rank spends outside the synchronising backward.
+- lockstep: every rank's step_s is within `LOCKSTEP_SPREAD` of the median over ranks. Ranks that
+  synchronise every step (DDP, FSDP) run in lockstep, so their walls cannot tell who is slow; the
+  rank the others wait for is then the one with the most `work_s`. Otherwise step_s ranks them.
+- `slowest_rank`, `gap_s` (its load minus the fastest rank's), `excess_fraction` (its load over the
+  median over ranks, minus one), where load is work_s in lockstep and step_s otherwise.
+- `stragglers`: ranks whose load exceeds the median load of the other ranks by more than
+  `STRAGGLER_EXCESS` of the median step time and by more than `STRAGGLER_MIN_S` (`excess_s`); `cause` is "data loading" when the
+  rank's data wait, over the others' median, explains more than half of its excess.
+- `slowest_by_step`: for each rank, the share of step indices in which its wall time was the
+  largest (unsynchronised scripts: a persistent straggler shows a share near 1).
+- `imbalance_fraction`: (max - min) / max of the load over ranks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+LOCKSTEP_SPREAD = 0.05
+STRAGGLER_EXCESS = 0.10
+#: Below this a per-step difference is within the scheduling jitter of a shared host (measured:
+#: about 1 ms between the ranks of a balanced gloo DDP job on a loaded 2-core machine).
+STRAGGLER_MIN_S = 0.005
+
+
+def _summary(rank: dict[str, Any]) -> dict[str, Any]:
+    summary = rank.get("summary") or {}
+    return dataclasses.asdict(summary) if dataclasses.is_dataclass(summary) else dict(summary)
+
+
+def _rank_row(rank: dict[str, Any]) -> dict[str, Any]:
+    walls = rank["steps"]
+    summary = _summary(rank)
+    step_s = float(np.median(walls))
+    backward_s = step_s * (summary.get("backward_fraction") or 0.0)
+    waits = rank.get("data_wait_s") or [0.0]
+    return {"rank": rank["rank"], "steps_count": len(walls), "step_s": step_s,
+            "data_wait_s": float(np.median(waits)), "backward_s": backward_s, "work_s": step_s - backward_s}
+
+
+def _slowest_by_step(ranks: list[dict[str, Any]]) -> dict[str, float]:
+    length = min(len(r["steps"]) for r in ranks)
+    walls = np.array([r["steps"][:length] for r in ranks])
+    winners = np.argmax(walls, axis=0)
+    return {str(r["rank"]): float(np.mean(winners == i)) for i, r in enumerate(ranks)}
+
+
+def rank_analysis(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The `record.distributed` section (docs/distributed.md), or None with fewer than two ranks
+    that measured steps."""
+    measured = [r for r in ranks if r.get("steps")]
+    rows = [_rank_row(r) for r in measured]
+    if len(rows) < 2:
+        return None
+    steps = np.array([r["step_s"] for r in rows])
+    median_step = float(np.median(steps))
+    lockstep = bool(np.all(np.abs(steps - median_step) <= LOCKSTEP_SPREAD * median_step))
+    loads = np.array([r["work_s"] if lockstep else r["step_s"] for r in rows])
+    median_load = float(np.median(loads))
+    slow, fast = int(np.argmax(loads)), int(np.argmin(loads))
+    stragglers = [s for s in (_straggler(i, rows, loads) for i in range(len(rows)))
+                  if s["excess_s"] > max(STRAGGLER_EXCESS * median_step, STRAGGLER_MIN_S)]
+    for straggler in stragglers:
+        straggler["excess_of_step_fraction"] = straggler["excess_s"] / median_step
+    counts = [r["steps_count"] for r in rows]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "ranks_count": len(rows),
+        "lockstep": lockstep,
+        "load": "work_s" if lockstep else "step_s",
+        "step_s_median_over_ranks": median_step,
+        "slowest_rank": rows[slow]["rank"],
+        "fastest_rank": rows[fast]["rank"],
+        "gap_s": float(loads[slow] - loads[fast]),
+        "excess_fraction": float(loads[slow] / median_load - 1) if median_load > 0 else None,
+        "imbalance_fraction": float((loads.max() - loads.min()) / loads.max()) if loads.max() > 0 else 0.0,
+        "stragglers": stragglers,
+        "slowest_by_step": _slowest_by_step(measured),
+        "step_counts_match": len(set(counts)) == 1,
+        "per_rank": rows,
+    }
+
+
+def _straggler(i: int, rows: list[dict[str, Any]], loads: np.ndarray) -> dict[str, Any]:
+    others = [j for j in range(len(rows)) if j != i]
+    excess = float(loads[i] - np.median(loads[others]))
+    data_excess = rows[i]["data_wait_s"] - float(np.median([rows[j]["data_wait_s"] for j in others]))
+    cause = "data loading" if data_excess > excess / 2 else "compute or host work"
+    return {"rank": rows[i]["rank"], "excess_s": excess, "cause": cause}

@@ -1,0 +1,141 @@
+"""`torchdoctor comm`: launch the collective sweep through torch.distributed.run and judge it.
+
+The sweep itself runs in `comm_worker` (one process per rank); this module builds the torchrun
+command, runs it, and turns rank 0's results into the public JSON document (docs/distributed.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from torchdoctor.distributed.collectives import COLLECTIVES, bus_factor
+from torchdoctor.distributed.errors import CommError
+from torchdoctor.distributed.expected import FAR_BELOW_FRACTION, expected_bandwidth
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(kw_only=True, slots=True)
+class CommConfig:
+    nproc_per_node: int = 2
+    backend: str = "auto"
+    """"gloo", "nccl", or "auto" (NCCL when every rank gets its own GPU, else gloo)."""
+    ops: list[str] = field(default_factory=lambda: list(COLLECTIVES))
+    min_bytes: int = 8
+    max_bytes: int = 1 << 25
+    step_factor: int = 2
+    iters: int = 20
+    warmup_iters: int = 5
+    torchrun_args: list[str] = field(default_factory=list)
+    """Extra torchrun options (e.g. --nnodes, --rdzv-endpoint); none: --standalone on a free port."""
+    timeout_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        if self.nproc_per_node < 1:
+            raise CommError(f"--nproc-per-node must be >= 1, got {self.nproc_per_node}")
+        if self.backend not in ("auto", "gloo", "nccl"):
+            raise CommError(f"unknown backend {self.backend!r}: use gloo, nccl or auto")
+        unknown = sorted(set(self.ops) - set(COLLECTIVES))
+        if unknown:
+            raise CommError(f"unknown collective(s) {', '.join(unknown)}; known: {', '.join(COLLECTIVES)}")
+        if self.min_bytes < 1 or self.max_bytes < self.min_bytes:
+            raise CommError(f"need 1 <= --min-bytes <= --max-bytes, got {self.min_bytes} and {self.max_bytes}")
+        if self.step_factor < 2 or self.iters < 1 or self.warmup_iters < 0:
+            raise CommError("need --step-factor >= 2, --iters >= 1 and --warmup >= 0")
+
+
+def resolve_backend(backend: str, nproc_per_node: int) -> str:
+    """The backend "auto" stands for on this machine."""
+    if backend != "auto":
+        return backend
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() >= nproc_per_node:
+        return "nccl"
+    return "gloo"
+
+
+def build_command(config: CommConfig, backend: str, out: Path) -> list[str]:
+    rendezvous = config.torchrun_args or ["--standalone"]
+    return [
+        sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={config.nproc_per_node}", *rendezvous,
+        "-m", "torchdoctor.distributed.comm_worker", "--out", str(out), "--backend", backend,
+        "--ops", *config.ops, "--min-bytes", str(config.min_bytes), "--max-bytes", str(config.max_bytes),
+        "--step-factor", str(config.step_factor), "--iters", str(config.iters),
+        "--warmup", str(config.warmup_iters),
+    ]
+
+
+def run_comm(config: CommConfig) -> dict[str, Any]:
+    """Run the sweep and return the JSON document; CommError when the ranks fail or time out."""
+    backend = resolve_backend(config.backend, config.nproc_per_node)
+    with tempfile.TemporaryDirectory(prefix="torchdoctor-comm-") as tmp:
+        out = Path(tmp) / "comm.json"
+        command = build_command(config, backend, out)
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=config.timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise CommError(f"the sweep did not finish within {config.timeout_s:.0f} s (a rendezvous that "
+                            "never completed, or sizes too large: lower --max-bytes)") from exc
+        if proc.returncode != 0 or not out.exists():
+            tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
+            raise CommError(f"the sweep's ranks failed (exit {proc.returncode}):\n{tail}")
+        raw = orjson.loads(out.read_bytes())
+    return build_document(raw, config, backend)
+
+
+def build_document(raw: dict[str, Any], config: CommConfig, backend: str) -> dict[str, Any]:
+    """The public document from rank 0's raw results: factors, peaks, expected figure, findings."""
+    meta = raw["meta"]
+    n = meta["world_size"]
+    expected = expected_bandwidth(backend, meta["device_name"], meta["nnodes"])
+    collectives = {}
+    for op, result in raw["collectives"].items():
+        rows = result["rows"]
+        peak = max((r["busbw_gb_per_s"] for r in rows), default=None)
+        collectives[op] = {**result, "bus_factor": bus_factor(op, n), "peak_busbw_gb_per_s": peak}
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "backend": backend,
+        **meta,
+        "dtype": "float32",
+        "iters": config.iters,
+        "warmup_iters": config.warmup_iters,
+        "expected_busbw_gb_per_s": expected.busbw_gb_per_s if expected else None,
+        "expected_source": expected.source if expected else None,
+        "collectives": collectives,
+    }
+    doc["findings"] = comm_findings(doc)
+    return doc
+
+
+def comm_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Unsupported collectives, wrong results, and peaks far below the expected bandwidth."""
+    findings = []
+    expected = doc["expected_busbw_gb_per_s"]
+    for op, result in doc["collectives"].items():
+        if not result["supported"]:
+            findings.append({"id": "comm.unsupported", "collective": op,
+                             "message": f"{op} is not supported by {doc['backend']}: {result['reason']}"})
+            continue
+        wrong = [r["size_bytes"] for r in result["rows"] if not r["correct"]]
+        if wrong:
+            findings.append({"id": "comm.incorrect", "collective": op,
+                             "message": f"{op} returned wrong values at sizes {wrong} bytes"})
+        peak = result["peak_busbw_gb_per_s"]
+        if expected and peak is not None and peak < FAR_BELOW_FRACTION * expected:
+            findings.append({
+                "id": "comm.far_below_theoretical", "collective": op,
+                "message": f"{op} peaks at {peak:.1f} GB/s bus bandwidth, {peak / expected:.0%} of the "
+                f"{expected:.0f} GB/s the interconnect offers ({doc['expected_source']}); check NCCL_P2P/"
+                "NCCL_IB settings, the GPU topology (nvidia-smi topo -m) and raise --max-bytes",
+                "peak_busbw_gb_per_s": peak, "expected_busbw_gb_per_s": expected,
+            })
+    return findings

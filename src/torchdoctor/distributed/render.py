@@ -1,0 +1,57 @@
+"""Rich tables of the distributed commands' documents (comm sweep, scaling sweep)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def fmt_bytes(size: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size} B"
+
+
+def comm_table(op: str, result: dict[str, Any]) -> Table:
+    table = Table(title=f"{op} (bus factor {result['bus_factor']:.3g})", title_justify="left")
+    for name in ("size", "count", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "correct"):
+        table.add_column(name, justify="right")
+    for row in result["rows"]:
+        table.add_row(fmt_bytes(row["size_bytes"]), str(row["count"]), f"{row['time_us']:.1f}",
+                      f"{row['algbw_gb_per_s']:.4f}", f"{row['busbw_gb_per_s']:.4f}",
+                      "yes" if row["correct"] else "[red]NO[/red]")
+    return table
+
+
+def render_comm(doc: dict[str, Any], console: Console) -> None:
+    console.print(f"[bold]torchdoctor comm[/bold]: {doc['backend']}, {doc['world_size']} ranks, "
+                  f"{doc['device_name'] or doc['device']}, {doc['iters']} timed calls per size")
+    for op, result in doc["collectives"].items():
+        if result["supported"]:
+            console.print(comm_table(op, result))
+        else:
+            console.print(f"[yellow]{op}: unsupported by {doc['backend']}[/yellow] ({result['reason']})")
+    expected = doc["expected_busbw_gb_per_s"]
+    known = f"{expected:.0f} GB/s ({doc['expected_source']})" if expected else "unknown for this backend/device"
+    console.print(f"expected bus bandwidth: {known}")
+    for finding in doc["findings"]:
+        console.print(f"[bold yellow]finding[/bold yellow] {finding['id']}: {finding['message']}")
+
+
+def render_scale(doc: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"scaling of {doc['script']}", title_justify="left")
+    unit = doc["sizes"][0]["unit"] if doc["sizes"] else "samples/s"
+    for name in ("processes", "step (ms)", f"{unit} (all ranks)", "speed-up", "efficiency", "status"):
+        table.add_column(name, justify="right")
+    for row in doc["sizes"]:
+        ms = f"{row['step_s'] * 1e3:.1f}" if row["step_s"] else "-"
+        rate = f"{row['throughput_per_s']:.1f}" if row["throughput_per_s"] else "-"
+        speedup = f"{row['speedup']:.2f}x" if row["speedup"] is not None else "-"
+        eff = f"{row['efficiency']:.0%}" if row["efficiency"] is not None else "-"
+        table.add_row(str(row["nproc"]), ms, rate, speedup, eff, row["exit_reason"])
+    console.print(table)
+    for finding in doc["findings"]:
+        console.print(f"[bold yellow]finding[/bold yellow] {finding['id']}: {finding['message']}")

@@ -1,0 +1,106 @@
+"""`torchdoctor scale`: observe one script at 1, 2, 4 ... processes and compare throughput.
+
+Definitions, for a size of n processes (all launched through torch.distributed.run):
+- `throughput_per_s`: sum over ranks of samples per second when the batch size is known
+  (`unit` "samples/s"), else sum over ranks of steps per second ("rank-steps/s").
+- `speedup` = throughput(n) / throughput(1); `efficiency` = speedup / n (1.0 is linear scaling).
+A size whose run did not complete has null figures and its exit reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from torchdoctor.distributed.errors import ScaleError
+
+SCHEMA_VERSION = 1
+#: Efficiency under this at some size is reported as a finding.
+LOW_EFFICIENCY = 0.7
+
+
+def process_counts(max_nproc: int) -> list[int]:
+    """1, 2, 4 ... up to `max_nproc`, which is always included."""
+    if max_nproc < 1:
+        raise ScaleError(f"--max-nproc must be >= 1, got {max_nproc}")
+    counts = [1]
+    while counts[-1] * 2 <= max_nproc:
+        counts.append(counts[-1] * 2)
+    return counts if counts[-1] == max_nproc else [*counts, max_nproc]
+
+
+@dataclass(kw_only=True, slots=True)
+class ScaleConfig:
+    max_nproc: int = 2
+    torchrun_args: list[str] = field(default_factory=list)
+    """Extra torchrun options; none: --standalone (a free port, so concurrent jobs never clash)."""
+    timeout_s: float | None = None
+
+
+def _throughput(record: Any) -> tuple[float | None, str]:
+    summaries = [r["summary"] for r in record.ranks] or [record.summary]
+    summaries = [dataclasses.asdict(s) if dataclasses.is_dataclass(s) else s for s in summaries]
+    if all(s.get("samples_per_s") for s in summaries):
+        return sum(s["samples_per_s"] for s in summaries), "samples/s"
+    if all(s.get("step_s") for s in summaries):
+        return sum(1.0 / s["step_s"] for s in summaries), "rank-steps/s"
+    return None, "samples/s"
+
+
+def _size_row(nproc: int, record: Any) -> dict[str, Any]:
+    throughput, unit = _throughput(record) if record.exit.reason == "completed" else (None, "samples/s")
+    return {"nproc": nproc, "run_id": record.run_id, "exit_reason": record.exit.reason,
+            "exit_message": record.exit.message, "step_s": record.summary.step_s,
+            "throughput_per_s": throughput, "unit": unit, "distributed": record.distributed}
+
+
+def scale_script(script: str | Path, args: Sequence[str], observe_config: Any, config: ScaleConfig,
+                 on_size: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Observe the script at each size and return the scaling document (docs/distributed.md)."""
+    from torchdoctor.analyse import analyse_record
+    from torchdoctor.observe import LaunchConfig, observe
+
+    rows = []
+    for nproc in process_counts(config.max_nproc):
+        if on_size:
+            on_size(nproc)
+        launch = LaunchConfig(nproc_per_node=nproc, torchrun_args=config.torchrun_args or ["--standalone"],
+                              timeout_s=config.timeout_s)
+        with tempfile.TemporaryDirectory(prefix=f"torchdoctor-scale-{nproc}-") as out:
+            record = observe(script, args, observe_config, launch, out_dir=out)
+            if record.ranks:
+                record = analyse_record(record, lint=False)
+        rows.append(_size_row(nproc, record))
+    return scaling_document(str(script), list(args), rows)
+
+
+def scaling_document(script: str, args: list[str], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Speed-up and efficiency of each size against the one-process size, plus findings."""
+    base = rows[0]["throughput_per_s"] if rows else None
+    for row in rows:
+        ok = base and row["throughput_per_s"] and row["unit"] == rows[0]["unit"]
+        row["speedup"] = row["throughput_per_s"] / base if ok else None
+        row["efficiency"] = row["speedup"] / row["nproc"] if ok else None
+    return {"schema_version": SCHEMA_VERSION, "script": script, "args": args, "sizes": rows,
+            "findings": scale_findings(rows)}
+
+
+def scale_findings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Failed sizes, low efficiency, and the stragglers seen at each size."""
+    findings = []
+    for row in rows:
+        if row["exit_reason"] != "completed":
+            findings.append({"id": "scale.run_failed", "nproc": row["nproc"],
+                             "message": f"at {row['nproc']} processes: {row['exit_message']}"})
+        elif row["efficiency"] is not None and row["nproc"] > 1 and row["efficiency"] < LOW_EFFICIENCY:
+            findings.append({"id": "scale.low_efficiency", "nproc": row["nproc"], "efficiency": row["efficiency"],
+                             "message": f"at {row['nproc']} processes the speed-up is {row['speedup']:.2f}x "
+                             f"({row['efficiency']:.0%} efficiency)"})
+        for straggler in (row["distributed"] or {}).get("stragglers", []):
+            findings.append({"id": "scale.straggler", "nproc": row["nproc"], "rank": straggler["rank"],
+                             "message": f"at {row['nproc']} processes rank {straggler['rank']} is a straggler "
+                             f"(+{straggler['excess_s'] * 1e3:.1f} ms per step, {straggler['cause']})"})
+    return findings

@@ -1,0 +1,116 @@
+"""What a knob is, and the registry every knob module adds itself to.
+
+A knob is one optimisation applied at run time to an unmodified script, inside the observed
+child process (`apply(value)` returns the undo), together with the code change that makes it
+permanent (`code_change(value)`: a snippet; `call_edit(value)`: the keyword arguments to set on a
+call site, from which `torchdoctor.knobs.diff` writes a unified diff against the user's script).
+
+Contracts:
+- `applies(record)` says whether the knob makes sense for what the Record measured and for the
+  devices present; it never raises on a Record that lacks a section.
+- `apply(value)` must be undone completely by the callable it returns.
+- `loss_rtol` is the numerics tolerance: the largest relative difference of the mean loss over
+  the measured steps against the baseline's that the tuner accepts for this knob.
+- `overridden(value, record)` reads the trial's Record and says (a sentence) when the script's own
+  code undid the knob later, so the tuner reports it instead of keeping an ineffective knob.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from torchdoctor.record import Record
+
+Undo = Callable[[], None]
+
+#: Every registered knob by name, filled by the `@register` decorator as knob modules import.
+REGISTRY: dict[str, "Knob"] = {}
+
+
+@dataclass(frozen=True)
+class CallEdit:
+    """Keyword arguments to set on calls to any of `callees` (the called name's last part)."""
+
+    callees: tuple[str, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IntRange:
+    """An integer knob's search range (inclusive) and the value tried first."""
+
+    low: int
+    high: int
+    first: int
+
+
+class Knob:
+    name: str = ""
+    kind: str = "bool"  # "bool" (value True), "choice" (one of `choices`), "int" (an IntRange)
+    loss_rtol: float = 1e-3
+    per_sample: bool = False  # compare time per sample, not per step (the knob changes the batch)
+    summary: str = ""
+
+    def applies(self, record: Record) -> bool:
+        raise NotImplementedError
+
+    def choices(self, record: Record) -> list[Any]:
+        """Values to try, in order (bool knobs: [True])."""
+        return [True]
+
+    def int_range(self, record: Record) -> IntRange:
+        raise NotImplementedError(f"{self.name} is not an integer knob")
+
+    def apply(self, value: Any) -> Undo:
+        raise NotImplementedError
+
+    def env(self, value: Any) -> dict[str, str]:
+        """Environment variables the child needs for this value (set before it starts)."""
+        return {}
+
+    def code_change(self, value: Any) -> str:
+        raise NotImplementedError
+
+    def call_edit(self, value: Any) -> CallEdit | None:
+        return None
+
+    def overridden(self, value: Any, record: Record) -> str | None:
+        return None
+
+
+def register(cls: type[Knob]) -> type[Knob]:
+    """Class decorator: instantiate the knob and add it to REGISTRY under its name."""
+    knob = cls()
+    if not knob.name or knob.name in REGISTRY:
+        raise ValueError(f"knob {cls.__name__} has an empty or duplicate name {knob.name!r}")
+    REGISTRY[knob.name] = knob
+    return cls
+
+
+# -- facts every knob reads from a Record --------------------------------------------------------
+def cuda_capability(record: Record) -> tuple[int, int] | None:
+    """Compute capability of the first GPU the Record saw, or None without CUDA."""
+    gpus = record.env.get("devices", {}).get("gpus") or []
+    if not gpus:
+        return None
+    major, minor = str(gpus[0].get("capability", "0.0")).split(".")
+    return int(major), int(minor)
+
+
+def trains(record: Record) -> bool:
+    """Whether the measured steps ran a backward pass."""
+    return any(step.backward_s > 0 for step in record.steps) or bool(record.env.get("optimizers"))
+
+
+def module_types(record: Record) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for model in record.env.get("models") or []:
+        for name, count in (model.get("module_types") or {}).items():
+            found[name] = found.get(name, 0) + count
+    return found
+
+
+def cpu_cores(record: Record) -> int:
+    cpu = record.env.get("cpu") or {}
+    return int(cpu.get("affinity_cores") or cpu.get("logical_cores") or 1)

@@ -1,0 +1,49 @@
+"""Batch size: larger batches per DataLoader. It changes the training dynamics, so the tuner
+tries it only with `--allow-batch-size`, compares time per sample instead of time per step, and
+reports the learning-rate scaling the user should apply with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch.utils.data
+
+from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, register
+from torchdoctor.knobs.patching import intercept_init
+from torchdoctor.record import Record
+
+
+def measured_batch_size(record: Record) -> int | None:
+    sizes = [s.batch_size for s in record.steps if s.batch_size]
+    return max(set(sizes), key=sizes.count) if sizes else None
+
+
+@register
+class BatchSize(Knob):
+    name = "batch_size"
+    kind = "int"
+    loss_rtol = float("inf")  # another batch size is another loss curve: only NaN/divergence reject
+    per_sample = True
+    summary = "a larger batch per step (changes training dynamics: scale the learning rate)"
+
+    def applies(self, record: Record) -> bool:
+        loaders = record.env.get("dataloaders") or []
+        return measured_batch_size(record) is not None and any(d.get("batch_size") for d in loaders)
+
+    def int_range(self, record: Record) -> IntRange:
+        size = measured_batch_size(record) or 1
+        return IntRange(low=size, high=size * 8, first=size * 2)
+
+    def apply(self, value: Any) -> Undo:
+        def rewrite(arguments: dict[str, Any]) -> None:
+            if arguments.get("batch_size") and arguments.get("batch_sampler") is None:
+                arguments["batch_size"] = int(value)
+
+        return intercept_init(torch.utils.data.DataLoader, rewrite)
+
+    def code_change(self, value: Any) -> str:
+        return (f"DataLoader(..., batch_size={value})\n"
+                "# scale the learning rate with it: lr * new/old (SGD, linear rule) or lr * sqrt(new/old) (Adam)")
+
+    def call_edit(self, value: Any) -> CallEdit:
+        return CallEdit(("DataLoader",), {"batch_size": int(value)})

@@ -1,0 +1,59 @@
+"""torch.compile of the outermost module, applied at its first forward.
+
+The value is a dict: `mode` ("default", "reduce-overhead", "max-autotune"), `dynamic`
+(True/False/None) and `backend` ("inductor" unless told; "eager" checks the mechanics without
+code generation). The module's `forward` is replaced by the compiled one, so the module's own
+hooks (torchdoctor's timing among them) stay outside the compiled graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from torchdoctor.knobs.base import Knob, Undo, register
+from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
+from torchdoctor.record import Record
+
+MODES = ("default", "reduce-overhead", "max-autotune")
+
+
+def _options(value: Any) -> dict[str, Any]:
+    options = {"mode": "default", "dynamic": None, "backend": "inductor"}
+    options.update(value if isinstance(value, dict) else {})
+    if options["mode"] not in MODES:
+        raise ValueError(f"compile mode must be one of {MODES}, got {options['mode']!r}")
+    return options
+
+
+@register
+class Compile(Knob):
+    name = "compile"
+    kind = "choice"
+    loss_rtol = 1e-2
+    summary = "torch.compile the model (fused kernels, less Python overhead)"
+
+    def applies(self, record: Record) -> bool:
+        return bool(record.env.get("models")) and not record.env.get("compile_used")
+
+    def choices(self, record: Record) -> list[Any]:
+        modes = ["default"] + (["reduce-overhead", "max-autotune"] if record.env.get("devices", {}).get("cuda_available") else [])
+        return [{"mode": mode, "dynamic": False} for mode in modes]
+
+    def apply(self, value: Any) -> Undo:
+        options = _options(value)
+
+        def action(module: torch.nn.Module) -> Undo:
+            return wrap_forward(module, lambda forward: torch.compile(forward, **options))
+
+        return at_first_root_forward(action)
+
+    def code_change(self, value: Any) -> str:
+        options = _options(value)
+        arguments = [f'mode="{options["mode"]}"']
+        if options["dynamic"] is not None:
+            arguments.append(f"dynamic={options['dynamic']}")
+        if options["backend"] != "inductor":
+            arguments.append(f'backend="{options["backend"]}"')
+        return f"model = torch.compile(model, {', '.join(arguments)})"

@@ -1,0 +1,153 @@
+"""Precision knobs: bf16 autocast (CPU and GPU), fp16 autocast with a GradScaler (GPUs without
+bf16), and TF32 matmuls (`set_float32_matmul_precision("high")`, Ampere and later).
+
+Autocast wraps the outermost module's forward from its second call on; the loss computed outside
+the model then runs on the autocast output, as in the AMP recipe's "forward under autocast".
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import torch
+
+from torchdoctor.knobs.base import Knob, Undo, cuda_capability, register, trains
+from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
+from torchdoctor.record import Record
+
+
+def _device_type(module: torch.nn.Module) -> str:
+    parameter = next(module.parameters(), None)
+    return parameter.device.type if parameter is not None else "cpu"
+
+
+def _autocast_forward(dtype: torch.dtype) -> Undo:
+    def action(module: torch.nn.Module) -> Undo:
+        device = _device_type(module)
+
+        def wrapper(forward: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(forward)
+            def autocast_forward(*args: Any, **kwargs: Any) -> Any:
+                with torch.autocast(device_type=device, dtype=dtype):
+                    return forward(*args, **kwargs)
+            return autocast_forward
+
+        return wrap_forward(module, wrapper)
+
+    return at_first_root_forward(action)
+
+
+def _already_autocast(record: Record) -> bool:
+    return bool((record.env.get("forward_state") or {}).get("autocast"))
+
+
+def _fp32_model(record: Record) -> bool:
+    models = record.env.get("models") or []
+    return any("float32" in (m.get("parameter_dtypes") or {}) for m in models)
+
+
+@register
+class AutocastBF16(Knob):
+    name = "autocast_bf16"
+    loss_rtol = 5e-2
+    summary = "run the forward in bfloat16 autocast"
+
+    def applies(self, record: Record) -> bool:
+        capability = cuda_capability(record)
+        gpu_ok = capability is None or capability >= (8, 0)
+        return gpu_ok and _fp32_model(record) and not _already_autocast(record)
+
+    def apply(self, value: Any) -> Undo:
+        return _autocast_forward(torch.bfloat16)
+
+    def code_change(self, value: Any) -> str:
+        return ('with torch.autocast(device_type="cuda", dtype=torch.bfloat16):  # or "cpu"\n'
+                "    output = model(inputs)\n    loss = loss_fn(output, target)")
+
+
+@register
+class AutocastFP16(Knob):
+    name = "autocast_fp16"
+    loss_rtol = 5e-2
+    summary = "fp16 autocast with a GradScaler, for GPUs without bfloat16"
+
+    def applies(self, record: Record) -> bool:
+        capability = cuda_capability(record)
+        return (capability is not None and capability < (8, 0) and _fp32_model(record)
+                and not _already_autocast(record))
+
+    def apply(self, value: Any) -> Undo:
+        undos = [_autocast_forward(torch.float16)]
+        if torch.cuda.is_available():  # the scaler only matters where fp16 gradients can underflow
+            undos.append(_grad_scaling(torch.amp.GradScaler("cuda")))
+        return chain(undos)
+
+    def code_change(self, value: Any) -> str:
+        return ('scaler = torch.amp.GradScaler("cuda")\n'
+                'with torch.autocast(device_type="cuda", dtype=torch.float16):\n'
+                "    loss = loss_fn(model(inputs), target)\n"
+                "scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()")
+
+
+def _grad_scaling(scaler: torch.amp.GradScaler) -> Undo:
+    """Scale every loss before backward and route each optimizer's step through the scaler."""
+    original_backward = torch.Tensor.backward
+
+    def scaled_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        target = scaler.scale(self) if self.numel() == 1 and self.requires_grad else self
+        return original_backward(target, *args, **kwargs)
+
+    def scaled_step_for(optimizer: torch.optim.Optimizer) -> None:
+        def step(*args: Any, **kwargs: Any) -> Any:
+            del optimizer.step  # scaler.step calls the class's own step
+            try:
+                result = scaler.step(optimizer, *args, **kwargs)
+                scaler.update()
+            finally:
+                optimizer.step = step  # type: ignore[method-assign]
+            return result
+        optimizer.step = step  # type: ignore[method-assign]
+
+    original_init = torch.optim.Optimizer.__init__
+
+    def init(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        scaled_step_for(self)
+
+    undos = [patch_attr(torch.Tensor, "backward", scaled_backward),
+             patch_attr(torch.optim.Optimizer, "__init__", init)]
+    return chain(undos)
+
+
+@register
+class TF32(Knob):
+    name = "tf32"
+    loss_rtol = 1e-2
+    summary = "TensorFloat-32 matmuls and convolutions (Ampere and later)"
+
+    def applies(self, record: Record) -> bool:
+        capability = cuda_capability(record)
+        switches = record.env.get("torch") or {}
+        return (capability is not None and capability >= (8, 0)
+                and switches.get("float32_matmul_precision", "highest") == "highest")
+
+    def apply(self, value: Any) -> Undo:
+        before = (torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32)
+        torch.set_float32_matmul_precision("high")
+        torch.backends.cudnn.allow_tf32 = True
+
+        def undo() -> None:
+            torch.set_float32_matmul_precision(before[0])
+            torch.backends.cudnn.allow_tf32 = before[1]
+
+        return undo
+
+    def code_change(self, value: Any) -> str:
+        return 'torch.set_float32_matmul_precision("high")\ntorch.backends.cudnn.allow_tf32 = True'
+
+    def overridden(self, value: Any, record: Record) -> str | None:
+        precision = (record.env.get("torch") or {}).get("float32_matmul_precision")
+        if precision == "highest":
+            return "the script set float32_matmul_precision back to 'highest'"
+        return None

@@ -1,0 +1,186 @@
+"""Runtime switches: cudnn.benchmark, channels_last, intra-op threads, anomaly detection off,
+inference_mode for loops that never call backward, zero_grad(set_to_none=True)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable
+
+import torch
+
+from torchdoctor.knobs.base import (CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, module_types,
+                                    register, trains)
+from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
+from torchdoctor.record import Record
+
+_CONV_TYPES = ("Conv2d", "Conv3d", "ConvTranspose2d")
+
+
+def _switch(record: Record, name: str) -> Any:
+    return (record.env.get("torch") or {}).get(name)
+
+
+@register
+class CudnnBenchmark(Knob):
+    name = "cudnn_benchmark"
+    summary = "let cuDNN pick the fastest convolution algorithm for each input shape"
+
+    def applies(self, record: Record) -> bool:
+        has_conv = any(name in module_types(record) for name in _CONV_TYPES)
+        return cuda_capability(record) is not None and has_conv and not _switch(record, "cudnn_benchmark")
+
+    def apply(self, value: Any) -> Undo:
+        return patch_attr(torch.backends.cudnn, "benchmark", True)
+
+    def code_change(self, value: Any) -> str:
+        return "torch.backends.cudnn.benchmark = True"
+
+    def overridden(self, value: Any, record: Record) -> str | None:
+        return None if _switch(record, "cudnn_benchmark") else "the script set cudnn.benchmark back to False"
+
+
+@register
+class ChannelsLast(Knob):
+    name = "channels_last"
+    loss_rtol = 1e-2
+    summary = "NHWC memory format for convolution nets (model and 4-D inputs)"
+
+    def applies(self, record: Record) -> bool:
+        return any(name in module_types(record) for name in ("Conv2d", "ConvTranspose2d"))
+
+    def apply(self, value: Any) -> Undo:
+        def action(module: torch.nn.Module) -> Undo:
+            module.to(memory_format=torch.channels_last)
+            return wrap_forward(module, _channels_last_inputs)
+
+        return at_first_root_forward(action)
+
+    def code_change(self, value: Any) -> str:
+        return ("model = model.to(memory_format=torch.channels_last)\n"
+                "inputs = inputs.to(memory_format=torch.channels_last)")
+
+
+def _channels_last_inputs(forward: Callable[..., Any]) -> Callable[..., Any]:
+    def convert(item: Any) -> Any:
+        if isinstance(item, torch.Tensor) and item.dim() == 4:
+            return item.contiguous(memory_format=torch.channels_last)
+        return item
+
+    @functools.wraps(forward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return forward(*map(convert, args), **{k: convert(v) for k, v in kwargs.items()})
+    return run
+
+
+@register
+class Threads(Knob):
+    name = "threads"
+    kind = "int"
+    summary = "intra-op threads (torch.set_num_threads, OMP_NUM_THREADS, MKL_NUM_THREADS)"
+
+    def applies(self, record: Record) -> bool:
+        return cpu_cores(record) > 1
+
+    def int_range(self, record: Record) -> IntRange:
+        cores = cpu_cores(record)
+        return IntRange(low=1, high=cores, first=cores)
+
+    def apply(self, value: Any) -> Undo:
+        before = torch.get_num_threads()
+        torch.set_num_threads(int(value))
+        return lambda: torch.set_num_threads(before)
+
+    def env(self, value: Any) -> dict[str, str]:
+        return {"OMP_NUM_THREADS": str(value), "MKL_NUM_THREADS": str(value)}
+
+    def code_change(self, value: Any) -> str:
+        return f"torch.set_num_threads({value})  # and OMP_NUM_THREADS={value} MKL_NUM_THREADS={value}"
+
+    def overridden(self, value: Any, record: Record) -> str | None:
+        threads = _switch(record, "num_threads")
+        if threads is not None and threads != int(value):
+            return f"the script set torch.set_num_threads({threads}) itself, after the knob's {value}"
+        return None
+
+
+@register
+class NoAnomalyDetection(Knob):
+    name = "no_anomaly_detection"
+    summary = "turn off autograd anomaly detection, a debugging switch that slows every op"
+
+    def applies(self, record: Record) -> bool:
+        return bool(_switch(record, "anomaly_detection"))
+
+    def apply(self, value: Any) -> Undo:
+        torch.autograd.set_detect_anomaly(False)
+        undos = [patch_attr(torch.autograd, "set_detect_anomaly", _ignore_anomaly),
+                 patch_attr(torch.autograd.anomaly_mode.set_detect_anomaly, "__init__", _ignore_anomaly_init),
+                 patch_attr(torch.autograd.anomaly_mode.detect_anomaly, "__enter__", lambda self: None),
+                 patch_attr(torch.autograd.anomaly_mode.detect_anomaly, "__exit__", lambda self, *a: None)]
+        return chain(undos)
+
+    def code_change(self, value: Any) -> str:
+        return "# remove torch.autograd.set_detect_anomaly(True) / detect_anomaly() from the training loop"
+
+    def overridden(self, value: Any, record: Record) -> str | None:
+        return "anomaly detection was still on at the end of the run" if _switch(record, "anomaly_detection") else None
+
+
+def _ignore_anomaly(mode: bool = True, check_nan: bool = True) -> contextlib.nullcontext:
+    return contextlib.nullcontext()
+
+
+def _ignore_anomaly_init(self: Any, mode: bool = True, check_nan: bool = True) -> None:
+    self.prev, self.prev_check_nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
+
+
+@register
+class InferenceMode(Knob):
+    name = "inference_mode"
+    loss_rtol = 1e-6
+    summary = "run the forward under torch.inference_mode() (the loop never calls backward)"
+
+    def applies(self, record: Record) -> bool:
+        state = record.env.get("forward_state") or {}
+        return bool(record.steps) and not trains(record) and not state.get("inference_mode")
+
+    def apply(self, value: Any) -> Undo:
+        def action(module: torch.nn.Module) -> Undo:
+            return wrap_forward(module, _inference_forward)
+
+        return at_first_root_forward(action)
+
+    def code_change(self, value: Any) -> str:
+        return "with torch.inference_mode():\n    output = model(inputs)"
+
+
+def _inference_forward(forward: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(forward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with torch.inference_mode():
+            return forward(*args, **kwargs)
+    return run
+
+
+@register
+class ZeroGradSetToNone(Knob):
+    name = "zero_grad_set_to_none"
+    summary = "zero_grad(set_to_none=True): drop gradients instead of writing zeros"
+
+    def applies(self, record: Record) -> bool:
+        return trains(record)
+
+    def apply(self, value: Any) -> Undo:
+        optimizer_zero = torch.optim.Optimizer.zero_grad
+        module_zero = torch.nn.Module.zero_grad
+        return chain([
+            patch_attr(torch.optim.Optimizer, "zero_grad", lambda self, set_to_none=True: optimizer_zero(self, True)),
+            patch_attr(torch.nn.Module, "zero_grad", lambda self, set_to_none=True: module_zero(self, True)),
+        ])
+
+    def code_change(self, value: Any) -> str:
+        return "optimizer.zero_grad(set_to_none=True)"
+
+    def call_edit(self, value: Any) -> CallEdit:
+        return CallEdit(("zero_grad",), {"set_to_none": True})

@@ -1,0 +1,79 @@
+"""Terminal rendering of `record.memory` (a dict, so old Records render too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def fmt_bytes(value: float | None) -> str:
+    if value is None:
+        return "-"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= size:
+            return f"{value / size:.2f} {unit}"
+    return f"{int(value)} B"
+
+
+def _categories(b: dict[str, Any]) -> Table:
+    peak = b.get("peak_bytes") or 0
+    table = Table(title=f"peak {fmt_bytes(peak)} on {b['device']}, during {b.get('phase') or '?'}")
+    for column in ("category", "bytes", "share of peak"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for name, value in b.get("categories_bytes", {}).items():
+        if value:
+            table.add_row(name.replace("_", " "), fmt_bytes(value), f"{value / peak:.1%}" if peak else "-")
+    return table
+
+
+def _modules(b: dict[str, Any]) -> Table:
+    table = Table(title="top-level modules")
+    for column in ("module", "parameters", "kept for backward", "output", "peak in forward", "peak in backward"):
+        table.add_column(column, justify="left" if column == "module" else "right")
+    for m in b.get("modules", []):
+        table.add_row(m["name"], fmt_bytes(m["parameter_bytes"]), fmt_bytes(m.get("activation_bytes")),
+                      fmt_bytes(m["output_bytes"]), fmt_bytes(m.get("peak_forward_bytes")),
+                      fmt_bytes(m.get("peak_backward_bytes")))  # fmt: skip
+    return table
+
+
+def _what_if(w: dict[str, Any]) -> list[str]:
+    lines = []
+    if w.get("checkpointing_peak_bytes") is not None:
+        lines.append(f"activation checkpointing of repeated blocks: ~{fmt_bytes(w['checkpointing_peak_bytes'])}")
+    if w.get("autocast_bf16_peak_bytes") is not None:
+        lines.append(f"bf16 autocast: ~{fmt_bytes(w['autocast_bf16_peak_bytes'])}")
+    if w.get("per_sample_bytes"):
+        lines.append(f"each sample of the batch adds ~{fmt_bytes(w['per_sample_bytes'])}")
+    if w.get("largest_batch_in_budget") is not None:
+        lines.append(f"largest batch within {fmt_bytes(w['budget_bytes'])}: ~{w['largest_batch_in_budget']}")
+    return lines
+
+
+def render_memory(memory: dict[str, Any] | None, console: Console) -> None:
+    if not memory:
+        console.print("[yellow]no memory measurement: the script did not reach the memory window[/yellow]")
+        return
+    b = memory["breakdown"]
+    if b.get("reason"):
+        console.print(f"[yellow]note:[/yellow] {b['reason']}")
+    if b.get("categories_bytes"):
+        console.print(_categories(b))
+        if b.get("modules"):
+            console.print(_modules(b))
+    else:
+        console.print(f"peak {fmt_bytes(b.get('peak_bytes'))} ({b['method']}; no categories)")
+    if b.get("allocator"):
+        a = b["allocator"]
+        console.print(f"CUDA allocator: allocated {fmt_bytes(a['allocated_bytes'])}, reserved "
+                      f"{fmt_bytes(a['reserved_bytes'])}, peak {fmt_bytes(a['peak_allocated_bytes'])}, "
+                      f"fragmentation {a['fragmentation']:.1%}")  # fmt: skip
+    lines = _what_if(memory.get("what_if") or {})
+    if lines:
+        console.print("[bold]estimated peak with[/bold]\n  " + "\n  ".join(lines))
+    if memory.get("snapshot"):
+        console.print(f"memory snapshot: {memory['snapshot']} (analyse it with torchdoctor.memory.snapshot)")
+    elif memory.get("snapshot_note"):
+        console.print(f"[yellow]no snapshot:[/yellow] {memory['snapshot_note']}")

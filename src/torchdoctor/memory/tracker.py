@@ -1,0 +1,194 @@
+"""Measuring one step's memory with `torch.distributed._tools.mem_tracker.MemTracker`.
+
+MemTracker is a TorchDispatchMode: it sees every tensor created inside its context and files
+its storage under a category (see torchdoctor.memory.breakdown). It is private API, so
+`mem_tracker_support()` probes for what we use and `StepMemoryTracker` falls back to allocator
+or RSS totals, with the reason, when it is missing or fails.
+
+Two things MemTracker does not do and this module adds, by subclassing:
+- the phase of the peak (forward, backward, optimizer), noted when the global peak grows;
+- several calls of the root module in one step (gradient accumulation): MemTracker refuses the
+  second call ("does not support memory tracking for multiple iterative calls"); we keep the
+  per-module figures seen so far, `reset_mod_stats()`, and go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from torchdoctor.memory.breakdown import CATEGORIES, MemoryBreakdown, ModuleMemory
+
+#: MemTracker members this module relies on; a torch without them gets the fallback.
+_REQUIRED = ("track_external", "get_tracker_snapshot", "reset_mod_stats", "memory_tracking",
+             "_update_peak_stats", "_pre_fw_hook", "_mod_tracker", "_in_opt")
+_TOTAL = "Total"
+
+
+def torch_version() -> str:
+    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
+def mem_tracker_support() -> str | None:
+    """None when MemTracker can be used here, else why not (names the torch version)."""
+    try:
+        from torch.distributed._tools.mem_tracker import MemTracker
+    except ImportError as exc:
+        return f"MemTracker unavailable on torch {torch_version()} ({exc})"
+    probe = MemTracker()
+    missing = [name for name in _REQUIRED if not hasattr(probe, name) and not hasattr(MemTracker, name)]
+    if missing:
+        return f"MemTracker on torch {torch_version()} lacks {', '.join(missing)}"
+    return None
+
+
+def _tracker_class() -> type:
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    class PhaseMemTracker(MemTracker):
+        """MemTracker that notes the phase of the peak and tolerates repeated root calls."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.peak_phase: str | None = None
+            self.harvested: dict[str, ModuleMemory] = {}
+
+        def _update_peak_stats(self, peak_state: Any) -> None:
+            before = dict(self._peak_mem)
+            super()._update_peak_stats(peak_state)
+            if self._peak_mem != before:
+                self.peak_phase = self._phase_now()
+
+        def _phase_now(self) -> str:
+            if self._in_opt:
+                return "optimizer"
+            if self._mod_tracker.is_bw:
+                return "backward"
+            return "forward" if set(self._mod_tracker.parents) - {"Global"} else "outside"
+
+        def _pre_fw_hook(self, module: torch.nn.Module, inputs: Any) -> None:
+            try:
+                super()._pre_fw_hook(module, inputs)
+            except NotImplementedError:  # the root called again: next micro-batch
+                self.harvested = merge_modules(self.harvested, module_stats(self))
+                self.reset_mod_stats()
+                super()._pre_fw_hook(module, inputs)
+
+    return PhaseMemTracker
+
+
+def merge_modules(a: dict[str, ModuleMemory], b: dict[str, ModuleMemory]) -> dict[str, ModuleMemory]:
+    """Per module name, the larger of each figure."""
+    merged = dict(a)
+    for name, m in b.items():
+        old = merged.get(name)
+        if old is None:
+            merged[name] = m
+            continue
+        merged[name] = ModuleMemory(
+            name, max(old.parameter_bytes, m.parameter_bytes), max(old.output_bytes, m.output_bytes),
+            _max_opt(old.activation_bytes, m.activation_bytes),
+            _max_opt(old.peak_forward_bytes, m.peak_forward_bytes),
+            _max_opt(old.peak_backward_bytes, m.peak_backward_bytes),
+        )
+    return merged
+
+
+def _max_opt(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _state_total(stats: Any, state_name: str) -> int | None:
+    """Largest per-device total of the module's last snapshot in state `state_name`."""
+    for state, snaps in stats.snapshots.items():
+        if state.name == state_name and snaps:
+            return max((snap.get(_TOTAL, 0) for snap in snaps[-1].values()), default=None)
+    return None
+
+
+def _growth(stats: Any) -> int | None:
+    before, after = _state_total(stats, "PRE_FW"), _state_total(stats, "POST_FW")
+    return None if before is None or after is None else after - before
+
+
+def module_stats(tracker: Any) -> dict[str, ModuleMemory]:
+    """Every module MemTracker saw, by fully qualified name (root's class name first)."""
+    result = {}
+    for stats in tracker.memory_tracking.values():
+        result[stats.mod_fqn] = ModuleMemory(
+            name=stats.mod_fqn,
+            parameter_bytes=int(getattr(stats, "parameter_mem", 0) or 0),
+            output_bytes=int(getattr(stats, "output_mem", 0) or 0),
+            activation_bytes=_growth(stats),
+            peak_forward_bytes=_state_total(stats, "PEAK_FW"),
+            peak_backward_bytes=_state_total(stats, "PEAK_BW"),
+        )
+    return result
+
+
+def top_level(root: torch.nn.Module, modules: dict[str, ModuleMemory]) -> list[ModuleMemory]:
+    """The root's children that were called; uncalled containers (ModuleList) are opened."""
+    root_name = next((name for name in modules if "." not in name), type(root).__name__)
+    found: list[ModuleMemory] = []
+
+    def visit(module: torch.nn.Module, prefix: str) -> None:
+        for child_name, child in module.named_children():
+            name = f"{prefix}.{child_name}"
+            if name in modules:
+                found.append(modules[name])
+            else:
+                visit(child, name)
+
+    visit(root, root_name)
+    return found
+
+
+class StepMemoryTracker:
+    """Tracks the memory of the code run between `start` and `stop` (one step).
+
+    `start` may be called on a step boundary inside the user's loop and `stop` on the next one:
+    MemTracker's context is entered and left by hand, not with `with`.
+    """
+
+    def __init__(self) -> None:
+        self.reason = mem_tracker_support()
+        self._tracker: Any = None
+        self._root: torch.nn.Module | None = None
+        self._start_snap: dict[Any, dict[str, int]] = {}
+
+    @property
+    def active(self) -> bool:
+        return self._tracker is not None
+
+    def start(self, root: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None) -> bool:
+        """Enter MemTracker; False (and `reason` set) when it cannot be used."""
+        if self.reason is not None:
+            return False
+        tracker = _tracker_class()()
+        tracker.track_external(*(obj for obj in (root, optimizer) if obj is not None))
+        self._start_snap = tracker.get_tracker_snapshot("current")
+        tracker.__enter__()
+        self._tracker, self._root = tracker, root
+        return True
+
+    def stop(self, reason: str | None = None) -> MemoryBreakdown:
+        """Leave MemTracker and return the breakdown; `reason` notes an unfinished step."""
+        tracker, self._tracker = self._tracker, None
+        tracker.__exit__(None, None, None)
+        peak = tracker.get_tracker_snapshot("peak")
+        device = max(peak, key=lambda d: (d.type != "cpu", peak[d].get(_TOTAL, 0)), default=None)
+        if device is None:
+            return MemoryBreakdown("mem_tracker", "cpu", 0, reason=reason or "no tensor was tracked")
+        snap = peak[device]
+        modules = merge_modules(tracker.harvested, module_stats(tracker))
+        return MemoryBreakdown(
+            method="mem_tracker",
+            device=str(device),
+            peak_bytes=int(snap.get(_TOTAL, 0)),
+            categories_bytes={name: int(snap.get(key, 0)) for key, name in CATEGORIES.items()},
+            phase=tracker.peak_phase,
+            modules=top_level(self._root, modules) if self._root is not None else [],
+            start_bytes=int(self._start_snap.get(device, {}).get(_TOTAL, 0)),
+            reason=reason,
+        )

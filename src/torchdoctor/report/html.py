@@ -1,0 +1,162 @@
+"""HTML renderer: one self-contained, offline page (no network requests) for one Record.
+
+The page is a Jinja2 template (`static/report.html.j2`, autoescaped: every string from a trace,
+a script or a path goes through HTML escaping) with the CSS and the script of `static/` inlined.
+Tables and the breakdown bars are drawn here; the per-step chart, the step timeline and the
+memory chart are drawn in the browser by `static/report.js` from the Record's JSON, embedded in a
+`<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX`
+escapes, and put into the page with `textContent` only. A Content-Security-Policy allows only that
+one inline script (by its hash) and inline styles, so even a missed escape could not load anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import orjson
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from torchdoctor.record import Record
+from torchdoctor.report.console import fmt_percent, fmt_seconds
+from torchdoctor.report.console_findings import evidence_text, fix_parts, ranked
+
+_BREAKDOWN = (
+    ("data_wait_fraction", "DataLoader wait", "#c0399b"),
+    ("forward_fraction", "forward", "#1f9fbf"),
+    ("backward_fraction", "backward", "#3366cc"),
+    ("optimizer_fraction", "optimizer step", "#2e9e50"),
+    ("other_fraction", "other (not in a hook)", "#9a9a9a"),
+)
+_TRACE_BREAKDOWN = (
+    ("kernel_us", "device kernels", "#2e9e50"), ("memcpy_us", "memcpy", "#d9534f"),
+    ("memset_us", "memset", "#e6a700"), ("communication_us", "communication", "#8e44ad"),
+    ("runtime_us", "CUDA runtime", "#f08a24"), ("dataloader_us", "DataLoader", "#c0399b"),
+    ("cpu_exec_us", "CPU execution", "#3366cc"), ("other_us", "other", "#9a9a9a"),
+)  # fmt: skip
+_ENV_SECTIONS = ("versions", "devices", "cpu", "torch", "env_vars", "distributed")
+_FORMATTER = HtmlFormatter(nowrap=True, style="friendly")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _static(name: str) -> str:
+    return resources.files("torchdoctor.report").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside a `<script>` element: no `<`, `>`, `&` (so no `</script>`), no line separators."""
+    text = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY, default=str).decode("utf-8")
+    return Markup("".join(_JSON_ESCAPES.get(ch, ch) for ch in text))
+
+
+def _bar(parts: list[tuple[str, str, float, str]]) -> list[dict[str, Any]]:
+    """Segments of a 100%-wide bar: label, colour, share of the total, and a caption."""
+    total = sum(value for _, _, value, _ in parts) or 1.0
+    return [{"label": label, "colour": colour, "share": value / total, "caption": caption}
+            for label, colour, value, caption in parts if value > 0]  # fmt: skip
+
+
+def breakdown_bars(record: Record) -> list[dict[str, Any]]:
+    """The step-time bars: measured host wall time (always), and the profiled steps by trace category."""
+    s, bars = record.summary, []
+    if s.num_steps:
+        parts = [(label, colour, getattr(s, key) or 0.0, f"{fmt_percent(getattr(s, key))}, "
+                  f"{fmt_seconds((getattr(s, key) or 0.0) * (s.step_s or 0.0))} per step")
+                 for key, label, colour in _BREAKDOWN]  # fmt: skip
+        bars.append({"title": f"Median step {fmt_seconds(s.step_s)}, host wall time", "segments": _bar(parts)})
+    rank = _first_rank(record)
+    breakdown, steps = rank.get("breakdown_us") or {}, rank.get("steps_count") or 1
+    if breakdown:
+        total = sum(breakdown.values()) or 1.0
+        parts = [(label, colour, breakdown.get(key, 0.0), f"{100 * breakdown.get(key, 0.0) / total:.1f}%, "
+                  f"{fmt_seconds(breakdown.get(key, 0.0) / steps / 1e6)} per step")
+                 for key, label, colour in _TRACE_BREAKDOWN]  # fmt: skip
+        bars.append({"title": f"Profiled steps ({steps}), by what ran (trace)", "segments": _bar(parts)})
+    return bars
+
+
+def _first_rank(record: Record) -> dict[str, Any]:
+    ranks = (record.trace or {}).get("ranks") or []
+    return ranks[0] if ranks else {}
+
+
+def top_operators(record: Record, limit: int = 12) -> dict[str, list[dict[str, Any]]]:
+    """Top host operators by self time and top device kernels, per profiled step (first rank)."""
+    rank = _first_rank(record)
+    steps = rank.get("steps_count") or 1
+    host = [{"name": op["name"], "count": op["count"] / steps, "time": fmt_seconds(op["self_us"] / steps / 1e6),
+             "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
+            for op in (rank.get("host") or {}).get("top_by_self_time", [])[:limit]]  # fmt: skip
+    kernels = ((rank.get("device") or {}).get("kernels") or {}).get("top", [])[:limit]
+    device = [{"name": k["name"], "count": k["count"] / steps, "time": fmt_seconds(k["total_us"] / steps / 1e6),
+               "mean": fmt_seconds(k["mean_us"] / 1e6), "share": fmt_percent(k.get("share_fraction"))}
+              for k in kernels]  # fmt: skip
+    return {"host": host, "device": device}
+
+
+def finding_views(record: Record) -> list[dict[str, Any]]:
+    """Findings, ranked, with their fix code highlighted by Pygments (which escapes it)."""
+    views = []
+    for finding in ranked(record.findings):
+        text, code = fix_parts(finding)
+        evidence = finding.get("evidence")
+        upside = finding.get("upside")
+        views.append({
+            **{k: str(finding.get(k) or "") for k in ("id", "layer", "severity", "title", "explanation", "knob")},
+            "upside": f"{100 * upside:.0f}%" if isinstance(upside, (int, float)) else "-",
+            "upside_width": min(max(float(upside), 0.0), 1.0) if isinstance(upside, (int, float)) else 0.0,
+            "evidence": [(str(k), evidence_text({k: v})[len(str(k)) + 1 :]) for k, v in evidence.items()]
+            if isinstance(evidence, dict) else [],
+            "fix_text": text,
+            "fix_code": Markup(highlight(code, PythonLexer(), _FORMATTER)) if code else "",
+        })  # fmt: skip
+    return views
+
+
+def environment_sections(record: Record) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Environment fingerprint sections as (title, [(key, value)]); nested values as compact JSON."""
+    out = []
+    for name in _ENV_SECTIONS:
+        section = record.env.get(name)
+        if isinstance(section, dict) and section:
+            rows = [(str(k), v if isinstance(v, str) else orjson.dumps(v, default=str).decode()) for k, v in section.items()]
+            out.append((name.replace("_", " "), rows))
+    return out
+
+
+def _figures(record: Record) -> list[tuple[str, str]]:
+    s = record.summary
+    rows = [("script", " ".join([record.script or "(trace files)", *record.argv])), ("run", record.run_id),
+            ("recorded", record.created_at), ("exit", f"{record.exit.reason} ({record.exit.status})")]  # fmt: skip
+    if s.num_steps:
+        rows.append(("median step", f"{fmt_seconds(s.step_s)} (p10 {fmt_seconds(s.step_s_p10)}, "
+                                    f"p90 {fmt_seconds(s.step_s_p90)}) over {s.num_steps} steps"))  # fmt: skip
+    if s.samples_per_s:
+        rows.append(("throughput", f"{s.samples_per_s:,.1f} samples/s"))
+    return rows + [("trace", str(path)) for path in record.artifacts.get("traces", [])]
+
+
+class HtmlRenderer:
+    """The Record as one self-contained HTML page (see the module docstring)."""
+
+    extension = "html"
+
+    def render(self, record: Record) -> str:
+        env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+        script = _static("report.js")
+        digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+        return env.from_string(_static("report.html.j2")).render(
+            title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
+            bars=breakdown_bars(record), ops=top_operators(record), findings=finding_views(record),
+            environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
+            timeline=bool((record.trace or {}).get("timeline")), record_json=script_json(record.to_dict()),
+            css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
+            script=Markup(script), script_hash=digest,
+        )  # fmt: skip

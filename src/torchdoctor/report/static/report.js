@@ -1,0 +1,150 @@
+// torchdoctor HTML report: draws the per-step chart, the step timeline and the memory chart from
+// the embedded Record. Every string goes into the page through textContent (never innerHTML),
+// so names taken from traces or scripts stay text.
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var record = JSON.parse(document.getElementById("td-record").textContent);
+  var STEP_PARTS = [["data_wait_s", "DataLoader wait", "#c0399b"], ["forward_s", "forward", "#1f9fbf"],
+    ["backward_s", "backward", "#3366cc"], ["optimizer_s", "optimizer step", "#2e9e50"]];
+  var KIND_COLOURS = { annotation: "#b9a6d8", cpu_op: "#5b8fd6", runtime: "#f08a24", kernel: "#2e9e50",
+    memcpy: "#d9534f", memset: "#e6a700" };
+  var MEMORY_COLOURS = ["#3366cc", "#2e9e50", "#f08a24", "#c0399b", "#1f9fbf", "#9a9a9a", "#e6a700"];
+
+  function el(tag, attrs, text) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+  function svg(width, height) {
+    return el("svg", { viewBox: "0 0 " + width + " " + height, preserveAspectRatio: "xMinYMin meet", role: "img" });
+  }
+  function tip(node, text) { node.appendChild(el("title", {}, text)); return node; }
+  function fmt(seconds) {
+    if (seconds >= 1) return seconds.toFixed(3) + " s";
+    if (seconds >= 1e-3) return (seconds * 1e3).toFixed(2) + " ms";
+    return (seconds * 1e6).toFixed(1) + " \u00b5s";
+  }
+  function fmtBytes(bytes) {
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
+    while (bytes >= 1024 && i < units.length - 1) { bytes /= 1024; i++; }
+    return bytes.toFixed(i ? 1 : 0) + " " + units[i];
+  }
+  function legend(root, items) {
+    var ul = document.createElement("ul");
+    ul.className = "legend";
+    items.forEach(function (item) {
+      var li = document.createElement("li"), sw = document.createElement("span");
+      sw.className = "swatch"; sw.style.background = item[1];
+      li.appendChild(sw); li.appendChild(document.createTextNode(item[0])); ul.appendChild(li);
+    });
+    root.appendChild(ul);
+  }
+
+  // Stacked column per measured step; "other" is the step's wall time not inside a hook.
+  function drawSteps(root, steps) {
+    if (!root || !steps || !steps.length) return;
+    var W = 1100, H = 170, left = 64, bottom = 22, top = 8;
+    var max = Math.max.apply(null, steps.map(function (s) { return s.wall_s; })) || 1;
+    var chart = svg(W, H), colW = (W - left) / steps.length;
+    [0, 0.5, 1].forEach(function (f) {
+      var y = top + (H - top - bottom) * (1 - f);
+      chart.appendChild(el("line", { x1: left, x2: W, y1: y, y2: y, stroke: "#dfe3e8" }));
+      chart.appendChild(el("text", { x: left - 6, y: y + 4, "text-anchor": "end", "class": "axis" }, fmt(max * f)));
+    });
+    steps.forEach(function (s, i) {
+      var y = H - bottom, scale = (H - top - bottom) / max, used = 0;
+      var parts = STEP_PARTS.concat([["other", "other", "#9a9a9a"]]);
+      parts.forEach(function (p) {
+        var value = p[0] === "other" ? Math.max(s.wall_s - used, 0) : (s[p[0]] || 0);
+        used += value;
+        var h = value * scale;
+        if (h <= 0) return;
+        y -= h;
+        chart.appendChild(tip(el("rect", { x: left + i * colW + 1, y: y, width: Math.max(colW - 2, 1), height: h, fill: p[2] }),
+          "step " + s.index + ": " + p[1] + " " + fmt(value) + " of " + fmt(s.wall_s)));
+      });
+      if (steps.length <= 40 || i % Math.ceil(steps.length / 40) === 0)
+        chart.appendChild(el("text", { x: left + (i + 0.5) * colW, y: H - 6, "text-anchor": "middle", "class": "axis" }, s.index));
+    });
+    root.appendChild(chart);
+    legend(root, STEP_PARTS.map(function (p) { return [p[1], p[2]]; }).concat([["other", "#9a9a9a"]]));
+  }
+
+  // One row per nesting depth in each lane (host thread or device stream); x is time in the step.
+  function drawTimeline(root, tl) {
+    if (!root || !tl || !tl.events || !tl.events.length) return;
+    var W = 1100, left = 150, row = 16, maxDepth = 10, span = tl.span_us || 1;
+    var depth = tl.lanes.map(function () { return 0; });
+    tl.events.forEach(function (e) { depth[e.lane] = Math.max(depth[e.lane], Math.min(e.depth, maxDepth) + 1); });
+    var offsets = [], y = 20;
+    depth.forEach(function (d) { offsets.push(y); y += d * row + 10; });
+    var chart = svg(W, y + 4), scale = (W - left) / span;
+    for (var i = 0; i <= 4; i++) {
+      var x = left + (W - left) * i / 4;
+      chart.appendChild(el("line", { x1: x, x2: x, y1: 14, y2: y, stroke: "#eef0f3" }));
+      chart.appendChild(el("text", { x: x, y: 11, "text-anchor": i === 4 ? "end" : "middle", "class": "axis" }, fmt(span * i / 4 / 1e6)));
+    }
+    tl.lanes.forEach(function (lane, i) {
+      chart.appendChild(el("text", { x: 4, y: offsets[i] + 12, "class": "axis" }, lane.label));
+    });
+    tl.events.forEach(function (e) {
+      if (e.depth > maxDepth) return;
+      var x = left + e.start_us * scale, w = Math.max(e.dur_us * scale, 0.5), yy = offsets[e.lane] + e.depth * row;
+      var g = el("g", {});
+      g.appendChild(el("rect", { x: x, y: yy, width: w, height: row - 2, fill: KIND_COLOURS[e.kind] || "#999", rx: 1 }));
+      if (w > 40) {
+        var chars = Math.floor((w - 6) / 6.2), name = e.name.length > chars ? e.name.slice(0, chars - 1) + "\u2026" : e.name;
+        g.appendChild(el("text", { x: x + 3, y: yy + row - 5 }, name));
+      }
+      chart.appendChild(tip(g, e.name + " (" + e.kind + "): " + fmt(e.dur_us / 1e6) + " at +" + fmt(e.start_us / 1e6)));
+    });
+    var caption = document.createElement("p");
+    caption.className = "subtle";
+    caption.textContent = "ProfilerStep#" + tl.step + " (median step of the trace), " + fmt(tl.wall_us / 1e6) +
+      " host wall time; " + (tl.events_count - tl.dropped_count) + " of " + tl.events_count + " events drawn" +
+      (tl.dropped_count ? " (the longest)" : "") + ". Hover a bar for its name and duration.";
+    root.appendChild(caption);
+    root.appendChild(chart);
+    legend(root, Object.keys(KIND_COLOURS).map(function (k) { return [k, KIND_COLOURS[k]]; }));
+  }
+
+  // Stacked areas of memory.timeline = {t_s: [...], series: {name: [bytes, ...]}}, else the peak's
+  // memory.categories_bytes as one stack, else the figures as text.
+  function drawMemory(root, memory) {
+    if (!root || !memory) return;
+    var tl = memory.timeline, cats = memory.categories_bytes;
+    if (!(tl && tl.series) && cats && typeof cats === "object") {  // composition at the peak: one flat stack
+      tl = { t_s: [0, 1], series: {} };
+      Object.keys(cats).forEach(function (k) { if (cats[k] > 0) tl.series[k] = [cats[k], cats[k]]; });
+    }
+    var names = tl && tl.series ? Object.keys(tl.series) : [];
+    if (!names.length || !tl.t_s || tl.t_s.length < 2) {
+      var p = document.createElement("p");
+      p.className = "subtle";
+      p.textContent = "No memory timeline in this Record; figures: " + JSON.stringify(memory).slice(0, 400);
+      root.appendChild(p);
+      return;
+    }
+    var W = 1100, H = 200, left = 70, t = tl.t_s, n = t.length, base = t.map(function () { return 0; });
+    var total = t.map(function (_, i) { return names.reduce(function (a, k) { return a + (tl.series[k][i] || 0); }, 0); });
+    var max = Math.max.apply(null, total) || 1, t0 = t[0], dt = (t[n - 1] - t0) || 1, chart = svg(W, H + 20);
+    function px(i, v) { return (left + (t[i] - t0) / dt * (W - left)).toFixed(1) + "," + (H - v / max * (H - 10)).toFixed(1); }
+    names.forEach(function (k, j) {
+      var lower = base.slice(), upper = base.map(function (b, i) { return b + (tl.series[k][i] || 0); }), pts = [];
+      for (var i = 0; i < n; i++) pts.push(px(i, upper[i]));
+      for (i = n - 1; i >= 0; i--) pts.push(px(i, lower[i]));
+      chart.appendChild(tip(el("polygon", { points: pts.join(" "), fill: MEMORY_COLOURS[j % MEMORY_COLOURS.length], opacity: 0.85 }), k));
+      base = upper;
+    });
+    chart.appendChild(el("text", { x: left - 6, y: 14, "text-anchor": "end", "class": "axis" }, fmtBytes(max)));
+    chart.appendChild(el("text", { x: left - 6, y: H, "text-anchor": "end", "class": "axis" }, "0"));
+    root.appendChild(chart);
+    legend(root, names.map(function (k, j) { return [k, MEMORY_COLOURS[j % MEMORY_COLOURS.length]]; }));
+  }
+
+  drawSteps(document.getElementById("td-steps"), record.steps);
+  drawTimeline(document.getElementById("td-timeline"), record.trace && record.trace.timeline);
+  drawMemory(document.getElementById("td-memory"), record.memory);
+})();

@@ -1,0 +1,9 @@
+"""Diagnosis rules: measured evidence in a Record -> ranked Findings (see docs/rules.md)."""
+
+from __future__ import annotations
+
+from torchdoctor.rules.base import SEVERITIES, Finding, Fix, Hit, MissingEvidence, Rule, all_rules
+from torchdoctor.rules.engine import Diagnosis, UnknownRuleError, diagnose, diagnose_record, selected_rules
+
+__all__ = ["SEVERITIES", "Diagnosis", "Finding", "Fix", "Hit", "MissingEvidence", "Rule", "UnknownRuleError",
+           "all_rules", "diagnose", "diagnose_record", "selected_rules"]

@@ -1,0 +1,326 @@
+"""Compute-layer rules: is the device busy, and what keeps it from being busy or fast.
+
+Sources: the guides' key-metrics table (/work/shared/guides/002_*: GPU utilisation, CPU total far
+above CUDA total, kernel-launch share, a single operator abnormally slow) and troubleshooting table
+(GPU utilisation below 50%); HolisticTraceAnalysis' definitions of idle time (host wait, kernel
+wait) and kernel launch statistics; PyTorch docs for the switches named in each rule.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.evidence import Evidence
+
+UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (issue 4, guides' 50% row)
+UTIL_PROBLEM = 0.50
+HOST_WAIT_SHARE = 0.5  # of the device's idle time spent waiting for the host
+LAUNCH_SHORT_SHARE = 0.5  # kernels shorter than their launch call
+SMALL_OPS_PER_STEP = 300  # host operators under the trace's small-op limit, per step
+OVERHEAD_WARNING, OVERHEAD_PROBLEM = 0.15, 0.35  # step share lost to per-op overhead
+HOT_OP_WARNING, HOT_OP_PROBLEM = 0.35, 0.55  # one operator's share of the step
+HOT_OP_MIN_DISTINCT = 5  # operators needed before one of them can stand out
+SYNC_WARNING, SYNC_PROBLEM = 0.05, 0.20  # device idle share right after sync calls
+PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
+ANOMALY_SLOWDOWN = 2.0  # forward+backward slow-down under anomaly mode (zoo compute_anomaly.py)
+GRAD_MODE_SLOWDOWN = 1.3  # forward slow-down from recording autograd graphs (zoo compute_grad_inference.py)
+MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead matters
+FOREACH_SPEEDUP = 2.0  # optimizer step speed-up from foreach/fused over the per-tensor loop
+# Operators that are expected to dominate a healthy step (dense math and communication).
+_EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
+                             r"|embedding|lstm|gru|rnn|ProfilerStep", re.IGNORECASE)
+
+
+def _median_step_us(rank: dict) -> float:
+    if not rank.get("step_us_median"):
+        raise MissingEvidence("trace step times")
+    return float(rank["step_us_median"])
+
+
+def _gpu_utilisation(ev: Evidence) -> float:
+    ev.device()
+    values = [s["gpu_utilisation_fraction"] for s in ev.trace_rank()["steps"]
+              if s.get("gpu_utilisation_fraction") is not None]
+    if not values:
+        raise MissingEvidence("GPU utilisation per step")
+    return statistics.median(values)
+
+
+@rule("TD-COMP-001", "compute")
+def low_gpu_utilisation(ev: Evidence) -> Hit | None:
+    """The GPU is busy for less than 70% (warning) or 50% (problem) of the step. Guides' key-metrics
+    row "GPU utilisation ~100% is best" and troubleshooting row "below 50%"."""
+    util = _gpu_utilisation(ev)
+    severity = severity_at(-util, -UTIL_WARNING, -UTIL_PROBLEM)
+    if severity is None:
+        return None
+    idle = ev.device()["idle"]
+    return Hit(severity, f"GPU busy only {util:.0%} of the step", 1.0 - util,
+               {"gpu_utilisation_fraction": round(util, 4),
+                "idle_host_wait_fraction": idle.get("host_wait_fraction"),
+                "idle_sync_fraction": idle.get("sync_fraction")},
+               "Kernels run for this share of the step; the rest of the time the GPU has nothing queued. "
+               "The findings below name the cause (host overhead, data, synchronisation).",
+               Fix("Find what the GPU waits for (see the other findings) and overlap or remove it.",
+                   "torchdoctor diagnose --html report.html -- train.py  # look at the step timeline"))
+
+
+@rule("TD-COMP-002", "compute", knob="compute.compile")
+def host_bound(ev: Evidence) -> Hit | None:
+    """The GPU idles mostly because the host has not launched the next kernel yet (HTA idle time:
+    host wait). Guides' key-metrics row "CPU total time far above CUDA total time"."""
+    device = ev.device()
+    temporal, idle = device["temporal"], device["idle"]
+    host_wait = idle.get("host_wait_fraction") or 0.0
+    share = temporal["idle_fraction"] * host_wait
+    severity = severity_at(share, 1 - UTIL_WARNING, 1 - UTIL_PROBLEM)
+    if severity is None or host_wait < HOST_WAIT_SHARE:
+        return None
+    return Hit(severity, f"GPU idle {share:.0%} of the time waiting on the host", share,
+               {"device_idle_fraction": round(temporal["idle_fraction"], 4),
+                "idle_host_wait_fraction": round(host_wait, 4), "device_span_us": temporal["span_us"]},
+               "The CPU side (Python, operator dispatch, data, launches) is slower than the kernels it feeds.",
+               Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs for small steps.",
+                   "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"))
+
+
+@rule("TD-COMP-003", "compute", knob="compute.compile")
+def launch_bound(ev: Evidence) -> Hit | None:
+    """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work. Guides'
+    key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics."""
+    rank = ev.trace_rank()
+    if rank.get("device"):
+        launches = rank["device"]["launches"]
+        short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
+        share = rank["device"]["temporal"]["idle_fraction"] * short
+        evidence = {"launches_per_step": launches["launches_per_step"], "kernels_shorter_than_launch_fraction":
+                    round(short, 4), "median_kernel_us": launches.get("median_gpu_us"),
+                    "median_launch_us": launches.get("median_cpu_us")}
+        if short < LAUNCH_SHORT_SHARE:
+            return None
+    else:
+        steps = max(1, rank.get("steps_count") or 1)
+        host = rank["host"]
+        per_step = host["small_ops_count"] / steps
+        big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / steps
+        shares = rank.get("shares") or {}  # loading and optimizer overhead have their own rules
+        other = (shares.get("dataloader_fraction") or 0.0) + (shares.get("optimizer_fraction") or 0.0)
+        share = max(0.0, 1.0 - big_self_us / _median_step_us(rank) - other)
+        evidence = {"small_ops_per_step": round(per_step, 1), "ops_per_step": round(host["ops_count"] / steps, 1),
+                    "step_us_median": round(_median_step_us(rank), 1)}
+        if per_step < SMALL_OPS_PER_STEP:
+            return None
+    severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"many tiny operators: about {share:.0%} of the step is per-operator overhead", share,
+               evidence, "Each operator pays a fixed dispatch (and on GPUs, launch) cost that here exceeds its work.",
+               Fix("Fuse the small operators (torch.compile) or batch the work into fewer, larger tensors.",
+                   "model = torch.compile(model)"))
+
+
+@rule("TD-COMP-004", "compute")
+def hot_operator(ev: Evidence) -> Hit | None:
+    """One operator (not a matmul/conv/communication) takes an abnormal share of the step. Guides'
+    key-metrics row "single operator abnormally slow -> a non-optimal implementation"."""
+    rank = ev.trace_rank()
+    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
+    if rank.get("device"):
+        span = rank["device"]["temporal"]["span_us"] or window_us
+        candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
+    else:
+        candidates = [(o["name"], o["self_us"] / window_us) for o in rank["host"]["top_by_self_time"]]
+    if len(candidates) < HOT_OP_MIN_DISTINCT:
+        return None  # a trace of one or two operators has no "abnormal" share
+    candidates = [c for c in candidates if not _EXPECTED_HEAVY.search(c[0])]
+    if not candidates:
+        return None
+    name, share = max(candidates, key=lambda c: c[1])
+    severity = severity_at(share, HOT_OP_WARNING, HOT_OP_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share,
+               {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)},
+               "An operator outside dense math rarely needs this much time; it is often a slow implementation "
+               "or work that could be done once instead of every step.",
+               Fix("Find the call in the profile and replace it (a fused/vectorised op, or compute it less often).",
+                   "torchdoctor trace analyze TRACE --top 20  # with_stack=True shows where it is called"))
+
+
+@rule("TD-COMP-005", "compute", lint_topic="compute.host_sync")
+def host_device_syncs(ev: Evidence) -> Hit | None:
+    """The host blocks on the device inside the step (.item(), .cpu(), print(tensor)) and the GPU then
+    idles. HTA idle time after sync calls; PyTorch "avoid unnecessary synchronisation" docs."""
+    rank, device = ev.trace_rank(), ev.device()
+    sync_share = device["temporal"]["idle_fraction"] * (device["idle"].get("sync_fraction") or 0.0)
+    severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM)
+    if severity is None or not rank.get("sync_calls_per_step"):
+        return None
+    names = {}
+    for step in rank["steps"]:
+        for name, v in (step.get("sync_calls") or {}).get("by_name", {}).items():
+            names[name] = names.get(name, 0) + v["count"]
+    return Hit(severity, f"{rank['sync_calls_per_step']:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
+               sync_share, {"sync_calls_per_step": rank["sync_calls_per_step"], "sync_calls_by_name": names,
+                            "idle_after_sync_fraction": round(sync_share, 4)},
+               "Each sync makes the CPU wait for the GPU to drain, then the GPU waits for the CPU to refill it.",
+               Fix("Keep values on the device; read them once every N steps.",
+                   "running = running + loss.detach()   # instead of loss.item() every step\n"
+                   "if step % 100 == 0: print(running.item() / 100)"))
+
+
+@rule("TD-COMP-006", "compute", knob="compute.tf32")
+def fp32_matmuls(ev: Evidence) -> Hit | None:
+    """Matmul/conv kernels run in full fp32 on a GPU with Tensor Cores (TF32/bf16 unused). PyTorch
+    docs "TensorFloat-32 on Ampere" and torch.amp; guides' AMP section (1.5-2x)."""
+    kernels = ev.device()["kernels"]
+    fp32 = [k for k in kernels["top"] if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k["name"], re.I)
+            and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k["name"], re.I)]
+    share = sum(k["share_fraction"] for k in fp32)
+    util = _gpu_utilisation(ev)
+    severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 else None)
+    if severity is None:
+        return None
+    return Hit(severity, f"fp32 matmul kernels take {share:.0%} of GPU time", share * util / 2,
+               {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
+                "kernels": [k["name"][:80] for k in fp32[:3]]},
+               "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
+               Fix("Allow TF32, or run the forward under bf16 autocast.",
+                   "torch.set_float32_matmul_precision('high')\n"
+                   "with torch.autocast('cuda', dtype=torch.bfloat16):\n    loss = model(x)"))
+
+
+@rule("TD-COMP-007", "compute", knob="compute.no_anomaly", lint_topic="compute.debug_tools")
+def anomaly_detection_on(ev: Evidence) -> Hit | None:
+    """Autograd anomaly detection is on during the measured steps. PyTorch docs for
+    torch.autograd.detect_anomaly ("should be enabled only for debugging")."""
+    if not ev.env_section("torch", "anomaly_detection"):
+        return None
+    phases = ev.summary("forward_fraction") + ev.summary("backward_fraction")
+    share = phases * (1 - 1 / ANOMALY_SLOWDOWN)
+    return Hit(severity_at(share, 0.0, 0.15) or "warning", "autograd anomaly detection is on", share,
+               {"anomaly_detection": True, "forward_backward_fraction": round(phases, 4)},
+               "Anomaly mode records a Python stack for every autograd node and checks every gradient for NaN.",
+               Fix("Turn it off outside debugging.",
+                   "torch.autograd.set_detect_anomaly(False)  # or remove the detect_anomaly() context"))
+
+
+@rule("TD-COMP-008", "compute", knob="compute.inference_mode", lint_topic="compute.grad_without_backward")
+def grad_without_backward(ev: Evidence) -> Hit | None:
+    """Steps never call backward, yet autograd records every forward. PyTorch docs "Autograd
+    mechanics: locally disabling gradient computation" (no_grad / inference_mode)."""
+    state = ev.env("forward_state")
+    if ev.step_detection() != "forward" or not state.get("grad_enabled") or state.get("inference_mode"):
+        return None
+    forward = ev.summary("forward_fraction")
+    share = forward * (1 - 1 / GRAD_MODE_SLOWDOWN)
+    return Hit(severity_at(share, 0.05, 0.5) or "info", "forward passes build autograd graphs that no backward uses",
+               share, {"step_detection": "forward", "grad_enabled": True, "forward_fraction": round(forward, 4)},
+               "Outside training the autograd graph and the tensors it keeps are pure overhead.",
+               Fix("Run inference without autograd.", "with torch.inference_mode():\n    out = model(x)"))
+
+
+@rule("TD-COMP-009", "compute", knob="compute.threads")
+def threads_oversubscribed(ev: Evidence) -> Hit | None:
+    """Intra-op threads (plus busy DataLoader workers) exceed the physical cores, so threads fight for
+    them. PyTorch docs "CPU threading and TorchScript inference" (set_num_threads, oversubscription)."""
+    threads, cores = int(ev.env_section("torch", "num_threads")), ev.physical_cores()
+    workers = (ev.record.env.get("dataloaders") or [{}])[0].get("num_workers") or 0
+    wanted = threads + workers
+    if wanted <= cores:
+        return None
+    compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
+    share = compute * (1 - cores / wanted)
+    severity = "problem" if threads > cores else severity_at(share, 0.05, 0.25)
+    if severity is None:
+        return None
+    return Hit(severity, f"{threads} intra-op threads + {workers} workers on {cores} cores", share,
+               {"num_threads": threads, "num_workers": workers, "physical_cores": cores,
+                "compute_fraction": round(compute, 4)},
+               "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down.",
+               Fix("Use at most one intra-op thread per free physical core.",
+                   f"torch.set_num_threads({max(1, cores - workers)})  # or OMP_NUM_THREADS"))
+
+
+@rule("TD-COMP-010", "compute", knob="compute.cudnn_benchmark")
+def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
+    """Convolutions on a GPU with cudnn.benchmark off (fixed shapes let cuDNN pick the fastest
+    algorithm). Guides' troubleshooting row and config reference (cudnn.benchmark=True)."""
+    if not ev.uses_gpu() or ev.env_section("torch", "cudnn_benchmark"):
+        return None
+    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    if not any(t.startswith("Conv") for t in types):
+        return None
+    kernels = ev.device()["kernels"]["top"]
+    share = sum(k["share_fraction"] for k in kernels if re.search(r"conv|cudnn|implicit", k["name"], re.I))
+    return Hit("warning" if share >= 0.2 else "info", "cudnn.benchmark is off for a convolutional model",
+               share * _gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
+               "Without benchmarking cuDNN uses a heuristic algorithm choice, often not the fastest.",
+               Fix("Enable it when input shapes are fixed.", "torch.backends.cudnn.benchmark = True"))
+
+
+@rule("TD-COMP-011", "compute", lint_topic="compute.zero_grad")
+def zero_grad_fills(ev: Evidence) -> Hit | None:
+    """zero_grad(set_to_none=False) writes zeros into every gradient each step (lint proves the call,
+    the trace measures aten::zero_). PyTorch Optimizer.zero_grad docs (set_to_none default True)."""
+    hits = ev.lint_hits("compute.zero_grad")
+    if not hits:
+        return None
+    rank = ev.trace_rank()
+    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
+    zero_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if o["name"] in ("aten::zero_", "aten::fill_"))
+    share = zero_us / window_us
+    return Hit(severity_at(share, 0.05, 0.2) or "info", "gradients are zero-filled instead of freed", share,
+               {"zero_fill_share_fraction": round(share, 4), "lint": hits},
+               "Writing zeros costs a pass over every gradient; setting them to None costs nothing.",
+               Fix("Use the default.", "optimizer.zero_grad()  # set_to_none=True"))
+
+
+@rule("TD-COMP-012", "compute", knob="compute.foreach_optimizer")
+def for_loop_optimizer(ev: Evidence) -> Hit | None:
+    """The optimizer updates parameters one tensor at a time (foreach/fused off) and the optimizer step
+    takes a large share. PyTorch torch.optim docs ("Algorithms: for-loop, foreach, fused")."""
+    optimizers = ev.env("optimizers")
+    looped = [o for o in optimizers if not o.get("fused") and (o.get("num_params") or 0) >= MANY_TENSORS
+              and (o.get("foreach") is False or (o.get("foreach") is None and not ev.uses_gpu()))]
+    share = ev.summary("optimizer_fraction")
+    severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
+    if not looped or severity is None:
+        return None
+    return Hit(severity, f"optimizer step takes {share:.0%} of the step, one parameter at a time",
+               share * (1 - 1 / FOREACH_SPEEDUP),
+               {"optimizer_fraction": round(share, 4), "optimizer": looped[0]["class"],
+                "num_params": looped[0].get("num_params"), "foreach": looped[0].get("foreach")},
+               "The per-tensor loop pays Python and dispatch overhead for each parameter tensor.",
+               Fix("Use the multi-tensor (foreach) or fused implementation.",
+                   f"torch.optim.{looped[0]['class']}(model.parameters(), foreach=True)  # or fused=True"))
+
+
+@rule("TD-COMP-013", "compute")
+def work_outside_phases(ev: Evidence) -> Hit | None:
+    """A large share of the step is in none of data, forward, backward or optimizer: per-step host work
+    (metrics, logging, checkpoints). Guides' "measure first" loop: find where the step time goes."""
+    share = ev.summary("other_fraction")
+    severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"{share:.0%} of each step is spent outside the model and the optimizer", share,
+               {"other_fraction": round(share, 4), "step_s": ev.summary("step_s")},
+               "Work between steps (evaluation, logging, saving, Python bookkeeping) stalls training every step.",
+               Fix("Do it every N steps, or in a background thread.",
+                   "if step % 100 == 0:\n    log_metrics(...)"))
+
+
+@rule("TD-COMP-014", "compute", lint_topic="compute.conv_bias_before_bn")
+def conv_bias_before_bn(ev: Evidence) -> Hit | None:
+    """A convolution's bias feeds a BatchNorm that subtracts it again (lint proves the pattern; the
+    model facts confirm BatchNorm is in the measured model). PyTorch performance tuning guide."""
+    hits = ev.lint_hits("compute.conv_bias_before_bn")
+    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    if not hits or not any(t.startswith("BatchNorm") for t in types):
+        return None
+    return Hit("info", "convolution bias before BatchNorm is wasted work", 0.0, {"lint": hits},
+               "BatchNorm removes the mean, so the bias has no effect; it costs an add and a gradient.",
+               Fix("Drop the bias.", "nn.Conv2d(c_in, c_out, 3, bias=False)"))

@@ -1,0 +1,212 @@
+"""Data-layer rules: is the step waiting for its batches, and which loader setting explains it.
+
+Source for the layer: the guides' key-metrics table (/work/shared/guides/002_*, "CPU total time far
+above CUDA total time -> data loading is the bottleneck -> raise num_workers, pin_memory") and
+the troubleshooting table ("GPU utilisation below 50% -> data loading -> num_workers,
+pin_memory"); PyTorch's torch.utils.data docs for the loader arguments.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.evidence import Evidence
+
+WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
+WAIT_PROBLEM = 0.25
+SPIKE_WARNING = 0.05  # share of the window lost to epoch-start waits
+SPIKE_PROBLEM = 0.20
+BURSTY_RATIO = 0.5  # steady wait below this share of the mean wait: the wait comes in bursts
+IDLE_CPU_PERCENT = 15.0  # script + workers below this % of one core while waiting: I/O-bound
+HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually cut
+BATCHING_GAIN = 0.5  # assumed, not measured: share of per-sample Python work batching removes
+
+_WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with the step.",
+                   "loader = DataLoader(dataset, batch_size=..., num_workers=4,\n"
+                   "                    persistent_workers=True, prefetch_factor=4)")
+
+
+def _io_bound(ev: Evidence) -> bool:
+    """True when the process and its workers are mostly idle during the window (TD-DATA-007's case)."""
+    try:
+        return ev.system("process_cpu_percent_mean") < IDLE_CPU_PERCENT
+    except MissingEvidence:
+        return False
+
+
+def _wait_evidence(ev: Evidence, loader: dict) -> dict:
+    walls, waits = ev.step_walls_s(), ev.data_waits_s()
+    return {"data_wait_fraction_steady": round(ev.steady_data_wait_fraction(), 4),
+            "data_wait_ms_median": round(statistics.median(waits) * 1e3, 3),
+            "step_ms_median": round(statistics.median(walls) * 1e3, 3),
+            "num_workers": loader.get("num_workers"), "batch_size": loader.get("batch_size")}
+
+
+@rule("TD-DATA-001", "data", knob="data.num_workers")
+def data_wait_high(ev: Evidence) -> Hit | None:
+    """The step waits for data, and no DataLoader setting explains it (a custom iterator, or
+    no DataLoader seen). Guides, key-metrics table, row "CPU total far above CUDA total"."""
+    try:
+        ev.dataloader()
+        return None  # the loader-specific rules below explain the wait
+    except MissingEvidence:
+        pass
+    share = ev.summary("data_wait_fraction")
+    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"{share:.0%} of step time waits for the next batch", share,
+               {"data_wait_fraction": round(share, 4)},
+               "The training loop spends this share of its time fetching batches; the model is idle meanwhile.",
+               Fix("Produce batches ahead of the step: a DataLoader with workers, or a background prefetch thread.",
+                   _WORKERS_FIX.code))
+
+
+@rule("TD-DATA-002", "data", knob="data.num_workers", lint_topic="data.num_workers")
+def no_workers(ev: Evidence) -> Hit | None:
+    """num_workers=0 while a typical step waits for data. Guides' BERT case study (37% of CPU time
+    in the DataLoader, num_workers left at 0) and both tables' num_workers rows."""
+    loader = ev.dataloader()
+    share = ev.steady_data_wait_fraction()
+    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
+    if loader.get("num_workers") != 0 or severity is None or _io_bound(ev):
+        return None  # an I/O-bound wait is TD-DATA-007's
+    evidence = _wait_evidence(ev, loader)
+    return Hit(severity, f"DataLoader loads in the main process: {share:.0%} of each step waits for data",
+               share, evidence,
+               "With num_workers=0 every batch is loaded and collated in the training process, between steps, "
+               f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch.", _WORKERS_FIX)
+
+
+@rule("TD-DATA-003", "data", knob="data.num_workers")
+def too_few_workers(ev: Evidence) -> Hit | None:
+    """Workers exist but a typical step still waits: fewer workers than the measured load time per
+    batch needs. PyTorch torch.utils.data docs (multi-process loading); guides' num_workers rows."""
+    loader = ev.dataloader()
+    workers = loader.get("num_workers") or 0
+    share = ev.steady_data_wait_fraction()
+    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
+    if workers < 1 or severity is None or _io_bound(ev):
+        return None  # an I/O-bound wait is TD-DATA-007's
+    evidence = _wait_evidence(ev, loader)
+    compute_ms = max(evidence["step_ms_median"] - evidence["data_wait_ms_median"], 1e-3)
+    load_ms = workers * evidence["step_ms_median"]  # each worker delivers one batch per `workers` steps
+    evidence.update(load_ms_per_batch_estimate=round(load_ms, 3),
+                    workers_needed=math.ceil(load_ms / compute_ms), physical_cores=ev.physical_cores())
+    return Hit(severity, f"{workers} DataLoader worker(s) cannot keep up: {share:.0%} of each step waits",
+               share, evidence,
+               f"A batch takes about {load_ms:.0f} ms to load and the step computes for {compute_ms:.0f} ms, "
+               f"so about {evidence['workers_needed']} workers are needed; if that exceeds the cores, make "
+               "loading cheaper (cache decoded samples, batch transforms).",
+               Fix("Raise num_workers towards the estimate (within the free cores).",
+                   f"DataLoader(dataset, num_workers={evidence['workers_needed']}, persistent_workers=True)"))
+
+
+@rule("TD-DATA-004", "data", knob="data.persistent_workers", lint_topic="data.persistent_workers")
+def workers_restart_each_epoch(ev: Evidence) -> Hit | None:
+    """Workers are re-created at every epoch start (persistent_workers=False) and the waits at
+    epoch starts cost step time. PyTorch DataLoader docs (persistent_workers); guides' loader config."""
+    loader = ev.dataloader()
+    if not loader.get("num_workers") or loader.get("persistent_workers"):
+        return None
+    if not loader.get("dataset_len") or not loader.get("batch_size"):
+        raise MissingEvidence("dataset length and batch size")
+    epoch_batches = max(1, math.ceil(loader["dataset_len"] / loader["batch_size"]))
+    walls, waits = ev.step_walls_s(), ev.data_waits_s()
+    epochs = len(walls) // epoch_batches
+    if epochs < 1:
+        return None  # no epoch start inside the measured window
+    excess = sum(sorted(waits)[-epochs:]) - epochs * statistics.median(waits)
+    share = max(0.0, excess) / sum(walls)
+    severity = severity_at(share, SPIKE_WARNING, SPIKE_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"DataLoader workers restart every epoch: {share:.0%} of step time lost at epoch starts",
+               share, {"batches_per_epoch": epoch_batches, "epoch_starts_in_window": epochs,
+                       "epoch_start_wait_ms_excess": round(excess * 1e3 / epochs, 3),
+                       "num_workers": loader["num_workers"], "persistent_workers": False},
+               "Each epoch starts new worker processes, which re-run their set-up before the first batch.",
+               Fix("Keep the workers alive across epochs.",
+                   "DataLoader(dataset, num_workers=..., persistent_workers=True)"))
+
+
+@rule("TD-DATA-005", "data", knob="data.prefetch_factor")
+def bursty_waits(ev: Evidence) -> Hit | None:
+    """Waits come in bursts: most steps find a batch ready, a few wait long, and the prefetch queue
+    is short. PyTorch DataLoader docs (prefetch_factor); guides' loader config (prefetch_factor=4)."""
+    loader = ev.dataloader()
+    if not loader.get("num_workers") or (loader.get("prefetch_factor") or 2) > 2:
+        return None
+    mean_share, steady = ev.summary("data_wait_fraction"), ev.steady_data_wait_fraction()
+    severity = severity_at(mean_share - steady, WAIT_WARNING, WAIT_PROBLEM)
+    if severity is None or steady > BURSTY_RATIO * mean_share:
+        return None
+    if workers_restart_each_epoch(ev) is not None:
+        return None  # the bursts are epoch starts: TD-DATA-004 explains them
+    return Hit(severity, f"bursty batch loading: {mean_share:.0%} of step time waits, mostly in a few steps",
+               mean_share - steady, {"data_wait_fraction": round(mean_share, 4),
+                                     "data_wait_fraction_steady": round(steady, 4),
+                                     "prefetch_factor": loader.get("prefetch_factor"),
+                                     "num_workers": loader["num_workers"]},
+               "Some batches take much longer than others; with a short queue a slow batch stalls the step.",
+               Fix("Queue more batches per worker so slow ones are absorbed.",
+                   "DataLoader(dataset, num_workers=..., prefetch_factor=8)"))
+
+
+@rule("TD-DATA-006", "data", knob="data.pin_memory", lint_topic="data.pin_memory")
+def pageable_copies(ev: Evidence) -> Hit | None:
+    """Host-to-device copies from pageable (unpinned) memory. PyTorch "pin_memory" docs and the
+    guides' rows recommending pin_memory; measured as pageable Memcpy events in the trace."""
+    pageable = ev.device().get("pageable_memcpy") or {}
+    rank = ev.trace_rank()
+    window_us = (rank.get("step_us_median") or 0) * (rank.get("steps_count") or 0)
+    if not pageable.get("htod_count") or window_us <= 0:
+        return None
+    share = min(1.0, pageable["dur_us"] / window_us)
+    severity = severity_at(share, 0.02, 0.15) or "info"
+    return Hit(severity, f"{pageable['htod_count']} host-to-device copies from pageable memory",
+               share, {"pageable_memcpy_count": pageable["count"], "pageable_memcpy_bytes": pageable["bytes"],
+                       "pageable_memcpy_us": round(pageable["dur_us"], 1), "window_us": round(window_us, 1)},
+               "Copies from pageable memory are staged through a pinned buffer and cannot overlap with compute.",
+               Fix("Pin the batches and copy them asynchronously.",
+                   "DataLoader(dataset, pin_memory=True)\nx = x.to('cuda', non_blocking=True)"))
+
+
+@rule("TD-DATA-007", "data", knob="data.num_workers")
+def io_bound_loading(ev: Evidence) -> Hit | None:
+    """The step waits for data while the script and its workers are mostly idle: loading waits on
+    storage or network, not on CPU. Guides' survey (004_*) on data loading and storage."""
+    share = ev.steady_data_wait_fraction()
+    cpu = ev.system("process_cpu_percent_mean")
+    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
+    if severity is None or cpu >= IDLE_CPU_PERCENT:
+        return None
+    return Hit(severity, f"loading waits on storage: {share:.0%} of each step waits while CPU use is {cpu:.0f}%",
+               share, {"data_wait_fraction_steady": round(share, 4), "process_cpu_percent_mean": round(cpu, 1),
+                       "disk_read_bytes_per_s": ev.record.system.get("summary", {}).get("disk_read_bytes_per_s")},
+               "The loader is blocked on reads: more CPU will not help, more reads in flight or faster storage will.",
+               Fix("Keep more reads in flight and move the data closer (local SSD, cached or packed shards).",
+                   "DataLoader(dataset, num_workers=8, prefetch_factor=4)  # I/O-bound: workers may exceed cores"))
+
+
+@rule("TD-DATA-008", "data")
+def heavy_getitem(ev: Evidence) -> Hit | None:
+    """Per-sample loading is slow (measured with num_workers=0: wait per step / batch size); work done
+    sample by sample in __getitem__ can often run once per batch. Guides' BERT case (a heavy
+    per-sample tokenizer). The upside assumes BATCHING_GAIN, so the severity stays info."""
+    loader = ev.dataloader()
+    if loader.get("num_workers") != 0 or not loader.get("batch_size"):
+        return None
+    per_sample_ms = statistics.median(ev.data_waits_s()) * 1e3 / loader["batch_size"]
+    if per_sample_ms < HEAVY_SAMPLE_MS:
+        return None
+    share = ev.steady_data_wait_fraction() * BATCHING_GAIN
+    return Hit("info", f"each sample takes {per_sample_ms:.1f} ms to load", share,
+               {"load_ms_per_sample": round(per_sample_ms, 3), "batch_size": loader["batch_size"],
+                "dataset_type": loader.get("dataset_type")},
+               "Per-sample Python work runs batch_size times per step; vectorised batch transforms run once.",
+               Fix("Move per-sample transforms into a batched collate_fn or onto the device.",
+                   "def collate(samples):\n    batch = default_collate(samples)\n    return transform_batch(batch)\n"
+                   "DataLoader(dataset, collate_fn=collate)"))

@@ -1,0 +1,92 @@
+"""Run every selected rule on a Record, merge the lint evidence, and rank the findings.
+
+A rule whose evidence is missing (a CPU run has no device section, a trace-only Record has no
+step timings) is skipped with a note in `Diagnosis.skipped`; it never stops the others. Lint hits
+that no measured finding confirms become hints: severity "info", upside 0, id = the lint code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+from torchdoctor.errors import TorchDoctorError
+from torchdoctor.record import Record
+from torchdoctor.rules.base import LAYERS, Finding, Fix, MissingEvidence, Rule, all_rules
+from torchdoctor.rules.evidence import Evidence
+
+
+class UnknownRuleError(TorchDoctorError):
+    """--select/--ignore named no rule id, id prefix or layer."""
+
+
+@dataclass
+class Diagnosis:
+    findings: list[Finding] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "TD-MEM-001: no memory.peak_reserved_bytes in the Record"
+
+
+def _matches(rule_id: str, layer: str, selectors: Iterable[str]) -> bool:
+    return any(rule_id.upper().startswith(s.upper()) or s.lower() == layer for s in selectors)
+
+
+def _check_selectors(selectors: Iterable[str], rules: tuple[Rule, ...]) -> None:
+    for s in selectors:
+        if not any(_matches(r.id, r.layer, [s]) for r in rules) and not s.upper().startswith("TDL"):
+            raise UnknownRuleError(f"unknown rule {s!r}: give a rule id or prefix (e.g. TD-DATA, TD-COMP-003) "
+                                   f"or a layer ({', '.join(LAYERS)})")
+
+
+def selected_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
+    rules = all_rules()
+    _check_selectors([*select, *ignore], rules)
+    return tuple(r for r in rules if (not select or _matches(r.id, r.layer, select))
+                 and not _matches(r.id, r.layer, ignore))
+
+
+def _lint_hints(record: Record, covered_topics: set[str], select: Iterable[str],
+                ignore: Iterable[str]) -> list[Finding]:
+    hints = []
+    for v in (record.lint or {}).get("violations") or []:
+        code, topic = v.get("code", ""), v.get("rule_hint", "")
+        if topic in covered_topics or (select and not _matches(code, v.get("layer", ""), select)) \
+                or _matches(code, v.get("layer", ""), ignore):
+            continue
+        hints.append(Finding(code, v.get("layer", "config"), "info", f"static hint: {v.get('message', '')}", 0.0,
+                             {"lint": [f"{v['path']}:{v['line']}:{v['col']} {code}"], "measured_cost": None},
+                             "Found in the source; no cost was measured for it in this run.",
+                             Fix(v.get("message", "")), None))
+    return hints
+
+
+def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Diagnosis:
+    """Findings of the selected rules on `record`, ranked by upside then severity."""
+    select, ignore = tuple(select), tuple(ignore)
+    evidence, result = Evidence(record), Diagnosis()
+    covered: set[str] = set()
+    for r in selected_rules(select, ignore):
+        try:
+            hit = r.check(evidence)
+        except MissingEvidence as exc:
+            result.skipped.append(f"{r.id}: {exc}")
+            continue
+        except (KeyError, TypeError) as exc:  # a Record from an older or partial layout
+            result.skipped.append(f"{r.id}: evidence in an unexpected layout ({type(exc).__name__}: {exc})")
+            continue
+        if hit is None:
+            continue
+        finding = r.finding(hit)
+        if r.lint_topic:
+            covered.add(r.lint_topic)
+            lint = evidence.lint_hits(r.lint_topic)
+            if lint and "lint" not in finding.evidence:
+                finding = replace(finding, evidence={**finding.evidence, "lint": lint})
+        result.findings.append(finding)
+    result.findings.extend(_lint_hints(record, covered, select, ignore))
+    result.findings.sort(key=lambda f: f.rank_key)
+    return result
+
+
+def diagnose_record(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Finding]:
+    """The ranked findings of `diagnose` (skipped-rule notes dropped)."""
+    return diagnose(record, select=select, ignore=ignore).findings

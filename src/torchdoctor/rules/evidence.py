@@ -1,0 +1,120 @@
+"""Read-only access to the measured evidence of a Record, for the rules.
+
+Every accessor returns a measured value or raises :class:`MissingEvidence` naming what is absent,
+so a rule states what it reads and never guesses a default. Units follow the Record's key names.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from torchdoctor.record import Record
+from torchdoctor.rules.base import MissingEvidence
+
+
+class Evidence:
+    """The evidence of one Record: step timings, environment facts, trace, memory, lint."""
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+
+    # -- measured step timings ----------------------------------------------------------------
+    def summary(self, key: str) -> float:
+        value = getattr(self.record.summary, key, None)
+        if value is None:
+            raise MissingEvidence(f"summary.{key}")
+        return float(value)
+
+    def step_walls_s(self) -> list[float]:
+        if not self.record.steps:
+            raise MissingEvidence("measured steps")
+        return [s.wall_s for s in self.record.steps]
+
+    def data_waits_s(self) -> list[float]:
+        self.step_walls_s()
+        return [s.data_wait_s for s in self.record.steps]
+
+    def steady_data_wait_fraction(self) -> float:
+        """Median data wait over median step wall time: the wait of a typical step, so rare
+        spikes (epoch starts, bursts) do not count."""
+        wall = statistics.median(self.step_walls_s())
+        return statistics.median(self.data_waits_s()) / wall if wall > 0 else 0.0
+
+    def step_detection(self) -> str:
+        if not self.record.step_detection:
+            raise MissingEvidence("step detection")
+        return self.record.step_detection
+
+    # -- environment facts ----------------------------------------------------------------------
+    def env(self, key: str) -> Any:
+        if key not in self.record.env or self.record.env[key] is None:
+            raise MissingEvidence(f"env.{key}")
+        return self.record.env[key]
+
+    def env_section(self, section: str, key: str) -> Any:
+        value = (self.env(section) or {}).get(key)
+        if value is None:
+            raise MissingEvidence(f"env.{section}.{key}")
+        return value
+
+    def dataloader(self) -> dict[str, Any]:
+        """The first DataLoader the script iterated (the training loader in most scripts)."""
+        loaders = self.env("dataloaders")
+        if not loaders:
+            raise MissingEvidence("DataLoader facts")
+        return loaders[0]
+
+    def physical_cores(self) -> int:
+        cpu = self.env("cpu")
+        cores = cpu.get("affinity_cores") or cpu.get("physical_cores")
+        if not cores:
+            raise MissingEvidence("env.cpu.physical_cores")
+        return int(min(cores, cpu.get("physical_cores") or cores))
+
+    def uses_gpu(self) -> bool:
+        devices = self.env("devices")
+        models = self.record.env.get("models") or []
+        on_gpu = any(set(m.get("parameter_devices") or {}) & {"cuda", "xpu"} for m in models)
+        return bool(devices.get("gpu_count")) and on_gpu
+
+    def system(self, key: str) -> float:
+        value = (self.record.system.get("summary") or {}).get(key)
+        if value is None:
+            raise MissingEvidence(f"system.summary.{key}")
+        return float(value)
+
+    # -- analyses -------------------------------------------------------------------------------
+    def trace_ranks(self) -> list[dict[str, Any]]:
+        ranks = (self.record.trace or {}).get("ranks") or []
+        if not ranks:
+            raise MissingEvidence("trace analysis")
+        return ranks
+
+    def trace_rank(self) -> dict[str, Any]:
+        """The first rank with profiler steps (rank 0 in most runs)."""
+        return self.trace_ranks()[0]
+
+    def device(self) -> dict[str, Any]:
+        device = self.trace_rank().get("device")
+        if not device:
+            raise MissingEvidence("device (GPU) section of the trace")
+        return device
+
+    def multi_rank(self) -> dict[str, Any]:
+        multi = (self.record.trace or {}).get("multi_rank") or {}
+        if (multi.get("ranks_count") or 0) < 2 or "per_rank" not in multi:
+            raise MissingEvidence("two or more ranks in the trace")
+        return multi
+
+    def memory(self, key: str) -> Any:
+        value = (self.record.memory or {}).get(key)
+        if value is None:
+            raise MissingEvidence(f"memory.{key}")
+        return value
+
+    def lint_hits(self, topic: str) -> list[str]:
+        """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`)."""
+        violations = (self.record.lint or {}).get("violations") or []
+        return [f"{v['path']}:{v['line']}:{v['col']} {v['code']}"
+                for v in violations if v.get("rule_hint") == topic]

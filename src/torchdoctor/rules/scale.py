@@ -1,0 +1,95 @@
+"""Scale-layer rules: several ranks, communication and balance.
+
+Sources: the guides' troubleshooting row "multi-GPU speed-up far below the GPU count ->
+communication wait, imbalance, small batch" and DDP section (DistributedSampler.set_epoch, no_sync);
+HolisticTraceAnalysis communication/computation overlap and straggler definitions.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.evidence import Evidence
+
+COMM_WARNING, COMM_PROBLEM = 0.10, 0.30  # exposed (not overlapped) communication share of device time
+STRAGGLER_WARNING, STRAGGLER_PROBLEM = 0.05, 0.20  # slowest rank's excess over the median
+IMBALANCE_WARNING, IMBALANCE_PROBLEM = 0.10, 0.30  # (max - min) / max of compute over ranks
+
+
+@rule("TD-SCALE-001", "scale", knob="scale.ddp_buckets")
+def exposed_communication(ev: Evidence) -> Hit | None:
+    """Communication kernels not overlapped with compute take a share of device time (HTA
+    comm/comp overlap). Guides' DDP section (NCCL bandwidth, bucket sizes)."""
+    device = ev.device()
+    overlap, span = device["overlap"], device["temporal"]["span_us"]
+    if not overlap.get("comm_us") or not span:
+        return None
+    exposed = (overlap["comm_us"] - (overlap.get("comm_comp_overlap_us") or 0.0)) / span
+    severity = severity_at(exposed, COMM_WARNING, COMM_PROBLEM) or "info"
+    return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of device time", exposed,
+               {"comm_us": overlap["comm_us"], "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
+                "device_span_us": span},
+               "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
+               Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
+                   "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"))
+
+
+@rule("TD-SCALE-002", "scale")
+def straggler_rank(ev: Evidence) -> Hit | None:
+    """One rank's steps are slower than the others' (HTA straggler analysis); everyone waits for it."""
+    multi = ev.multi_rank()
+    excess = multi.get("slowest_rank_excess_fraction") or 0.0
+    severity = severity_at(excess, STRAGGLER_WARNING, STRAGGLER_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"rank {multi['slowest_rank']} is {excess:.0%} slower than the median rank",
+               excess / (1 + excess), {"slowest_rank": multi["slowest_rank"], "slowest_rank_excess_fraction":
+                                       round(excess, 4), "stragglers": multi.get("stragglers")},
+               "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks.",
+               Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
+                   "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns"))
+
+
+@rule("TD-SCALE-003", "scale")
+def compute_imbalance(ev: Evidence) -> Hit | None:
+    """Ranks do unequal amounts of compute (HTA per-rank compute); balancing brings the slowest rank
+    towards the mean. Guides: "a rank with markedly longer operators -> load imbalance"."""
+    multi = ev.multi_rank()
+    imbalance = multi.get("compute_imbalance_fraction") or 0.0
+    severity = severity_at(imbalance, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"compute differs by {imbalance:.0%} between ranks", imbalance / 2,
+               {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": multi["per_rank"]},
+               "Some ranks get more work (longer sequences, bigger shards) and the rest wait at each collective.",
+               Fix("Balance the work per rank (length-bucketed sampling, even shards).",
+                   "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
+
+
+@rule("TD-SCALE-004", "scale", knob="scale.ddp", lint_topic="scale.data_parallel")
+def data_parallel(ev: Evidence) -> Hit | None:
+    """nn.DataParallel instead of DistributedDataParallel. PyTorch docs: "use DistributedDataParallel
+    instead of DataParallel" (single process, GIL-bound, replicates the model every step)."""
+    models = [m for m in ev.env("models") if m.get("class") == "DataParallel"]
+    if not models:
+        return None
+    gpus = ev.env("devices").get("gpu_count") or 0
+    forward = ev.summary("forward_fraction")
+    share = forward * (1 - 1 / max(1, gpus)) if gpus > 1 else 0.0
+    return Hit("warning" if gpus > 1 else "info", "nn.DataParallel replicates the model every step", share,
+               {"model_class": "DataParallel", "gpu_count": gpus, "forward_fraction": round(forward, 4)},
+               "DataParallel scatters inputs and copies the model from one Python process each step.",
+               Fix("Launch one process per GPU with torchrun and wrap the model in DDP.",
+                   "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])"))
+
+
+@rule("TD-SCALE-005", "scale", lint_topic="scale.sampler_set_epoch")
+def sampler_without_set_epoch(ev: Evidence) -> Hit | None:
+    """A DistributedSampler is used (measured) and the script never calls set_epoch (lint): every epoch
+    sees the same order. Guides' DDP section and the DistributedSampler docs."""
+    hits = ev.lint_hits("scale.sampler_set_epoch")
+    if not hits or ev.dataloader().get("sampler_type") != "DistributedSampler":
+        return None
+    return Hit("warning", "DistributedSampler without set_epoch: the same order every epoch", 0.0,
+               {"sampler_type": "DistributedSampler", "lint": hits},
+               "A correctness issue rather than speed: shuffling repeats, which can slow convergence.",
+               Fix("Call set_epoch at the start of each epoch.", "for epoch in range(epochs):\n    sampler.set_epoch(epoch)"))

@@ -1,0 +1,11 @@
+"""`torchdoctor tune`: apply knobs to the unmodified script one at a time, measure each in a fresh
+subprocess, keep only what is faster and still numerically sound. Keys: docs/tune.md."""
+
+from __future__ import annotations
+
+from torchdoctor.tune.config import TuneConfig
+from torchdoctor.tune.result import SCHEMA_VERSION, TuneResult, load_kept
+from torchdoctor.tune.search import Tuner, TuneProgress
+from torchdoctor.tune.trial import Trial
+
+__all__ = ["SCHEMA_VERSION", "Trial", "TuneConfig", "TuneProgress", "TuneResult", "Tuner", "load_kept"]

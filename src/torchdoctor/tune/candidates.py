@@ -1,0 +1,53 @@
+"""Which knobs to try, in which order.
+
+Knobs named by the diagnosis's findings (`finding["knob"]`) come first, by decreasing upside; then
+every other knob of DEFAULT_ORDER. DEFAULT_ORDER puts cheap, safe fixes of the commonest
+bottlenecks first (data loading, debug switches), then precision, then memory layout and
+optimizer kernels, and torch.compile last, as its trials are the slowest to run.
+`activation_checkpointing` (a memory knob, rarely faster) is tried only when a finding names it,
+and `batch_size` only with `allow_batch_size`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchdoctor.knobs import REGISTRY
+from torchdoctor.record import Record
+
+DEFAULT_ORDER: tuple[str, ...] = (
+    "num_workers", "pin_memory", "prefetch_factor", "persistent_workers",
+    "no_anomaly_detection", "inference_mode", "threads",
+    "autocast_bf16", "autocast_fp16", "tf32", "cudnn_benchmark", "channels_last",
+    "optimizer_impl", "zero_grad_set_to_none", "compile", "batch_size",
+)
+
+
+def findings_of(record: Record) -> list[dict[str, Any]]:
+    """The Record's findings, or the diagnosis's when the Record has none yet."""
+    if record.findings:
+        return list(record.findings)
+    try:
+        from torchdoctor.rules import diagnose_record
+    except ImportError:  # the diagnosis rules are not installed in this build
+        return []
+    return [f if isinstance(f, dict) else f.to_dict() for f in diagnose_record(record)]
+
+
+def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
+    """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
+    upside: dict[str, float] = {}
+    for finding in findings_of(record):
+        name = finding.get("knob")
+        if name in REGISTRY:
+            upside[name] = max(upside.get(name, 0.0), float(finding.get("upside") or 0.0))
+    named = sorted(upside, key=lambda n: -upside[n])
+    order = named + [n for n in DEFAULT_ORDER if n not in upside]
+    if only:
+        unknown = sorted(set(only) - set(REGISTRY))
+        if unknown:
+            from torchdoctor.tune.errors import TuneInputError
+
+            raise TuneInputError(f"unknown knob(s) {', '.join(unknown)}; known: {', '.join(sorted(REGISTRY))}")
+        order = [n for n in order if n in only] + [n for n in only if n not in order]
+    return [n for n in order if allow_batch_size or n != "batch_size"]

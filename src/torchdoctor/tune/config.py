@@ -1,0 +1,43 @@
+"""What one tuning session may do and how it judges a trial."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(kw_only=True, slots=True)
+class TuneConfig:
+    warmup_steps: int = 5
+    """Steps each trial runs before its timing window (compilation and worker start-up)."""
+    timing_steps: int = 30
+    """Timed steps per trial: the samples each speed verdict is made of."""
+    max_trials: int = 20
+    """Trials after the baseline, at most."""
+    time_budget_s: float | None = None
+    """Stop starting trials once the next one would end after this many seconds (None: no limit)."""
+    trial_timeout_s: float = 300.0
+    """A trial running longer is stopped and marked failed ("timed out")."""
+    min_effect: float = 0.02
+    """Noise floor of the speed comparison: smaller relative differences never count as faster."""
+    min_gain: float = 0.02
+    """Diminishing returns: a knob that improves the best step time by less counts as no gain."""
+    patience: int = 4
+    """Stop after this many knobs in a row gave no gain."""
+    int_trials: int = 3
+    """Optuna trials per integer knob (workers, prefetch, threads, batch size)."""
+    allow_batch_size: bool = False
+    """Also try the batch size (it changes the training dynamics)."""
+    only: list[str] = field(default_factory=list)
+    """Try only these knobs (empty: every knob that applies)."""
+    seed: int = 0
+    """Seed of Optuna's sampler and of the bootstrap."""
+
+    def __post_init__(self) -> None:
+        if self.max_trials < 1:
+            raise ValueError(f"max_trials must be >= 1, got {self.max_trials}")
+        if self.timing_steps < 5:
+            raise ValueError(f"timing_steps must be >= 5 for a speed verdict, got {self.timing_steps}")
+        if self.int_trials < 1:
+            raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
+        if self.time_budget_s is not None and self.time_budget_s <= 0:
+            raise ValueError(f"time_budget_s must be > 0, got {self.time_budget_s}")

@@ -1,0 +1,189 @@
+"""The search: baseline, then one knob at a time on top of what was kept.
+
+For each candidate knob (order: `torchdoctor.tune.candidates`), checked with `applies` against the
+best run so far: bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
+ask/tell search over their range (the knob's first guess enqueued first). A trial is accepted
+when `compare_samples(best, trial)` says "faster", the numerics check against the baseline passes
+and the script did not undo the knob; the fastest accepted value of a knob is kept. The search
+stops after `max_trials`, before a trial that would overrun `time_budget_s`, on diminishing returns
+(`patience` knobs in a row improving the best by less than `min_gain`), or on Ctrl-C (the trials so
+far are kept and reported).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import optuna
+
+from torchdoctor.bench import FASTER, compare_samples
+from torchdoctor.knobs import REGISTRY, Knob
+from torchdoctor.store import RunStore
+from torchdoctor.tune.candidates import ordered_candidates
+from torchdoctor.tune.config import TuneConfig
+from torchdoctor.tune.errors import BaselineFailedError
+from torchdoctor.tune.numerics import check_losses
+from torchdoctor.tune.result import TuneResult
+from torchdoctor.tune.trial import FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
+
+
+class TuneProgress(Protocol):
+    def trial_started(self, index: int, label: str) -> None: ...
+    def trial_finished(self, trial: Trial, best: Trial) -> None: ...
+
+
+class _Interrupted(Exception):
+    """A trial was stopped by Ctrl-C."""
+
+
+class Tuner:
+    def __init__(self, script: str | Path, args: Sequence[str], config: TuneConfig, *, store: RunStore,
+                 work_dir: Path, progress: TuneProgress | None = None) -> None:
+        self.script, self.args, self.config = Path(script), list(args), config
+        self.store, self.work_dir, self.progress = store, Path(work_dir), progress
+        self.tune_id = time.strftime("tune-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.trials: list[Trial] = []
+        self.kept: dict[str, Any] = {}
+        self.stop_reason = "every applicable knob was tried"
+        self._start = time.perf_counter()
+        self._no_gain = 0
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self) -> TuneResult:
+        baseline = self._run({}, None)
+        if baseline.status != "baseline":
+            raise BaselineFailedError(f"the baseline run failed ({baseline.reason}); fix the script first")
+        self.baseline = self.best = baseline
+        if self.progress:
+            self.progress.trial_finished(baseline, baseline)
+        try:
+            for name in ordered_candidates(baseline.record, allow_batch_size=self.config.allow_batch_size,
+                                           only=self.config.only):
+                if self._stop_now():
+                    break
+                knob = REGISTRY[name]
+                if knob.applies(self.best.record):
+                    self._tune_knob(knob)
+        except (KeyboardInterrupt, _Interrupted):
+            self.stop_reason = "interrupted (Ctrl-C): best so far reported"
+        return TuneResult.build(self)
+
+    def _stop_now(self) -> bool:
+        config = self.config
+        if len(self.trials) - 1 >= config.max_trials:
+            self.stop_reason = f"--max-trials {config.max_trials} reached"
+        elif config.time_budget_s is not None and (time.perf_counter() - self._start + self.trials[-1].duration_s
+                                                   > config.time_budget_s):
+            self.stop_reason = f"--time-budget {config.time_budget_s:.0f} s reached"
+        elif self._no_gain >= config.patience:
+            self.stop_reason = (f"diminishing returns: {config.patience} knobs in a row improved the step "
+                                f"by less than {config.min_gain:.0%}")
+        else:
+            return False
+        return True
+
+    def _tune_knob(self, knob: Knob) -> None:
+        before = self.best
+        group: list[Trial] = []
+        try:
+            if knob.kind == "int":
+                self._search_int(knob, group)
+            else:
+                for value in knob.choices(self.best.record):
+                    if self._stop_now():
+                        break
+                    group.append(self._try(knob, value))
+        finally:
+            self._settle(knob, group)
+        gain = 1.0 - self._time(self.best, knob) / self._time(before, knob) if self.best is not before else 0.0
+        self._no_gain = 0 if gain >= self.config.min_gain else self._no_gain + 1
+
+    def _search_int(self, knob: Knob, group: list[Trial]) -> None:
+        span = knob.int_range(self.best.record)
+        study = optuna.create_study(direction="minimize",
+                                    sampler=optuna.samplers.TPESampler(seed=self.config.seed, n_startup_trials=1))
+        study.enqueue_trial({knob.name: span.first})
+        distribution = {knob.name: optuna.distributions.IntDistribution(span.low, span.high)}
+        seen: dict[int, float | None] = {}
+        for _ in range(self.config.int_trials * 4):  # bounded even if Optuna keeps proposing known values
+            if len(group) >= self.config.int_trials or self._stop_now() or len(seen) > span.high - span.low:
+                break
+            asked = study.ask(distribution)
+            value = asked.params[knob.name]
+            if value not in seen:
+                trial = self._try(knob, value)
+                group.append(trial)
+                seen[value] = trial.sample_s if knob.per_sample else trial.step_s
+                if trial.status == REJECTED and trial.numerics and not trial.numerics["ok"]:
+                    seen[value] = None
+            if seen[value] is None:
+                study.tell(asked, state=optuna.trial.TrialState.FAIL)
+            else:
+                study.tell(asked, seen[value])
+
+    # -- one trial -------------------------------------------------------------------------------
+    def _run(self, knobs: dict[str, Any], knob: str | None) -> Trial:
+        index = len(self.trials)
+        label = "baseline" if knob is None else f"{knob}={knobs[knob]!r}"
+        if self.progress:
+            self.progress.trial_started(index, label)
+        trial = run_trial(self.script, self.args, knobs, self.config, index=index, knob=knob,
+                          out_dir=self.work_dir / self.tune_id / f"trial{index}")
+        self.trials.append(trial)
+        if trial.record is not None and trial.status != INTERRUPTED:
+            self.store.save(trial.record)
+        if knob is None:
+            self._save(trial)
+        return trial
+
+    def _try(self, knob: Knob, value: Any) -> Trial:
+        trial = self._run({**self.kept, knob.name: value}, knob.name)
+        if trial.status == INTERRUPTED:
+            raise _Interrupted()
+        if trial.status != FAILED:
+            self._judge(trial, knob)
+        if self.progress:
+            self.progress.trial_finished(trial, self.best)
+        return trial
+
+    def _judge(self, trial: Trial, knob: Knob) -> None:
+        numerics = check_losses([s.loss for s in self.baseline.record.steps],
+                                [s.loss for s in trial.record.steps], knob.loss_rtol)
+        verdict = compare_samples(self.best.times(knob.per_sample), trial.times(knob.per_sample),
+                                  min_effect=self.config.min_effect, seed=self.config.seed)
+        trial.numerics, trial.verdict = numerics.to_dict(), verdict.to_dict()
+        trial.status = REJECTED
+        if not numerics.ok:
+            trial.reason = f"numerics: {numerics.reason}"
+        elif trial.overridden:
+            trial.reason = f"overridden by the script: {trial.overridden}"
+        elif verdict.verdict != FASTER:
+            trial.reason = f"{verdict.verdict} (x{1 / verdict.ratio:.3f})"
+        else:
+            trial.status, trial.reason = KEPT, f"faster (x{1 / verdict.ratio:.3f}); {numerics.reason}"
+
+    def _settle(self, knob: Knob, group: list[Trial]) -> None:
+        """Keep the fastest accepted value of the knob; the other accepted ones become rejected."""
+        accepted = [t for t in group if t.status == KEPT]
+        if accepted:
+            winner = min(accepted, key=lambda t: self._time(t, knob))
+            for trial in accepted:
+                if trial is not winner:
+                    trial.status = REJECTED
+                    trial.reason = f"faster, but {knob.name}={winner.value!r} was faster still"
+            self.kept[knob.name] = winner.value
+            self.best = winner
+        for trial in group:
+            self._save(trial)
+
+    def _time(self, trial: Trial, knob: Knob) -> float:
+        value = trial.sample_s if knob.per_sample else trial.step_s
+        return value if value is not None else float("inf")
+
+    def _save(self, trial: Trial) -> None:
+        self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
+                              verdict=trial.status, reason=trial.reason, figures=trial.figures())

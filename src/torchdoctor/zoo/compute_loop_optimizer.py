@@ -1,0 +1,32 @@
+"""Problem: an optimizer updating hundreds of small parameter tensors one at a time.
+
+A model with 400 per-feature scale vectors and Adam with `foreach=False`: the per-tensor loop's
+overhead dwarfs the model's arithmetic. Expected top finding: TD-COMP-012.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from torchdoctor.zoo.common import epochs_from_argv, regression_data, train
+
+GROUPS, WIDTH = 400, 16
+
+
+class ScaledFeatures(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scales = nn.ParameterList(nn.Parameter(torch.ones(WIDTH)) for _ in range(GROUPS))
+        self.head = nn.Linear(GROUPS * WIDTH, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(x * torch.cat(list(self.scales)))
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    loader = DataLoader(regression_data(2048, GROUPS * WIDTH), batch_size=64, shuffle=True)
+    model = ScaledFeatures()
+    train(model, lambda: loader, torch.optim.Adam(model.parameters(), foreach=False), epochs_from_argv())

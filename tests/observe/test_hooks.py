@@ -1,0 +1,66 @@
+"""The hooks, in process: what they feed the step clock, and that uninstall undoes everything."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+import torchdoctor
+from torchdoctor.observe.facts import Facts
+from torchdoctor.observe.hooks import Instrumentation, leading_dim
+from torchdoctor.observe.steps import PhaseCallbacks, StepClock
+
+
+def _installed(warmup=2, timing=3):
+    noop = lambda *args: None  # noqa: E731
+    clock = StepClock(warmup, timing, 0, PhaseCallbacks(noop, noop, noop, noop, noop, noop))
+    instrumentation = Instrumentation(clock, Facts())
+    instrumentation.install()
+    return clock, instrumentation
+
+
+def test_a_training_loop_feeds_every_part_of_the_step():
+    clock, instrumentation = _installed()
+    try:
+        loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+    assert clock.source == "optimizer" and clock.count == 5 and clock.done  # stops counting once done
+    assert len(clock.samples) == 3
+    for _, parts in clock.samples:
+        assert parts.data_ns > 0 and parts.forward_ns > 0 and parts.backward_ns > 0 and parts.optimizer_ns > 0
+        assert parts.batch_size == 8 and parts.loss is not None and not parts.loss.requires_grad
+    assert instrumentation._discovery is None  # the global discovery hook came off after two steps
+
+
+def test_the_marker_is_live_only_while_installed():
+    clock, instrumentation = _installed()
+    torchdoctor.step()
+    instrumentation.uninstall()
+    torchdoctor.step()
+    assert (clock.source, clock.count) == ("marker", 1)
+
+
+def test_a_module_called_inside_an_outermost_module_is_not_an_outermost_module():
+    clock, instrumentation = _installed()
+    try:
+        inner = torch.nn.Linear(2, 2)
+        outer = torch.nn.Sequential(inner)
+        outer(torch.randn(1, 2))
+        inner(torch.randn(1, 2))  # called alone later: now it is outermost too
+    finally:
+        instrumentation.uninstall()
+    assert [type(m).__name__ for m in instrumentation.facts._root_modules] == ["Sequential", "Linear"]
+    assert clock.source == "forward" and clock.count == 1  # only the first root ends steps
+
+
+def test_leading_dim_finds_the_batch_size_in_nested_batches():
+    assert leading_dim({"ids": torch.zeros(5, 3), "n": 1}) == 5
+    assert leading_dim([(torch.tensor(1.0), torch.zeros(7, 2))]) == 7
+    assert leading_dim("text") is None

@@ -1,0 +1,66 @@
+"""The step clock: which source wins, how phases follow the step count, what is measured."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchdoctor.observe import steps as steps_module
+from torchdoctor.observe.steps import PhaseCallbacks, StepClock
+
+
+class FakeClock:
+    """perf_counter_ns that advances only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(steps_module.time, "perf_counter_ns", clock)
+    return clock
+
+
+def make_clock(events: list, warmup=2, timing=3, profile=2) -> StepClock:
+    def note(name):
+        return lambda *args: events.append((name, *args))
+
+    return StepClock(warmup, timing, profile, PhaseCallbacks(
+        note("timing_start"), note("timing_end"), note("profile_start"), note("profile_step"),
+        note("done"), lambda *a: None))
+
+
+def test_a_better_source_takes_over_and_its_first_event_ends_step_one(fake_time):
+    clock = make_clock([])
+    clock.boundary("forward")
+    clock.boundary("backward")
+    clock.boundary("optimizer")
+    assert (clock.source, clock.count) == ("optimizer", 1)
+    clock.boundary("backward")  # a less preferred source no longer counts
+    clock.boundary("forward")
+    assert clock.count == 1
+
+
+def test_phases_follow_the_step_count_and_only_timed_steps_are_sampled(fake_time):
+    events: list = []
+    clock = make_clock(events)
+    for step in range(1, 8):
+        fake_time.now += 10 * step
+        clock.current.data_ns = step
+        clock.boundary("optimizer")
+    names = [e[0] for e in events]
+    assert names == ["timing_start", "timing_end", "profile_start", "profile_step", "profile_step", "done"]
+    assert [wall for wall, _ in clock.samples] == [30, 40, 50]
+    assert [parts.data_ns for _, parts in clock.samples] == [3, 4, 5]
+    assert clock.done and clock.window_ns == 120
+
+
+def test_boundaries_after_the_end_are_ignored(fake_time):
+    clock = make_clock([], profile=0)
+    for _ in range(10):
+        clock.boundary("marker")
+    assert clock.count == 5 and clock.done

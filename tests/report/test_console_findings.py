@@ -1,0 +1,48 @@
+"""The terminal findings: a table ranked by upside, then each fix with its code."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from torchdoctor.report.console_findings import evidence_text, findings_renderables, fix_parts, ranked
+
+
+def _text(findings: list[dict]) -> str:
+    console = Console(width=160, record=True, color_system=None, file=open("/dev/null", "w"))
+    for renderable in findings_renderables(findings):
+        console.print(renderable)
+    return console.export_text()
+
+
+def _finding(fid: str, upside: float | None, severity: str = "warning", **extra) -> dict:
+    return {"id": fid, "layer": "data", "severity": severity, "title": f"title of {fid}", "upside": upside,
+            "evidence": {"data_wait_fraction": 0.41234, "num_workers": 0}, "explanation": f"why {fid}",
+            "fix": {"text": f"do {fid}", "code": f"loader = DataLoader(ds, num_workers=4)  # {fid}"}, **extra}  # fmt: skip
+
+
+def test_findings_are_ranked_by_upside_then_severity() -> None:
+    findings = [_finding("A", 0.1), _finding("B", 0.5), _finding("C", 0.1, "problem"), _finding("D", None)]
+    assert [f["id"] for f in ranked(findings)] == ["B", "C", "A", "D"]
+
+
+def test_the_table_lists_each_finding_with_upside_and_evidence_and_the_fix_code_follows() -> None:
+    text = _text([_finding("TD-DATA-002", 0.12), _finding("TD-DATA-001", 0.41, "problem")])
+    assert text.index("TD-DATA-001") < text.index("TD-DATA-002")
+    assert "41%" in text and "data_wait_fraction=0.412, num_workers=0" in text
+    assert "loader = DataLoader(ds, num_workers=4)  # TD-DATA-001" in text
+    assert "fix: do TD-DATA-001" in text
+
+
+def test_a_partial_finding_renders_with_dashes() -> None:
+    text = _text([{"id": "TD-X-001"}])
+    assert "TD-X-001" in text and "-" in text
+
+
+def test_no_findings_says_so() -> None:
+    assert "no findings" in _text([])
+
+
+def test_fix_may_be_plain_text_and_evidence_is_summarised() -> None:
+    assert fix_parts({"fix": "use torch.compile"}) == ("use torch.compile", "")
+    assert fix_parts({}) == ("", "")
+    assert evidence_text({"a": 1, "b": 2.0, "c": 3, "d": 4, "e": 5}, limit=2) == "a=1, b=2, ..."

@@ -1,0 +1,76 @@
+"""The HTML report in real headless Chromium: it draws, stays offline and keeps hostile names inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.report.browser import CHROMIUM, visit
+from tests.report.conftest import HOSTILE
+from torchdoctor.record import Record
+from torchdoctor.report.base import write_report
+
+COUNTS = {
+    "images": "document.images.length",
+    "step_bars": "document.querySelectorAll('#td-steps rect').length",
+    "timeline_bars": "document.querySelectorAll('#td-timeline rect').length",
+    "findings": "document.querySelectorAll('#findings article').length",
+    "operators": "document.querySelectorAll('#operators table.ops tr').length",
+    "hostile_in_timeline": f"[...document.querySelectorAll('#td-timeline title')].filter(t => t.textContent.startsWith({json.dumps(HOSTILE)})).length",
+    "hostile_as_text": f"[...document.querySelectorAll('.ftitle, .fix, #findings p, h1 .subtle')].filter(e => e.textContent.includes({json.dumps(HOSTILE[:9])}) || e.textContent.includes('<img')).length",
+    "scripts": "document.scripts.length",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def page_visit(hostile_record: Record, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed: `apt-get install chromium` (make setup does it as root)")
+    tmp = tmp_path_factory.mktemp("browser")
+    page = write_report(hostile_record, tmp / "report.html")
+    shot = tmp / "report.png"
+    return visit(page, tmp / "profile", shot, list(COUNTS.values())), page, shot
+
+
+def _count(page_visit: tuple, name: str) -> int:
+    return page_visit[0].results[COUNTS[name]]
+
+
+def test_the_report_loads_with_no_console_errors_dialogs_or_outside_requests(page_visit: tuple) -> None:
+    result, page, _ = page_visit
+    assert result.console_errors == []
+    assert result.dialogs == []
+    assert result.requests == [page.resolve().as_uri()]
+
+
+def test_the_charts_are_drawn_from_the_embedded_record(page_visit: tuple, hostile_record: Record) -> None:
+    assert _count(page_visit, "step_bars") >= hostile_record.summary.num_steps
+    timeline = hostile_record.trace["timeline"]
+    assert _count(page_visit, "timeline_bars") == len(timeline["events"]) > 0
+    assert _count(page_visit, "findings") == 1
+    assert _count(page_visit, "operators") > 1
+
+
+def test_hostile_names_from_the_trace_script_and_findings_stay_text(page_visit: tuple) -> None:
+    assert _count(page_visit, "images") == 0
+    assert _count(page_visit, "scripts") == 2  # the embedded Record and the report's own script
+    assert _count(page_visit, "hostile_in_timeline") >= 1
+    assert _count(page_visit, "hostile_as_text") >= 4  # title, explanation, fix, script name
+
+
+def test_a_screenshot_is_saved(page_visit: tuple) -> None:
+    shot: Path = page_visit[2]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000
+    print(f"screenshot: {shot}")
+
+
+def test_the_memory_chart_stacks_each_series(tmp_path: Path) -> None:
+    memory = {"timeline": {"t_s": [0.0, 0.5, 1.0], "series": {"parameters": [1e6, 1e6, 1e6], HOSTILE: [0, 4e6, 2e6]}}}
+    page = write_report(Record(memory=memory), tmp_path / "memory.html")
+    polygons = "[...document.querySelectorAll('#td-memory polygon title')].map(t => t.textContent)"
+    result = visit(page, tmp_path / "profile", tmp_path / "memory.png", [polygons])
+    assert result.console_errors == [] and result.dialogs == []
+    assert result.results[polygons] == ["parameters", HOSTILE]

@@ -1,0 +1,64 @@
+"""The run store: a real SQLite file that keeps every Record and finds runs by id prefix."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchdoctor.errors import StoreError
+from torchdoctor.record import Record, Summary
+from torchdoctor.store import RunStore, compare_records
+
+
+def test_saved_records_come_back_whole_and_newest_first(tmp_path):
+    with RunStore(tmp_path / "runs.db") as store:
+        first = Record(script="a.py", run_id="20260101-000000-aaaaaa", created_at="2026-01-01T00:00:00+00:00")
+        second = Record(script="b.py", run_id="20260102-000000-bbbbbb", created_at="2026-01-02T00:00:00+00:00",
+                        summary=Summary(num_steps=3, step_s=0.5))
+        store.save(first)
+        store.save(second)
+        assert [row.run_id for row in store.list()] == [second.run_id, first.run_id]
+        assert store.load("20260102") == second
+        assert store.load("last") == second
+
+
+def test_unknown_and_ambiguous_ids_are_clear_errors(tmp_path):
+    with RunStore(tmp_path / "runs.db") as store:
+        with pytest.raises(StoreError, match="holds no runs"):
+            store.resolve("last")
+        store.save(Record(run_id="2026-x1"))
+        store.save(Record(run_id="2026-x2"))
+        with pytest.raises(StoreError, match="ambiguous"):
+            store.load("2026-x")
+        with pytest.raises(StoreError, match="runs list"):
+            store.load("nope")
+
+
+def test_the_store_survives_reopening_and_keeps_trials(tmp_path):
+    with RunStore(tmp_path / "runs.db") as store:
+        store.save(Record(run_id="r1"))
+        store.save_trial("t1", 0, run_id="r1", knobs={"num_workers": 2}, verdict="faster",
+                         reason=None, figures={"step_s": 0.1})
+    with RunStore(tmp_path / "runs.db") as store:
+        assert store.load("r1").run_id == "r1"
+        assert list(store.trials("t1"))[0]["knobs"] == {"num_workers": 2}
+
+
+def test_an_unwritable_store_path_is_a_store_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match="cannot open"):
+        RunStore(blocker / "runs.db")
+
+
+def test_comparison_reports_step_change_and_what_differs():
+    from torchdoctor.record import StepSample
+
+    a = Record(run_id="a", config={"warmup_steps": 5}, env={"torch": {"num_threads": 2}},
+               steps=[StepSample(i, 0.100 + 0.001 * (i % 3)) for i in range(20)], summary=Summary(step_s=0.1))
+    b = Record(run_id="b", config={"warmup_steps": 5}, env={"torch": {"num_threads": 1}},
+               steps=[StepSample(i, 0.050 + 0.001 * (i % 3)) for i in range(20)], summary=Summary(step_s=0.05))
+    comparison = compare_records(a, b)
+    assert comparison.step_change == pytest.approx(-0.5)
+    assert comparison.verdict["verdict"] == "faster"
+    assert comparison.env_diff == [("torch.num_threads", 2, 1)]
+    assert comparison.config_diff == []
