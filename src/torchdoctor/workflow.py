@@ -12,6 +12,7 @@ from rich.console import Console
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.observe.run import external_rank, shared_run_id
 from torchdoctor.record import Record, _new_run_id
 from torchdoctor.rules import diagnose_record
 from torchdoctor.report.console import render_record
@@ -39,10 +40,13 @@ def diagnose_script(
 ) -> Record:
     """Observe SCRIPT, keep the Record, and print the report; returns the Record."""
     console = console or Console()
-    run_id = _new_run_id()
+    rank = external_rank()
+    run_id = shared_run_id() if rank is not None else _new_run_id()
+    out_dir = run_dir_for(store_path, run_id)
+    if rank:  # another rank of the user's own torchrun job: observe, rank 0 reports for all
+        return observe(script, args, config, launch, out_dir=out_dir, run_id=run_id)
     with observation_progress() as progress:
-        record = observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id),
-                         progress=progress, run_id=run_id)
+        record = observe(script, args, config, launch, out_dir=out_dir, progress=progress, run_id=run_id)
     record = analyse_record(record)
     record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
     if save:

@@ -21,3 +21,22 @@ def test_ddp_with_gloo_on_two_ranks_records_both_and_stops_cleanly(tmp_path):
     assert record.env["models"][0]["class"] == "DistributedDataParallel"
     assert len(record.artifacts["traces"]) == 2
     assert "rank 0 done" not in proc.stdout  # stopped once measured, before the loop ended
+
+
+def test_torchdoctor_started_by_the_users_own_torchrun_merges_ranks_on_rank_0(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.observe.helpers import SCRIPTS, WIDE_ENV
+    from torchdoctor.record import Record
+
+    out = tmp_path / "record.json"
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "torchdoctor",
+               "diagnose", *FAST, "--json", str(out), "--store", str(tmp_path / "runs.db"), "--",
+               str(SCRIPTS / "ddp_gloo.py")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=WIDE_ENV)
+    assert proc.returncode == 0, proc.stderr
+    record = Record.load(out)
+    assert record.run_id.startswith("torchrun-")
+    assert [r["rank"] for r in record.ranks] == [0, 1]
+    assert proc.stdout.count("Where each step's time goes") == 1  # one report, from rank 0

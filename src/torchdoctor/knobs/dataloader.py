@@ -62,7 +62,8 @@ class NumWorkers(_LoaderKnob):
 
     def int_range(self, record: Record) -> IntRange:
         cores = cpu_cores(record)
-        return IntRange(low=1, high=max(2, min(16, cores * 2)), first=max(1, min(4, cores)))
+        # One worker per core at most (DataLoader warns beyond); first guess leaves a core to the step.
+        return IntRange(low=1, high=max(2, min(16, cores)), first=max(1, min(8, cores - 1)))
 
 
 @register

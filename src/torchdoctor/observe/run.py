@@ -5,6 +5,10 @@ A single process runs `python -m torchdoctor.observe.bootstrap SCRIPT ARGS`; wit
 `nproc_per_node` the same entry point is launched by `torch.distributed.run` (torchrun's own
 module, no home-made launcher), once per rank. Ctrl-C reaches the script (it shares our process
 group) and the script's partial results are still collected; a second Ctrl-C stops it for good.
+
+When the user's own torchrun starts `python -m torchdoctor diagnose ...` on every rank (e.g.
+`srun torchrun ... -m torchdoctor diagnose -- train.py`), every rank observes its own child in a
+run folder shared through the torchrun run id; rank 0 waits for the others and merges them.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -26,6 +31,8 @@ from torchdoctor.observe.summary import build_record
 from torchdoctor.record import Record, _new_run_id
 
 ProgressCallback = Callable[[str, int, int], None]
+#: How long rank 0 of an external torchrun job waits for the other ranks to write their results.
+RANK_RESULTS_TIMEOUT_S = 60.0
 
 
 @dataclass(kw_only=True, slots=True)
@@ -105,6 +112,25 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float | None) -> tuple[int, 
             interrupted = True
 
 
+def external_rank() -> int | None:
+    """This process's rank when the user's own torchrun started torchdoctor on every rank."""
+    if "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ:
+        return int(os.environ["RANK"])
+    return None
+
+
+def shared_run_id() -> str:
+    """One run id for all ranks of an external torchrun job (they share the run folder)."""
+    return "torchrun-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in os.environ["TORCHELASTIC_RUN_ID"])
+
+
+def _await_ranks(out_dir: Path, world_size: int, timeout_s: float) -> None:
+    """Rank 0 of an external torchrun job waits for the other ranks' results files."""
+    deadline = time.monotonic() + timeout_s
+    while len(list(out_dir.glob("rank*.json"))) < world_size and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def _read_results(out_dir: Path) -> list[dict]:
     results = []
     for path in sorted(out_dir.glob("rank*.json")):
@@ -147,6 +173,8 @@ def observe(
             reader.stop.set()
             reader.join()
             (out / "progress.fifo").unlink(missing_ok=True)
+    if external_rank() == 0:
+        _await_ranks(out, int(os.environ.get("WORLD_SIZE", 1)), RANK_RESULTS_TIMEOUT_S)
     record = build_record(
         _read_results(out), returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
         config=config.to_dict(), run_id=run_id,

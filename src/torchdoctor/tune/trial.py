@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,10 @@ def run_trial(
     """Observe the script once with `knobs` applied (no profiler window: timing only)."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
                                    profile=False, knobs=knobs)
-    launch = LaunchConfig(extra_env=knob_env(knobs), timeout_s=config.trial_timeout_s)
+    # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
+    # script that hashes strings (tokenisers, sets) reproducible from trial to trial.
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
+    launch = LaunchConfig(extra_env=env, timeout_s=config.trial_timeout_s)
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - start

@@ -114,7 +114,7 @@
   // memory.categories_bytes as one stack, else the figures as text.
   function drawMemory(root, memory) {
     if (!root || !memory) return;
-    var tl = memory.timeline, cats = memory.categories_bytes;
+    var tl = memory.timeline, cats = memory.categories_bytes || (memory.breakdown || {}).categories_bytes;
     if (!(tl && tl.series) && cats && typeof cats === "object") {  // composition at the peak: one flat stack
       tl = { t_s: [0, 1], series: {} };
       Object.keys(cats).forEach(function (k) { if (cats[k] > 0) tl.series[k] = [cats[k], cats[k]]; });
