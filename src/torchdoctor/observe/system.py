@@ -3,7 +3,8 @@
 Per sample: process CPU (the script plus its children, e.g. DataLoader workers, in % of one
 core), machine CPU (% of all cores), RSS of the process and of its children, disk bytes read
 since the previous sample (machine-wide and by the process tree), and, where NVML is available,
-GPU utilisation and memory of the GPUs this process can see. The summary covers the timing window
+GPU utilisation and memory of the GPUs this process used (NVML samples every GPU of the machine;
+the devices the process allocated on are picked at the end). The summary covers the timing window
 when it was reached (`window_start_s`/`window_end_s`), else the whole run.
 """
 
@@ -17,11 +18,31 @@ import numpy as np
 import psutil
 
 
+def _uuid_key(uuid: object) -> str:
+    """NVML says 'GPU-5f1d...', torch may say '5f1d...': compare the bare lowercase hex."""
+    text = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+    return text.lower().removeprefix("gpu-")
+
+
+def devices_in_use() -> set[str] | None:
+    """UUID keys of the CUDA devices this process allocated memory on (None: CUDA unused)."""
+    import torch
+
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    return {
+        _uuid_key(torch.cuda.get_device_properties(d).uuid)
+        for d in range(torch.cuda.device_count())
+        if torch.cuda.memory_reserved(d) > 0
+    }
+
+
 class _Nvml:
-    """GPU utilisation through NVML (nvidia-ml-py), when the package and a driver are present."""
+    """Per-GPU utilisation and memory through NVML (nvidia-ml-py), when it and a driver exist."""
 
     def __init__(self) -> None:
         self.handles: list[Any] = []
+        self.uuids: list[str] = []
         try:
             import pynvml
         except ImportError:
@@ -29,16 +50,23 @@ class _Nvml:
         try:
             pynvml.nvmlInit()
             self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            self.uuids = [_uuid_key(pynvml.nvmlDeviceGetUUID(h)) for h in self.handles]
         except pynvml.NVMLError:
-            self.handles = []
+            self.handles, self.uuids = [], []
         self._pynvml = pynvml
 
-    def sample(self) -> tuple[float, float] | None:
+    def sample(self) -> list[tuple[float, float]]:
+        """(utilisation %, memory used bytes) of every GPU on the machine; [] if NVML fails."""
         if not self.handles:
-            return None
-        utils = [self._pynvml.nvmlDeviceGetUtilizationRates(h).gpu for h in self.handles]
-        used = [self._pynvml.nvmlDeviceGetMemoryInfo(h).used for h in self.handles]
-        return float(np.mean(utils)), float(sum(used))
+            return []
+        nvml = self._pynvml
+        try:
+            return [
+                (float(nvml.nvmlDeviceGetUtilizationRates(h).gpu), float(nvml.nvmlDeviceGetMemoryInfo(h).used))
+                for h in self.handles
+            ]
+        except nvml.NVMLError:
+            return []
 
 
 class SystemSampler:
@@ -50,13 +78,12 @@ class SystemSampler:
         "children_rss_bytes",
         "disk_read_bytes",
         "process_read_bytes",
-        "gpu_util_percent",
-        "gpu_memory_bytes",
     )
 
     def __init__(self, interval_s: float) -> None:
         self.interval_s = interval_s
         self.columns: dict[str, list[float]] = {name: [] for name in self.COLUMNS}
+        self._gpu_rows: list[list[tuple[float, float]]] = []  # per sample, per machine GPU
         self.window: tuple[float, float] | None = None
         self._window_start: float | None = None
         self._stop = threading.Event()
@@ -122,7 +149,7 @@ class SystemSampler:
     def _sample(self) -> None:
         child_cpu, child_rss = self._refresh_children()
         disk, tree = self._disk_read(), self._tree_read()
-        gpu = self._nvml.sample()
+        self._gpu_rows.append(self._nvml.sample())
         row = {
             "t_s": time.perf_counter() - self._t0,
             "process_cpu_percent": self._proc.cpu_percent(None) + child_cpu,
@@ -131,17 +158,34 @@ class SystemSampler:
             "children_rss_bytes": child_rss,
             "disk_read_bytes": max(0, disk - self._last_disk),
             "process_read_bytes": max(0, tree - self._last_proc_read),
-            "gpu_util_percent": gpu[0] if gpu else float("nan"),
-            "gpu_memory_bytes": gpu[1] if gpu else float("nan"),
         }
         self._last_disk, self._last_proc_read = disk, tree
         for name, value in row.items():
             self.columns[name].append(float(value))
 
+    def _gpu_columns(self) -> list[str]:
+        """Fold the per-GPU samples into columns over the GPUs this process used.
+
+        A node has GPUs other jobs or ranks use; averaging over all of them would hide an idle
+        device, so only the devices this process allocated on count (all of them when CUDA was
+        not initialised in this process, e.g. before the script reached the GPU).
+        """
+        in_use = devices_in_use()
+        chosen = [i for i, u in enumerate(self._nvml.uuids) if in_use is None or u in in_use]
+        util, memory = [], []
+        for row in self._gpu_rows:
+            picked = [row[i] for i in chosen if i < len(row)]
+            util.append(float(np.mean([p[0] for p in picked])) if picked else float("nan"))
+            memory.append(float(sum(p[1] for p in picked)) if picked else float("nan"))
+        self.columns["gpu_util_percent"], self.columns["gpu_memory_bytes"] = util, memory
+        return [self._nvml.uuids[i] for i in chosen]
+
     def to_dict(self) -> dict[str, Any]:
+        gpus = self._gpu_columns()
         return {
             "interval_s": self.interval_s,
             "gpu_sampled": bool(self._nvml.handles),
+            "gpu_uuids": gpus,
             "window_start_s": self.window[0] if self.window else None,
             "window_end_s": self.window[1] if self.window else None,
             "samples": self.columns,
