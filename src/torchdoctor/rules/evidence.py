@@ -108,10 +108,31 @@ class Evidence:
         return multi
 
     def memory(self, key: str) -> Any:
-        value = (self.record.memory or {}).get(key)
+        """`record.memory.breakdown.<key>` (the memory window's step breakdown, docs/memory.md)."""
+        value = ((self.record.memory or {}).get("breakdown") or {}).get(key)
         if value is None:
-            raise MissingEvidence(f"memory.{key}")
+            raise MissingEvidence(f"memory.breakdown.{key}")
         return value
+
+    def memory_category(self, category: str) -> int:
+        """Bytes of `category` (activations, optimizer_state, ...) at the step's peak."""
+        categories = self.memory("categories_bytes")
+        if category not in categories:
+            raise MissingEvidence(f"memory.breakdown.categories_bytes.{category}")
+        return int(categories[category])
+
+    def allocator(self, key: str) -> float:
+        """`record.memory.breakdown.allocator.<key>`: CUDA caching-allocator figures."""
+        value = (self.memory("allocator") or {}).get(key)
+        if value is None:
+            raise MissingEvidence(f"memory.breakdown.allocator.{key}")
+        return float(value)
+
+    def device_memory_bytes(self) -> int:
+        gpus = self.env("devices").get("gpus") or []
+        if not gpus or not gpus[0].get("total_memory_bytes"):
+            raise MissingEvidence("env.devices.gpus[0].total_memory_bytes")
+        return int(gpus[0]["total_memory_bytes"])
 
     def lint_hits(self, topic: str) -> list[str]:
         """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`)."""

@@ -1,4 +1,5 @@
-"""Memory-layer rules, read from the Record's `memory` section (see docs/rules.md for the keys).
+"""Memory-layer rules, read from the Record's `memory.breakdown` (torchdoctor.memory's step breakdown:
+`peak_bytes`, `categories_bytes`, and `allocator` figures on CUDA).
 
 Upside is a fraction of peak device memory. Sources: the guides' key-metrics row "memory peak near
 the limit -> activations or optimizer state -> gradient checkpointing" and troubleshooting row
@@ -19,7 +20,7 @@ PEAK_TARGET = 0.80  # a peak below this leaves room for batch-size or sequence g
 @rule("TD-MEM-001", "memory")
 def peak_near_limit(ev: Evidence) -> Hit | None:
     """Peak reserved device memory is close to the device's capacity (OOM risk, no room to grow)."""
-    peak, total = ev.memory("peak_reserved_bytes"), ev.memory("device_total_bytes")
+    peak, total = ev.allocator("peak_reserved_bytes"), ev.device_memory_bytes()
     ratio = peak / total
     severity = severity_at(ratio, PEAK_WARNING, PEAK_PROBLEM)
     if severity is None:
@@ -31,20 +32,20 @@ def peak_near_limit(ev: Evidence) -> Hit | None:
                    "torch.cuda.memory._record_memory_history()  # then inspect a snapshot"))
 
 
-def _share_of_peak(ev: Evidence, key: str) -> tuple[float, int, int]:
-    part, peak = ev.memory(key), ev.memory("peak_allocated_bytes")
+def _share_of_peak(ev: Evidence, category: str) -> tuple[float, int, int]:
+    part, peak = ev.memory_category(category), ev.memory("peak_bytes")
     return (part / peak if peak else 0.0), part, peak
 
 
 @rule("TD-MEM-002", "memory", knob="memory.activation_checkpointing")
 def activations_dominate(ev: Evidence) -> Hit | None:
     """Saved activations are most of the peak: activation checkpointing trades recompute for memory."""
-    share, part, peak = _share_of_peak(ev, "activations_bytes")
+    share, part, peak = _share_of_peak(ev, "activations")
     severity = severity_at(share, SHARE_WARNING, SHARE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"activations are {share:.0%} of peak memory", share,
-               {"activations_bytes": part, "peak_allocated_bytes": peak},
+               {"activations_bytes": part, "peak_bytes": peak},
                "Tensors saved for backward dominate; recomputing them in backward frees most of this memory.",
                Fix("Checkpoint the repeated blocks.",
                    "from torch.utils.checkpoint import checkpoint\nx = checkpoint(block, x, use_reentrant=False)"))
@@ -54,12 +55,12 @@ def activations_dominate(ev: Evidence) -> Hit | None:
 def optimizer_state_dominates(ev: Evidence) -> Hit | None:
     """Optimizer state (e.g. Adam's two moments) is a large share of the peak: shard it (FSDP/ZeRO),
     or use 8-bit or lighter optimizers."""
-    share, part, peak = _share_of_peak(ev, "optimizer_state_bytes")
+    share, part, peak = _share_of_peak(ev, "optimizer_state")
     severity = severity_at(share, SHARE_WARNING, SHARE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"optimizer state is {share:.0%} of peak memory", share,
-               {"optimizer_state_bytes": part, "peak_allocated_bytes": peak},
+               {"optimizer_state_bytes": part, "peak_bytes": peak},
                "Every parameter carries optimizer state; with several ranks it can be sharded instead of copied.",
                Fix("Shard the optimizer state across ranks (FSDP) or use an 8-bit optimizer.",
                    "model = torch.distributed.fsdp.fully_shard(model)"))
@@ -67,30 +68,30 @@ def optimizer_state_dominates(ev: Evidence) -> Hit | None:
 
 @rule("TD-MEM-004", "memory", knob="memory.expandable_segments")
 def fragmentation(ev: Evidence) -> Hit | None:
-    """Reserved memory far above allocated memory at the peak: the caching allocator is fragmented.
-    PyTorch CUDA semantics docs: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."""
-    reserved, allocated = ev.memory("peak_reserved_bytes"), ev.memory("peak_allocated_bytes")
-    share = (reserved - allocated) / reserved if reserved else 0.0
+    """A large share of reserved memory sits in split, free blocks (allocator `fragmentation` =
+    inactive split bytes / reserved). PyTorch CUDA semantics docs: expandable_segments:True."""
+    share = ev.allocator("fragmentation")
     severity = severity_at(share, FRAGMENTATION_WARNING, FRAGMENTATION_PROBLEM)
     if severity is None:
         return None
-    return Hit(severity, f"{share:.0%} of reserved memory is unused (fragmentation)", share,
-               {"peak_reserved_bytes": reserved, "peak_allocated_bytes": allocated},
-               "Blocks of varying sizes leave gaps the allocator cannot reuse.",
+    return Hit(severity, f"{share:.0%} of reserved memory is fragmented", share,
+               {"fragmentation_fraction": round(share, 4), "peak_reserved_bytes": ev.allocator("peak_reserved_bytes")},
+               "Blocks of varying sizes leave gaps the allocator cannot reuse for larger requests.",
                Fix("Let segments grow instead of splitting fixed ones.",
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py"))
 
 
-@rule("TD-MEM-005", "memory")
-def reallocating_every_step(ev: Evidence) -> Hit | None:
-    """The allocator asks the device for new memory (cudaMalloc) in steady-state steps, typically
-    because input lengths vary. PyTorch CUDA semantics docs (caching allocator)."""
-    mallocs = ev.memory("device_mallocs_per_step")
-    if mallocs < 1:
+@rule("TD-MEM-005", "memory", knob="memory.expandable_segments")
+def allocator_retries(ev: Evidence) -> Hit | None:
+    """The caching allocator had to free its cache and retry (num_alloc_retries > 0), typically because
+    input shapes vary step to step. PyTorch CUDA semantics docs (memory management, cudaMalloc retries)."""
+    retries = ev.allocator("num_alloc_retries")
+    if retries < 1:
         return None
-    share = ev.memory("malloc_us_per_step") / (ev.summary("step_s") * 1e6)
-    return Hit(severity_at(share, 0.02, 0.10) or "info", f"{mallocs:.0f} device allocations per step", share,
-               {"device_mallocs_per_step": mallocs, "malloc_us_per_step": ev.memory("malloc_us_per_step")},
-               "Varying shapes keep requesting new blocks; each cudaMalloc synchronises the device.",
-               Fix("Pad inputs to a few fixed lengths (buckets), and try expandable segments.",
-                   "length = ((length + 63) // 64) * 64  # pad to a multiple of 64"))
+    share = ev.allocator("fragmentation")
+    return Hit("warning", f"{retries:.0f} allocator retries: memory is re-allocated as shapes change", share,
+               {"num_alloc_retries": retries, "fragmentation_fraction": round(share, 4)},
+               "Each retry frees cached blocks and calls cudaMalloc again, which synchronises the device.",
+               Fix("Pad inputs to a few fixed lengths (buckets) and enable expandable segments.",
+                   "length = ((length + 63) // 64) * 64  # pad to a multiple of 64\n"
+                   "# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"))

@@ -1,7 +1,8 @@
 """The search: baseline, then one knob at a time on top of what was kept.
 
 For each candidate knob (order: `torchdoctor.tune.candidates`), checked with `applies` against the
-best run so far: bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
+best run so far (in up to PASSES passes, the second retrying what the first did not keep on
+top of what it kept): bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
 ask/tell search over their range (the knob's first guess enqueued first). A trial is accepted
 when `compare_samples(best, trial)` says "faster", the numerics check against the baseline passes
 and the script did not undo the knob; the fastest accepted value of a knob is kept. The search
@@ -28,6 +29,11 @@ from torchdoctor.tune.errors import BaselineFailedError
 from torchdoctor.tune.numerics import check_losses
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
+
+
+#: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
+#: cores), so a knob rejected before another was kept is tried once more on top of it.
+PASSES = 2
 
 
 class TuneProgress(Protocol):
@@ -60,17 +66,25 @@ class Tuner:
         self.baseline = self.best = baseline
         if self.progress:
             self.progress.trial_finished(baseline, baseline)
+        order = ordered_candidates(baseline.record, allow_batch_size=self.config.allow_batch_size,
+                                   only=self.config.only)
         try:
-            for name in ordered_candidates(baseline.record, allow_batch_size=self.config.allow_batch_size,
-                                           only=self.config.only):
-                if self._stop_now():
+            for _ in range(PASSES):
+                kept_before = dict(self.kept)
+                self._pass([name for name in order if name not in self.kept])
+                if self.kept == kept_before or self._stop_now():
                     break
-                knob = REGISTRY[name]
-                if knob.applies(self.best.record):
-                    self._tune_knob(knob)
         except (KeyboardInterrupt, _Interrupted):
             self.stop_reason = "interrupted (Ctrl-C): best so far reported"
         return TuneResult.build(self)
+
+    def _pass(self, names: list[str]) -> None:
+        for name in names:
+            if self._stop_now():
+                return
+            knob = REGISTRY[name]
+            if knob.applies(self.best.record):
+                self._tune_knob(knob)
 
     def _stop_now(self) -> bool:
         config = self.config
