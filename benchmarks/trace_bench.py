@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,8 +35,8 @@ print(f"idle {tb['idle_time_pctg'][0] / 100:.4f} compute {tb['compute_time_pctg'
 """
 
 
-def _run(argv: list[str], mem_gb: float | None = None) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS GB, exit status, last output line of one child process."""
+def _run(argv: list[str], mem_gb: float | None = None) -> tuple[float, float, float, int, str]:
+    """Wall seconds, CPU seconds, peak RSS GiB, exit status, last output line of one child process."""
 
     def limit() -> None:
         if mem_gb:
@@ -48,7 +47,8 @@ def _run(argv: list[str], mem_gb: float | None = None) -> tuple[float, float, in
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     out = proc.stdout.read().strip().splitlines() if proc.stdout else []
-    return wall, usage.ru_maxrss / 2**20, os.waitstatus_to_exitcode(status), (out[-1] if out else "")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 2**20, os.waitstatus_to_exitcode(status), (out[-1] if out else "")
 
 
 def main() -> None:
@@ -59,14 +59,14 @@ def main() -> None:
     args = parser.parse_args()
     size_gb = args.trace.stat().st_size / 1e9
     print(f"trace {args.trace} {size_gb:.2f} GB, {os.cpu_count()} CPUs")
-    wall, rss, code, line = _run([sys.executable, "-c", _TD, str(args.trace)])
-    print(f"torchdoctor: {wall:.1f} s, peak RSS {rss:.2f} GiB ({rss * 2**30 / 1e9 / size_gb:.2f}x file), exit {code}: {line}")
+    wall, cpu, rss, code, line = _run([sys.executable, "-c", _TD, str(args.trace)])
+    print(f"torchdoctor: {wall:.1f} s ({cpu:.1f} s CPU), peak RSS {rss:.2f} GiB ({rss * 2**30 / 1e9 / size_gb:.2f}x file), exit {code}: {line}")
     if not args.hta_python:
         return
     with tempfile.TemporaryDirectory() as tmp:
         os.symlink(args.trace.resolve(), Path(tmp) / "rank-0.json")
-        h_wall, h_rss, h_code, h_line = _run([args.hta_python, "-c", _HTA, tmp], args.hta_mem_gb)
-    print(f"HTA: {h_wall:.1f} s, peak RSS {h_rss:.2f} GiB, exit {h_code}: {h_line}")
+        h_wall, h_cpu, h_rss, h_code, h_line = _run([args.hta_python, "-c", _HTA, tmp], args.hta_mem_gb)
+    print(f"HTA: {h_wall:.1f} s ({h_cpu:.1f} s CPU), peak RSS {h_rss:.2f} GiB, exit {h_code}: {h_line}")
     if h_code == 0:
         print(f"speed-up {h_wall / wall:.1f}x, memory ratio {h_rss / rss:.1f}x")
 

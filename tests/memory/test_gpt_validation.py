@@ -13,16 +13,21 @@ import torch
 
 from tests.memory.scripts.gpt import GPT, GPTConfig, training_step
 from torchdoctor.memory import BatchScaling, MemoryBreakdown, StepMemoryTracker
-from torchdoctor.memory.whatif import checkpointing_peak
+from torchdoctor.memory.whatif import autocast_peak, checkpointing_peak
 
 CONFIG = GPTConfig(block_size=128)
 
 
-def measure(batch_size: int, checkpoint: bool) -> MemoryBreakdown:
+def measure(batch_size: int, checkpoint: bool, autocast: bool = False) -> MemoryBreakdown:
     torch.manual_seed(0)
     model = GPT(CONFIG, checkpoint_blocks=checkpoint)
     optimizer = torch.optim.AdamW(model.parameters())
-    step = training_step(model, optimizer, batch_size)
+    plain_step = training_step(model, optimizer, batch_size)
+
+    def step() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            plain_step()
+
     step()
     tracker = StepMemoryTracker()
     tracker.start(model, optimizer)
@@ -47,6 +52,10 @@ def test_checkpointing_halves_the_activation_share_of_the_peak(runs):
 def test_checkpointing_estimate_is_within_a_fifth_of_the_measured_peak(runs):
     estimate = checkpointing_peak(runs[4, False])
     assert estimate == pytest.approx(runs[4, True].peak_bytes, rel=0.2)
+
+
+def test_autocast_estimate_is_within_a_fifth_of_the_measured_peak(runs):
+    assert autocast_peak(runs[4, False]) == pytest.approx(measure(4, False, autocast=True).peak_bytes, rel=0.2)
 
 
 def test_activations_grow_linearly_with_the_batch(runs):

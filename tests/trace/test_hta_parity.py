@@ -73,6 +73,11 @@ def test_rocm_launches_are_recognised_where_hta_sees_none(gpu_traces: Path) -> N
     assert launches["launches_count"] == 14
 
 
+def test_a_triton_kernel_launched_through_the_driver_api_is_a_launch(gpu_traces: Path) -> None:
+    # HTA 0.5.0 counts 0 launches here: it does not know cuLaunchKernel (README: `cuda_driver`).
+    assert _device(gpu_traces, "a100-triton-culaunchkernel.json.gz")["launches"]["launches_count"] == 1
+
+
 def test_cuda_graph_kernels_count_as_launches(gpu_traces: Path) -> None:
     # HTA counts 5,224 (cudaLaunchKernel and memory calls only); cudaGraphLaunch adds the rest.
     launches = _device(gpu_traces, "a100-transformer-16rank-cudagraph-rank0.json.gz")["launches"]

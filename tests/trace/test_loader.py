@@ -74,7 +74,7 @@ def test_an_empty_trace_gives_an_empty_report_with_a_warning(tmp_path: Path) -> 
     path.write_bytes(b'{"traceEvents": []}')
     report = analyse_traces([path]).to_dict()
     assert report["ranks"][0]["events_count"] == 0
-    assert any("no events" in w for w in report["warnings"])
+    assert any("nothing to analyse" in w for w in report["warnings"])
 
 
 def test_negative_durations_are_clamped_and_string_tids_accepted(tmp_path: Path) -> None:

@@ -48,15 +48,23 @@ _TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""
 
 
 def _append(args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
-    """Append keeping the call's layout: after a trailing comma (one argument per line) the new
-    argument gets the same comma and line break; otherwise it follows `, `."""
+    """Append keeping the call's layout: one argument per line (a trailing comma before a line
+    break) gets a new line indented like the others, the last line's comment staying where it
+    was; otherwise the new argument follows `, `."""
     if not args:
         return [new]
     last = args[-1]
-    if isinstance(last.comma, cst.Comma):  # trailing-comma layout
-        between = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else last.comma
-        return [*args[:-1], last.with_changes(comma=between), new.with_changes(comma=last.comma)]
-    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new]
+    after = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+    if not isinstance(after, cst.ParenthesizedWhitespace):
+        plain = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return [*args[:-1], plain, new.with_changes(comma=last.comma)]
+    between = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else after
+    indent = between if isinstance(between, cst.ParenthesizedWhitespace) else after
+    last = last.with_changes(comma=last.comma.with_changes(
+        whitespace_after=after.with_changes(indent=indent.indent, last_line=indent.last_line)))
+    new = new.with_changes(comma=last.comma.with_changes(
+        whitespace_after=after.with_changes(first_line=cst.TrailingWhitespace())))
+    return [*args[:-1], last, new]
 
 
 def edit_source(source: str, edits: list[CallEdit]) -> str:

@@ -187,7 +187,6 @@ class ObservationSession:
         self._finished = True
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
-        self._undo_knobs()
         self._stop_profiler()
         self.sampler.stop()
         self.progress.close()
@@ -195,6 +194,7 @@ class ObservationSession:
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
         data = self._results(how, code, traceback_text)
+        self._undo_knobs()  # after the fingerprint, so it shows what the script did to the knobs
         path = results_path(self.config.out_dir, self.rank)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")

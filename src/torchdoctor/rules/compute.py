@@ -30,13 +30,22 @@ MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead mat
 FOREACH_SPEEDUP = 2.0  # optimizer step speed-up from foreach/fused over the per-tensor loop
 # Operators that are expected to dominate a healthy step (dense math and communication).
 _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
-                             r"|embedding|lstm|gru|rnn|ProfilerStep", re.IGNORECASE)
+                             r"|embedding|lstm|gru|rnn|copy_|ProfilerStep", re.IGNORECASE)
 
 
 def _median_step_us(rank: dict) -> float:
     if not rank.get("step_us_median"):
         raise MissingEvidence("trace step times")
     return float(rank["step_us_median"])
+
+
+def _model_fraction(ev: Evidence, rank: dict) -> float:
+    """Share of the step in forward + backward: measured step phases, else the trace's shares."""
+    try:
+        return ev.summary("forward_fraction") + ev.summary("backward_fraction")
+    except MissingEvidence:
+        shares = rank.get("shares") or {}
+        return (shares.get("forward_fraction") or 0.0) + (shares.get("backward_fraction") or 0.0)
 
 
 def _gpu_utilisation(ev: Evidence) -> float:
@@ -105,9 +114,8 @@ def launch_bound(ev: Evidence) -> Hit | None:
         host = rank["host"]
         per_step = host["small_ops_count"] / steps
         big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / steps
-        shares = rank.get("shares") or {}  # loading and optimizer overhead have their own rules
-        other = (shares.get("dataloader_fraction") or 0.0) + (shares.get("optimizer_fraction") or 0.0)
-        share = max(0.0, 1.0 - big_self_us / _median_step_us(rank) - other)
+        # Only forward and backward count: loading, optimizer and between-step work have their own rules.
+        share = max(0.0, _model_fraction(ev, rank) - big_self_us / _median_step_us(rank))
         evidence = {"small_ops_per_step": round(per_step, 1), "ops_per_step": round(host["ops_count"] / steps, 1),
                     "step_us_median": round(_median_step_us(rank), 1)}
         if per_step < SMALL_OPS_PER_STEP:

@@ -16,6 +16,9 @@ from torchdoctor.rules.base import LAYERS, Finding, Fix, MissingEvidence, Rule, 
 from torchdoctor.rules.evidence import Evidence
 
 
+LINT_PREFIX = "TDL"  # ids of lint hints are lint codes
+
+
 class UnknownRuleError(TorchDoctorError):
     """--select/--ignore named no rule id, id prefix or layer."""
 
@@ -32,7 +35,7 @@ def _matches(rule_id: str, layer: str, selectors: Iterable[str]) -> bool:
 
 def _check_selectors(selectors: Iterable[str], rules: tuple[Rule, ...]) -> None:
     for s in selectors:
-        if not any(_matches(r.id, r.layer, [s]) for r in rules) and not s.upper().startswith("TDL"):
+        if not any(_matches(r.id, r.layer, [s]) for r in rules) and not s.upper().startswith(LINT_PREFIX):
             raise UnknownRuleError(f"unknown rule {s!r}: give a rule id or prefix (e.g. TD-DATA, TD-COMP-003) "
                                    f"or a layer ({', '.join(LAYERS)})")
 
@@ -83,7 +86,7 @@ def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str
                 finding = replace(finding, evidence={**finding.evidence, "lint": lint})
         result.findings.append(finding)
     result.findings.extend(_lint_hints(record, covered, select, ignore))
-    result.findings.sort(key=lambda f: f.rank_key)
+    result.findings.sort(key=lambda f: (*f.rank_key, f.id.startswith(LINT_PREFIX)))  # hints last on ties
     return result
 
 

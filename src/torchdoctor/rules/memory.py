@@ -15,6 +15,7 @@ PEAK_WARNING, PEAK_PROBLEM = 0.85, 0.95  # peak reserved / device total
 SHARE_WARNING, SHARE_PROBLEM = 0.40, 0.60  # one kind of memory's share of the peak
 FRAGMENTATION_WARNING, FRAGMENTATION_PROBLEM = 0.25, 0.50  # reserved but unallocated at the peak
 PEAK_TARGET = 0.80  # a peak below this leaves room for batch-size or sequence growth
+PRESSURE = 0.70  # peak / device memory above which what fills the peak is worth shrinking
 
 
 @rule("TD-MEM-001", "memory")
@@ -33,13 +34,17 @@ def peak_near_limit(ev: Evidence) -> Hit | None:
 
 
 def _share_of_peak(ev: Evidence, category: str) -> tuple[float, int, int]:
+    """`category`'s share of the step's peak; (0, ...) unless the device is under memory pressure."""
     part, peak = ev.memory_category(category), ev.memory("peak_bytes")
+    if ev.allocator("peak_reserved_bytes") / ev.device_memory_bytes() < PRESSURE:
+        return 0.0, part, peak
     return (part / peak if peak else 0.0), part, peak
 
 
 @rule("TD-MEM-002", "memory", knob="memory.activation_checkpointing")
 def activations_dominate(ev: Evidence) -> Hit | None:
-    """Saved activations are most of the peak: activation checkpointing trades recompute for memory."""
+    """Under memory pressure, saved activations are most of the peak: activation checkpointing trades
+    recompute for memory. Guides' key-metrics row "memory peak near the limit"."""
     share, part, peak = _share_of_peak(ev, "activations")
     severity = severity_at(share, SHARE_WARNING, SHARE_PROBLEM)
     if severity is None:
@@ -53,8 +58,8 @@ def activations_dominate(ev: Evidence) -> Hit | None:
 
 @rule("TD-MEM-003", "memory", knob="memory.optimizer_state")
 def optimizer_state_dominates(ev: Evidence) -> Hit | None:
-    """Optimizer state (e.g. Adam's two moments) is a large share of the peak: shard it (FSDP/ZeRO),
-    or use 8-bit or lighter optimizers."""
+    """Under memory pressure, optimizer state (Adam's two moments) is a large share of the peak: shard
+    it (FSDP/ZeRO) or use 8-bit or lighter optimizers. Guides' troubleshooting row "peak over the limit"."""
     share, part, peak = _share_of_peak(ev, "optimizer_state")
     severity = severity_at(share, SHARE_WARNING, SHARE_PROBLEM)
     if severity is None:

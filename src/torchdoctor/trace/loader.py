@@ -32,7 +32,7 @@ from torchdoctor.trace.events import GPU_ANNOTATION, KIND_BY_CATEGORY, KERNEL, M
 
 _EXPECTED = "a Kineto Chrome-trace JSON object with a 'traceEvents' list (as torch.profiler writes it)"
 _EDGE_BYTES = 1 << 20
-_DEVICE_KINDS = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)
+_ON_DEVICE_TIMELINE = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)  # events that carry a `stream`
 _CATEGORIES = {**KIND_BY_CATEGORY, **{k.capitalize(): v for k, v in KIND_BY_CATEGORY.items()}}
 
 
@@ -93,7 +93,7 @@ class _Columns:
         self.pid.append(self.ident(event.get("pid", -1)))
         tid = self.ident(event.get("tid", -1))
         self.tid.append(tid)
-        self.stream.append(self.ident(args.get("stream", tid)) if kind in _DEVICE_KINDS else -1)
+        self.stream.append(self.ident(args.get("stream", tid)) if kind in _ON_DEVICE_TIMELINE else -1)
         self.corr.append(int(args.get("correlation", -1)))
         self.ext.append(int(args.get("External id", args.get("external id", -1))))
         self.nbytes.append(int(args.get("bytes", -1)))

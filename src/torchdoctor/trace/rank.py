@@ -30,7 +30,7 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
     if steps and steps[0].number == WHOLE_TRACE:
         warnings.append(f"{trace.path}: no ProfilerStep annotation; the whole trace is analysed as one window")
     if not steps:
-        warnings.append(f"{trace.path}: no events in the selected steps")
+        warnings.append(f"{trace.path}: nothing to analyse (no events, or no profiler step in --steps)")
     op_rows, op_self = self_times(trace)
     op_step = assign(trace.ts_us[op_rows], steps)
     running_end = np.maximum.accumulate(trace.end_us)

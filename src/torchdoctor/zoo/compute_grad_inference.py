@@ -12,8 +12,8 @@ from torchdoctor.zoo.common import epochs_from_argv, mlp
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    model = mlp(256, 512, layers=3).eval()
-    batches = torch.randn(16, 256, 256)
+    model = mlp(256, 256, layers=6).eval()
+    batches = torch.randn(64, 32, 256)
     for _ in range(epochs_from_argv()):
         for x in batches:
             scores = model(x)

@@ -5,7 +5,9 @@ matter. Per rank: `step_us_median` (median ProfilerStep wall time), `compute_us`
 `comm_us` (unions of computation and communication kernels, HTA's kernel types with modern NCCL
 names). A straggler is a rank whose median step is slower than the median over ranks by more
 than `TraceConfig.straggler_threshold_fraction`; communication wait on the others is the tell:
-the fast ranks spend the difference inside collectives waiting for it.
+the fast ranks spend the difference inside collectives waiting for it. `least_comm_rank` is
+HTA's straggler signal: the rank with the least communication-kernel time arrives last at the
+collectives (null without communication kernels).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def rank_summary(per_rank: list[dict[str, Any]], config: TraceConfig) -> dict[st
         "stragglers": [r["rank"] for r in timed if r["step_us_median"] > limit],
         "compute_imbalance_fraction": _spread(compute),
         "comm_imbalance_fraction": _spread(comm),
+        "least_comm_rank": timed[int(np.argmin(comm))]["rank"] if comm.max() > 0 else None,
         "per_rank": [
             {k: r.get(k) for k in ("rank", "step_us_median", "compute_us", "comm_us")} for r in timed
         ],

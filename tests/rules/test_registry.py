@@ -1,0 +1,60 @@
+"""The rule registry: unique ids, documented rules with fixtures, selection, and missing evidence."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.record import Record
+from torchdoctor.rules import UnknownRuleError, all_rules, diagnose, diagnose_record, selected_rules
+from torchdoctor.rules.base import LAYERS
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+def test_rule_ids_are_unique_stable_and_match_their_layer() -> None:
+    rules = all_rules()
+    assert len({r.id for r in rules}) == len(rules) >= 30
+    prefixes = {"data": "DATA", "compute": "COMP", "memory": "MEM", "scale": "SCALE", "config": "CONF"}
+    for r in rules:
+        assert re.fullmatch(rf"TD-{prefixes[r.layer]}-\d{{3}}", r.id), r.id
+    assert {r.layer for r in rules} == set(LAYERS)
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)
+def test_every_rule_has_a_docstring_fixtures_and_a_docs_entry(rule) -> None:
+    assert len(rule.doc) > 40, f"{rule.id} needs a docstring saying what it reads and its source"
+    assert (FIXTURES / rule.id / "fires.json").exists() and (FIXTURES / rule.id / "silent.json").exists()
+    assert f"`{rule.id}`" in DOCS.read_text(encoding="utf-8")
+
+
+def test_select_and_ignore_take_ids_prefixes_and_layers() -> None:
+    assert {r.layer for r in selected_rules(select=["memory"])} == {"memory"}
+    assert all(r.id.startswith("TD-DATA") for r in selected_rules(select=["td-data"]))
+    assert "TD-COMP-003" not in {r.id for r in selected_rules(ignore=["TD-COMP-003"])}
+    with pytest.raises(UnknownRuleError, match="unknown rule 'TD-NOPE'"):
+        selected_rules(select=["TD-NOPE"])
+
+
+def test_an_empty_record_gives_no_findings_and_notes_every_skipped_rule() -> None:
+    result = diagnose(Record())
+    assert result.findings == []
+    assert any(s.startswith("TD-MEM-001: no ") for s in result.skipped)
+
+
+def test_a_record_with_sections_in_an_unexpected_layout_is_skipped_not_crashed() -> None:
+    record = Record(trace={"ranks": [{"rank": 0, "device": {"temporal": {}}, "steps": []}]})
+    result = diagnose(record, select=["compute"])
+    assert result.findings == [] and any("unexpected layout" in s for s in result.skipped)
+
+
+def test_lint_hits_without_measured_cost_are_info_hints_ranked_last() -> None:
+    record = Record.load(FIXTURES / "TD-DATA-002" / "fires.json")
+    record.lint = {"violations": [{"code": "TDL203", "layer": "compute", "message": "anomaly on", "path": "t.py",
+                                   "line": 3, "col": 0, "rule_hint": "compute.debug_tools"}]}
+    findings = diagnose_record(record)
+    assert findings[0].id == "TD-DATA-002"
+    assert findings[-1].id == "TDL203" and findings[-1].severity == "info" and findings[-1].upside == 0.0

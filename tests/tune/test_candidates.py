@@ -1,0 +1,28 @@
+"""Candidate order: findings by upside first, then the default order."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchdoctor.record import Record
+from torchdoctor.tune.candidates import DEFAULT_ORDER, ordered_candidates
+from torchdoctor.tune.errors import TuneInputError
+
+
+def test_knobs_named_by_findings_come_first_by_upside() -> None:
+    record = Record(findings=[{"id": "a", "upside": 0.1, "knob": "compile"},
+                              {"id": "b", "upside": 0.6, "knob": "threads"},
+                              {"id": "c", "upside": 0.9, "knob": None}])
+    order = ordered_candidates(record, allow_batch_size=False, only=[])
+    assert order[:2] == ["threads", "compile"]
+    assert order[2:] == [n for n in DEFAULT_ORDER if n not in ("threads", "compile", "batch_size")]
+
+
+def test_batch_size_only_with_allow_batch_size() -> None:
+    assert "batch_size" not in ordered_candidates(Record(), allow_batch_size=False, only=["batch_size"])
+    assert "batch_size" in ordered_candidates(Record(), allow_batch_size=True, only=[])
+
+
+def test_unknown_knob_is_a_user_error() -> None:
+    with pytest.raises(TuneInputError, match="warp_drive"):
+        ordered_candidates(Record(), allow_batch_size=False, only=["warp_drive"])

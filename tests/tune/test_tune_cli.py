@@ -1,0 +1,72 @@
+"""`torchdoctor tune` and `torchdoctor run --apply` on real scripts in real subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from torchdoctor.store import RunStore
+from torchdoctor.zoo import demo_script
+from tests.observe.helpers import WIDE_ENV
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+
+def _tune(tmp_path: Path, *options: str, timeout: float = 240) -> tuple[subprocess.CompletedProcess[str], dict]:
+    out = tmp_path / "tune.json"
+    command = [sys.executable, "-m", "torchdoctor", "tune", "--json", str(out), "--store",
+               str(tmp_path / "runs.db"), *options]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=WIDE_ENV)
+    assert out.exists(), proc.stdout + proc.stderr
+    return proc, orjson.loads(out.read_bytes())
+
+
+def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
+    # Knobs limited to the data-loading fix and the threads it shares the cores with, and a
+    # smaller batch, to keep the test short; the search is the one `tune --demo` runs.
+    proc, result = _tune(tmp_path, "--knobs", "num_workers,threads", "--int-trials", "2", "--warmup-steps", "3",
+                         "--steps", "40", "--", str(demo_script()), "--batch-size", "8")
+    assert proc.returncode == 0, proc.stderr
+    assert result["schema_version"] == 1
+    assert result["kept"].get("num_workers", 0) >= 1, proc.stdout
+    assert result["speedup"] > 1.0 and result["best_step_s"] < result["baseline_step_s"]
+    kept = [t for t in result["trials"] if t["status"] == "kept"]
+    assert all(t["verdict"]["verdict"] == "faster" and t["numerics"]["ok"] for t in kept)
+    assert "+    loader = DataLoader(" in result["diff"] or "num_workers=" in result["diff"]
+    stored = list(RunStore(tmp_path / "runs.db").trials(result["tune_id"]))
+    assert [t["trial"] for t in stored] == [t["index"] for t in result["trials"]]
+
+
+def test_failed_and_overridden_trials_are_reported_and_the_search_goes_on(tmp_path: Path) -> None:
+    proc, result = _tune(tmp_path, "--knobs", "num_workers,threads", "--int-trials", "1", "--warmup-steps", "2",
+                         "--steps", "6", "--", str(SCRIPTS / "fragile.py"))
+    assert proc.returncode == 0, proc.stderr
+    by_knob = {t["knob"]: t for t in result["trials"]}
+    assert by_knob["num_workers"]["status"] == "failed"
+    assert "cannot run in a worker process" in by_knob["num_workers"]["reason"]
+    assert by_knob["threads"]["status"] == "rejected"
+    assert "set_num_threads(1)" in by_knob["threads"]["overridden"]
+    assert result["overridden"] and result["kept"] == {}
+    assert result["speedup"] == 1.0
+
+
+def test_run_apply_runs_the_script_with_the_kept_knobs(tmp_path: Path) -> None:
+    result_file = tmp_path / "tune.json"
+    result_file.write_bytes(orjson.dumps({"schema_version": 1, "kept": {"num_workers": 2, "threads": 1}}))
+    proc = subprocess.run([sys.executable, "-m", "torchdoctor", "run", "--apply", str(result_file), "--",
+                           str(SCRIPTS / "show_loader.py"), "--flag"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "num_workers=2 threads=1 args=['--flag']" in proc.stdout
+
+
+def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    proc = subprocess.run([sys.executable, "-m", "torchdoctor", "run", "--apply", str(bad), "--",
+                           str(SCRIPTS / "show_loader.py")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "not a `torchdoctor tune --json` result" in proc.stderr
+    assert "Traceback" not in proc.stderr
