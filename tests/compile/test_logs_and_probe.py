@@ -28,3 +28,20 @@ def test_probes_pass_on_this_torch_and_name_the_version_when_an_api_is_missing()
     assert probe.compilation_metrics_support() is None and probe.logging_support() is None
     assert probe._probe("x", lambda: (_ for _ in ()).throw(AttributeError("gone"))) == \
         f"x unavailable on torch {probe.torch_version()}"
+
+
+def test_explain_names_each_break_with_the_users_line():
+    import torch
+
+    from torchdoctor.compile.explain import explain
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.relu()
+        print("logged")  # the break
+        return y * 2
+
+    result = explain(fn, torch.randn(3))
+    assert result["graph_count"] == 2 and result["graph_break_count"] == 1
+    (brk,) = result["breaks"]
+    assert brk["lineno"] == fn.__code__.co_firstlineno + 2
+    assert brk["reason"] == "Failed to trace builtin operator"

@@ -68,3 +68,15 @@ def test_stopping_mid_step_keeps_the_figures_tracked_so_far():
     assert b.reason == "the step ran out of memory"
     assert b.categories_bytes["activations"] >= kept.numel() * kept.element_size()
     assert b.phase == "forward"
+
+
+def test_two_forwards_then_one_backward_are_tracked_without_breaking_the_backward():
+    model, optimizer, _ = _mlp_step()
+    tracker = StepMemoryTracker()
+    tracker.start(model, optimizer)
+    first, second = model(torch.randn(32, 64)), model(torch.randn(32, 64))
+    (first - second).square().mean().backward()  # the first forward's modules were reset
+    optimizer.step()
+    b = tracker.stop()
+    assert b.categories_bytes["gradients"] == _param_bytes(model)
+    assert b.modules[0].output_bytes == 32 * 256 * 4

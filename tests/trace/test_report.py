@@ -31,6 +31,22 @@ def test_host_figures_name_the_model_operators_and_loop_phases(cpu_trace: Path) 
     assert rank["host"]["self_total_us"] == pytest.approx(sum(op["self_us"] for op in rank["host"]["top_by_self_time"]), rel=0.5)
 
 
+def test_operator_counts_and_self_times_agree_with_torch_profiler(cpu_trace: Path) -> None:
+    torch_figures = json.loads(cpu_trace.with_suffix(".key_averages.json").read_text())
+    top = analyse_traces([cpu_trace], TraceConfig(top_n=1000)).to_dict()["ranks"][0]["host"]["top_by_self_time"]
+    for op in top:
+        count, self_us = torch_figures[op["name"]]
+        assert op["count"] == count, op["name"]
+        assert op["self_us"] == pytest.approx(self_us, rel=0.01, abs=1.0), op["name"]
+
+
+def test_pageable_copies_are_counted(gpu_traces: Path) -> None:
+    # The AlexNet trace's 16 memcpys are all `Memcpy HtoD (Pageable -> Device)` (its events).
+    device = analyse_traces([gpu_traces / "a100-alexnet-cudasync.json.gz"]).to_dict()["ranks"][0]["device"]
+    assert device["pageable_memcpy"]["count"] == device["pageable_memcpy"]["htod_count"] == 16
+    assert device["pageable_memcpy"]["dtoh_count"] == 0
+
+
 def test_small_op_storms_are_flagged_against_the_threshold(cpu_trace: Path) -> None:
     storm = analyse_traces([cpu_trace], TraceConfig(small_op_us=1e9, small_op_storm_per_step=5)).to_dict()
     calm = analyse_traces([cpu_trace], TraceConfig(small_op_us=0.0)).to_dict()

@@ -30,7 +30,7 @@ def compile_command(
     import orjson
     from rich.console import Console
 
-    from torchdoctor.compile.render import render_comparison, render_compile
+    from torchdoctor.compile.render import render_advice, render_comparison, render_compile
     from torchdoctor.compile.run import compile_report
     from torchdoctor.observe import LaunchConfig, ObserveConfig
 
@@ -51,3 +51,4 @@ def compile_command(
     render_compile(result["compile"], console)
     if result["comparison"]:
         render_comparison(result["comparison"], console)
+    render_advice(result["advice"], console)

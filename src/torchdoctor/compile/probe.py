@@ -6,12 +6,15 @@ that the report shows in place of the figure.
 
 from __future__ import annotations
 
+import inspect
+from importlib import import_module
 from typing import Any, Callable
 
 import torch
 
 
 def torch_version() -> str:
+    """The running torch's version as "X.Y", as the messages name it."""
     return ".".join(torch.__version__.split("+")[0].split(".")[:2])
 
 
@@ -28,32 +31,22 @@ def _probe(what: str, get: Callable[[], Any]) -> str | None:
 
 
 def compilation_metrics_support() -> str | None:
-    from importlib import import_module
-
     return _probe("compilation metrics",
                   lambda: import_module("torch._dynamo.utils").get_compilation_metrics)
 
 
 def counters_support() -> str | None:
-    from importlib import import_module
-
     return _probe("dynamo counters", lambda: import_module("torch._dynamo.utils").counters)
 
 
 def explain_support() -> str | None:
-    from importlib import import_module
-
     return _probe("torch._dynamo.explain", lambda: import_module("torch._dynamo").explain)
 
 
 def logging_support() -> str | None:
     """The graph_breaks and recompiles log artifacts, switched on with torch._logging.set_logs."""
-    from importlib import import_module
-
     def get() -> None:
         set_logs = import_module("torch._logging").set_logs
-        import inspect
-
         params = inspect.signature(set_logs).parameters
         if "graph_breaks" not in params or "recompiles" not in params:
             raise AttributeError("set_logs lacks graph_breaks/recompiles")

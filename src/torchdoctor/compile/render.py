@@ -63,3 +63,8 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     for row in ops["fused_away"] + ops["added"] + ops["remaining"]:
         table.add_row(row["name"][:60], row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
     console.print(table)
+
+
+def render_advice(advice: list[dict[str, str]], console: Console) -> None:
+    for item in advice:
+        console.print(f"[bold yellow]{item['message']}[/bold yellow]\n  fix: {item['fix']}")

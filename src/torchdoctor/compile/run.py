@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, _new_run_id
@@ -41,6 +42,7 @@ def compile_report(script: str, args: Sequence[str], config: ObserveConfig, laun
         records.append(eager)
         if eager.steps:
             result["comparison"] = compare_eager_compiled(eager, compiled)
+    result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
     if save:
         with RunStore(store_path) as store:
             for record in records:

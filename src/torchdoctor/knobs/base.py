@@ -62,6 +62,10 @@ class Knob:
     def int_range(self, record: Record) -> IntRange:
         raise NotImplementedError(f"{self.name} is not an integer knob")
 
+    def current(self, record: Record) -> Any:
+        """The value the script already runs with (None: unknown); never worth a trial."""
+        return None
+
     def apply(self, value: Any) -> Undo:
         raise NotImplementedError
 

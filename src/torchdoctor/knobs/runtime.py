@@ -84,7 +84,11 @@ class Threads(Knob):
 
     def int_range(self, record: Record) -> IntRange:
         cores = cpu_cores(record)
-        return IntRange(low=1, high=cores, first=cores)
+        current = _switch(record, "num_threads") or cores
+        return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))
+
+    def current(self, record: Record) -> Any:
+        return _switch(record, "num_threads")
 
     def apply(self, value: Any) -> Undo:
         before = torch.get_num_threads()

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from torchdoctor.memory.tracker import torch_version
+from torchdoctor.compile.probe import torch_version
 
 
 def cuda_in_use() -> bool:

@@ -7,9 +7,10 @@ or RSS totals, with the reason, when it is missing or fails.
 
 Two things MemTracker does not do and this module adds, by subclassing:
 - the phase of the peak (forward, backward, optimizer), noted when the global peak grows;
-- several calls of the root module in one step (gradient accumulation): MemTracker refuses the
-  second call ("does not support memory tracking for multiple iterative calls"); we keep the
-  per-module figures seen so far, `reset_mod_stats()`, and go on.
+- several calls of the root module in one step (gradient accumulation, two forwards and one
+  backward): MemTracker refuses the second call ("does not support memory tracking for multiple
+  iterative calls"); we keep the per-module figures seen so far, `reset_mod_stats()`, go on, and
+  skip the backward hooks of modules the reset forgot.
 """
 
 from __future__ import annotations
@@ -18,16 +19,13 @@ from typing import Any
 
 import torch
 
+from torchdoctor.compile.probe import torch_version
 from torchdoctor.memory.breakdown import CATEGORIES, MemoryBreakdown, ModuleMemory
 
 #: MemTracker members this module relies on; a torch without them gets the fallback.
 _REQUIRED = ("track_external", "get_tracker_snapshot", "reset_mod_stats", "memory_tracking",
-             "_update_peak_stats", "_pre_fw_hook", "_mod_tracker", "_in_opt")
+             "_update_peak_stats", "_pre_fw_hook", "_pre_bw_hook", "_post_bw_hook", "_mod_tracker", "_in_opt")
 _TOTAL = "Total"
-
-
-def torch_version() -> str:
-    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
 
 
 def mem_tracker_support() -> str | None:
@@ -74,6 +72,15 @@ def _tracker_class() -> type:
                 self.harvested = merge_modules(self.harvested, module_stats(self))
                 self.reset_mod_stats()
                 super()._pre_fw_hook(module, inputs)
+
+        # After a reset, the backward of an earlier forward reaches modules no longer tracked.
+        def _pre_bw_hook(self, module: torch.nn.Module | None, args: Any) -> None:
+            if module is None or module in self.memory_tracking:
+                super()._pre_bw_hook(module, args)
+
+        def _post_bw_hook(self, module: torch.nn.Module | None, args: Any) -> None:
+            if module is None or module in self.memory_tracking:
+                super()._post_bw_hook(module, args)
 
     return PhaseMemTracker
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol, Sequence
 import optuna
 
 from torchdoctor.bench import FASTER, compare_samples
-from torchdoctor.knobs import REGISTRY, Knob
+from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.store import RunStore
 from torchdoctor.tune.candidates import ordered_candidates
 from torchdoctor.tune.config import TuneConfig
@@ -123,8 +123,10 @@ class Tuner:
         study.enqueue_trial({knob.name: span.first})
         distribution = {knob.name: optuna.distributions.IntDistribution(span.low, span.high)}
         seen: dict[int, float | None] = {}
+        if knob.current(self.best.record) is not None:  # what the best run already measured
+            seen[knob.current(self.best.record)] = self._time(self.best, knob)
         for _ in range(self.config.int_trials * 4):  # bounded even if Optuna keeps proposing known values
-            if len(group) >= self.config.int_trials or self._stop_now() or len(seen) > span.high - span.low:
+            if len(group) >= self.config.int_trials or self._stop_now() or len(set(seen) & _values(span)) > span.high - span.low:
                 break
             asked = study.ask(distribution)
             value = asked.params[knob.name]
@@ -201,3 +203,7 @@ class Tuner:
     def _save(self, trial: Trial) -> None:
         self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
                               verdict=trial.status, reason=trial.reason, figures=trial.figures())
+
+
+def _values(span: IntRange) -> set[int]:
+    return set(range(span.low, span.high + 1))

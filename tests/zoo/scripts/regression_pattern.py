@@ -1,6 +1,6 @@
 """The pattern of pytorch/examples `regression/main.py`, recreated (not copied): fit a polynomial with
 one nn.Linear, batches generated on the fly, an endless `itertools.count` loop, `.item()` every step,
-a hand-written SGD update (no optimizer object) and a stop on a loss threshold."""
+a hand-written SGD update under no_grad (no optimizer object) and a stop on a loss threshold."""
 
 from itertools import count
 
@@ -28,8 +28,9 @@ for index in count(1):
     loss_tensor = F.smooth_l1_loss(layer(x), y)
     loss = loss_tensor.item()
     loss_tensor.backward()
-    for p in layer.parameters():
-        p.add_(-0.1 * p.grad)
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.add_(-0.1 * p.grad)
     if loss < 1e-3:
         break
 print(f"loss {loss:.6f} after {index} batches")

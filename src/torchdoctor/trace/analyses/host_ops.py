@@ -18,15 +18,34 @@ from torchdoctor.trace.events import CPU_OP, Trace
 
 
 def self_times(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of CPU operators and each one's self time (us)."""
+    """Rows of CPU operators and each one's self time (us).
+
+    An operator whose only child is an operator of the same name (a dispatch duplicate) is
+    folded into that child's parent, as torch.profiler's `key_averages` does, so counts match
+    the profiler's own table; self times add up the same either way.
+    """
     rows = np.flatnonzero(trace.kind == CPU_OP)
     # Parents before children: by thread, then start, then longer first.
     order = np.lexsort((-trace.dur_us[rows], trace.ts_us[rows], trace.tid[rows], trace.pid[rows]))
     rows = rows[order]
-    child_sum = np.zeros(rows.size)
+    parent = _parents(trace, rows)
+    has_parent = parent >= 0
+    child_sum = np.bincount(parent[has_parent], weights=trace.dur_us[rows[has_parent]], minlength=rows.size)
+    self_us = np.maximum(trace.dur_us[rows] - child_sum, 0.0)
+    children = np.bincount(parent[has_parent], minlength=rows.size)
+    names = trace.name_id[rows]
+    duplicate = has_parent & (children[np.clip(parent, 0, None)] == 1) & (names == names[np.clip(parent, 0, None)])
+    for i in np.flatnonzero(duplicate)[::-1]:  # deepest first, so chains fold into their top
+        self_us[parent[i]] += self_us[i]
+    return rows[~duplicate], self_us[~duplicate]
+
+
+def _parents(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """Index (into `rows`) of each operator's innermost enclosing operator, -1 for top level."""
     # A stack walk is inherently sequential; numpy has no vector form of it.
     ts, end = trace.ts_us[rows].tolist(), (trace.ts_us[rows] + trace.dur_us[rows]).tolist()
     thread = (trace.pid[rows] * 1_000_003 + trace.tid[rows]).tolist()
+    parent = [-1] * rows.size
     stack: list[int] = []
     current = None
     for i in range(rows.size):
@@ -35,9 +54,9 @@ def self_times(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
         while stack and end[stack[-1]] <= ts[i]:
             stack.pop()
         if stack:
-            child_sum[stack[-1]] += end[i] - ts[i]
+            parent[i] = stack[-1]
         stack.append(i)
-    return rows, np.maximum(trace.dur_us[rows] - child_sum, 0.0)
+    return np.array(parent, np.int64)
 
 
 def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: TraceConfig) -> dict[str, Any]:

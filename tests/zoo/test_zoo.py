@@ -1,0 +1,71 @@
+"""`diagnose` on every zoo workload: on a problem workload the expected rule is the top finding; on a
+healthy one nothing is a warning or worse. Plus two third-party training patterns (pytorch/examples'
+regression and time-sequence prediction, recreated) that must run and get sensible findings.
+
+Real subprocesses, short windows; the workloads make their problem dominate by a wide margin, since
+the machine running the tests is shared and its timings noisy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.analyse import analyse_record
+from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.record import Record
+from torchdoctor.rules import diagnose_record
+from torchdoctor.zoo import WORKLOADS, workload_path
+
+pytestmark = pytest.mark.slow
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_warmup=1, profile_active=1)
+
+
+def diagnosed(script: Path, tmp_path: Path) -> Record:
+    record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=120), out_dir=tmp_path))
+    assert record.exit.reason == "completed", record.exit
+    record.findings = [f.to_dict() for f in diagnose_record(record)]
+    return record
+
+
+def summary(record: Record) -> list[tuple[str, str, float]]:
+    return [(f["id"], f["severity"], f["upside"]) for f in record.findings]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
+def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path) -> None:
+    record = diagnosed(workload_path(name), tmp_path)
+    assert record.findings, "no finding at all"
+    assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule is None))
+def test_a_healthy_workload_has_no_warning(name: str, tmp_path: Path) -> None:
+    record = diagnosed(workload_path(name), tmp_path)
+    assert all(f["severity"] == "info" for f in record.findings), summary(record)
+
+
+def test_every_workload_states_its_problem_and_expected_rule() -> None:
+    for name, rule in WORKLOADS.items():
+        text = workload_path(name).read_text(encoding="utf-8")
+        assert "Known problem" in text or "Problem:" in text or "Healthy" in text, name
+        if rule and name != "demo":  # the demo names its rule family
+            assert rule in text, f"{name}'s docstring should name {rule}"
+
+
+def test_regression_pattern_is_diagnosed_as_per_step_python_work(tmp_path: Path) -> None:
+    record = diagnosed(SCRIPTS / "regression_pattern.py", tmp_path)
+    assert record.step_detection == "backward"  # no optimizer object: steps are backward calls
+    assert not any(f["layer"] in ("data", "memory", "scale") for f in record.findings), summary(record)
+    assert all(f["id"] in ("TD-COMP-013", "TD-COMP-003") or f["severity"] == "info" for f in record.findings)
+
+
+def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path) -> None:
+    record = diagnosed(SCRIPTS / "time_sequence_pattern.py", tmp_path)
+    assert record.step_detection == "optimizer" and record.summary.optimizer_fraction > 0.5
+    assert record.trace and record.trace["ranks"][0]["host"]["small_ops_count"] > 1000
+    assert not any(f["layer"] in ("data", "memory", "scale") for f in record.findings), summary(record)
+    assert all(f["layer"] == "compute" or f["severity"] == "info" for f in record.findings), summary(record)
