@@ -23,7 +23,6 @@ def analyse_record(record: Record, *, lint: bool = True) -> Record:
 
         try:
             record.trace = analyse_traces(traces).to_dict()
-            record.trace["timeline"] = _timeline(traces[0])
         except TorchDoctorError as exc:
             record.warnings.append(f"trace analysis skipped: {exc}")
     if record.ranks:
@@ -36,11 +35,3 @@ def analyse_record(record: Record, *, lint: bool = True) -> Record:
         record.lint = lint_script_with_local_imports(Path(record.script)).to_dict()
     return record
 
-
-def _timeline(path: str) -> dict | None:
-    """One profiled step of the first trace, for the HTML report (trace/analyses/timeline.py)."""
-    from torchdoctor.trace import load_trace
-    from torchdoctor.trace.analyses.timeline import step_timeline
-
-    timeline = step_timeline(load_trace(path))
-    return timeline.to_dict() if timeline else None

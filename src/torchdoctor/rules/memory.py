@@ -13,7 +13,7 @@ from torchdoctor.rules.evidence import Evidence
 
 PEAK_WARNING, PEAK_PROBLEM = 0.85, 0.95  # peak reserved / device total
 SHARE_WARNING, SHARE_PROBLEM = 0.40, 0.60  # one kind of memory's share of the peak
-FRAGMENTATION_WARNING, FRAGMENTATION_PROBLEM = 0.25, 0.50  # reserved but unallocated at the peak
+FRAGMENTATION_WARNING, FRAGMENTATION_PROBLEM = 0.25, 0.50  # allocator fragmentation: inactive split bytes / reserved
 PEAK_TARGET = 0.80  # a peak below this leaves room for batch-size or sequence growth
 PRESSURE = 0.70  # peak / device memory above which what fills the peak is worth shrinking
 

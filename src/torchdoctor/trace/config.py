@@ -23,6 +23,7 @@ class TraceConfig:
     queue_saturation_depth: int = 1000  # CUDA's launch queue holds 1024 entries
     straggler_threshold_fraction: float = 0.05  # slower than the median rank by more than this
     hta_ns_rounding: bool = False  # round float timestamps to whole us as HTA does (parity checks)
+    timeline: bool = True  # keep one step of the first file's events for the HTML report
 
     def __post_init__(self) -> None:
         if self.top_n < 1:

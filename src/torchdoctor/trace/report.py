@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor.trace.analyses.ranks import rank_summary
+from torchdoctor.trace.analyses.timeline import step_timeline
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.loader import load_trace
 from torchdoctor.trace.rank import analyse_rank
@@ -28,6 +29,7 @@ class TraceReport:
     ranks: tuple[dict[str, Any], ...]
     multi_rank: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    timeline: dict[str, Any] | None = None  # one step of the first file (analyses/timeline.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +38,7 @@ class TraceReport:
             "ranks": list(self.ranks),
             "multi_rank": self.multi_rank,
             "warnings": list(self.warnings),
+            "timeline": self.timeline,
         }
 
 
@@ -54,17 +57,21 @@ def analyse_traces(
     if not paths:
         raise ValueError("analyse_traces needs at least one trace file")
     sections = []
-    for path in paths:
+    timeline = None
+    for index, path in enumerate(paths):
         if progress is not None:
             progress(str(path))
         trace = load_trace(path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
         sections.append(analyse_rank(trace, config))
+        if index == 0 and config.timeline:
+            step = step_timeline(trace)
+            timeline = step.to_dict() if step else None
     sections.sort(key=lambda s: s["rank"])
     warnings = [w for s in sections for w in s["warnings"]]
     if len({s["rank"] for s in sections}) < len(sections):
         warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
     summary = rank_summary([_rank_figures(s) for s in sections], config)
-    return TraceReport(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings))
+    return TraceReport(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings), timeline)
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:
