@@ -50,9 +50,19 @@ def test_balanced_ranks_have_no_straggler_and_report_mismatched_step_counts():
     assert result["step_counts_match"] is False
 
 
-def test_fewer_than_two_ranks_with_steps_gives_no_section():
-    assert rank_analysis([_rank(0, [0.1] * 3), {"rank": 1, "steps": [], "data_wait_s": [], "summary": {}}]) is None
+def test_fewer_than_two_ranks_gives_no_section():
+    assert rank_analysis([_rank(0, [0.1] * 3)]) is None
     assert rank_analysis([]) is None
+
+
+def test_with_one_rank_measured_only_the_failure_and_warning_keys_are_there():
+    failed = {"rank": 1, "how": "script_error", "code": 1, "error": "RuntimeError: boom", "steps": [],
+              "data_wait_s": [], "summary": {}}
+    section = rank_analysis([_rank(0, [0.1] * 3), failed])
+    assert section["ranks_count"] == 1 and "slowest_rank" not in section
+    assert section["failed_ranks"] == [{"rank": 1, "how": "script_error", "code": 1,
+                                        "error": "RuntimeError: boom", "steps_measured": 0}]
+    assert "rank 0: 3, rank 1: 0" in section["warnings"][0]
 
 
 def test_summaries_loaded_from_json_are_plain_dicts():

@@ -70,7 +70,8 @@ def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> N
     bad = tmp_path / "bad.json"
     bad.write_text('{"hello": 1}')
     proc = subprocess.run([sys.executable, "-m", "torchdoctor", "run", "--apply", str(bad), "--",
-                           str(SCRIPTS / "show_loader.py")], capture_output=True, text=True, timeout=60)
+                           str(SCRIPTS / "show_loader.py")], capture_output=True, text=True, timeout=60,
+                          env=WIDE_ENV)
     assert proc.returncode == 2
     assert "not a `torchdoctor tune --json` result" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -21,9 +21,13 @@ Definitions (seconds are medians over a rank's timed steps, or fractions of its 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from torchdoctor.distributed.failures import failed_ranks
+from torchdoctor.distributed.runtime_analysis import runtime_analysis
 
 SCHEMA_VERSION = 1
 LOCKSTEP_SPREAD = 0.05
@@ -56,12 +60,37 @@ def _slowest_by_step(ranks: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def rank_analysis(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The `record.distributed` section (docs/distributed.md), or None with fewer than two ranks
-    that measured steps."""
-    measured = [r for r in ranks if r.get("steps")]
-    rows = [_rank_row(r) for r in measured]
-    if len(rows) < 2:
+    """The `record.distributed` section (docs/distributed.md), or None with fewer than two ranks.
+    The timing keys are there only when at least two ranks measured steps."""
+    if len(ranks) < 2:
         return None
+    section = {"schema_version": SCHEMA_VERSION, "failed_ranks": failed_ranks(ranks),
+               "runtime": runtime_analysis(ranks), "warnings": rank_warnings(ranks)}
+    measured = [r for r in ranks if r.get("steps")]
+    if len(measured) < 2:
+        return {**section, "ranks_count": len(measured)}
+    return {**section, **_timing(measured)}
+
+
+def rank_warnings(ranks: list[dict[str, Any]]) -> list[str]:
+    """Mismatched step counts, and ranks whose trace files are missing (the trace analysis then
+    covers the other ranks)."""
+    warnings = []
+    counts = {r["rank"]: len(r.get("steps") or []) for r in ranks}
+    if len(set(counts.values())) > 1:
+        listed = ", ".join(f"rank {rank}: {count}" for rank, count in counts.items())
+        warnings.append(f"the ranks measured different numbers of steps ({listed}); "
+                        "figures compare the steps they have in common")
+    for rank in ranks:
+        missing = [t for t in rank.get("traces") or [] if not Path(t).exists()]
+        if missing:
+            warnings.append(f"rank {rank['rank']}: trace file missing ({', '.join(missing)}); "
+                            "the trace analysis covers the other ranks")
+    return warnings
+
+
+def _timing(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [_rank_row(r) for r in measured]
     steps = np.array([r["step_s"] for r in rows])
     median_step = float(np.median(steps))
     lockstep = bool(np.all(np.abs(steps - median_step) <= LOCKSTEP_SPREAD * median_step))
@@ -74,7 +103,6 @@ def rank_analysis(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
         straggler["excess_of_step_fraction"] = straggler["excess_s"] / median_step
     counts = [r["steps_count"] for r in rows]
     return {
-        "schema_version": SCHEMA_VERSION,
         "ranks_count": len(rows),
         "lockstep": lockstep,
         "load": "work_s" if lockstep else "step_s",

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from torchdoctor.distributed.runtime import RuntimeProbe
+
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
 
 
@@ -101,6 +103,7 @@ class Facts:
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)
+    runtime: RuntimeProbe = field(default_factory=RuntimeProbe)  # facts for the distributed analysis
 
     def _first_time(self, obj: Any) -> bool:
         key = id(obj)
@@ -151,4 +154,5 @@ class Facts:
             "forward_state": self.forward_state,
             "compile_calls": self.compile_calls,
             "compile_used": bool(self.compile_calls) or any(m["compiled"] for m in self.models),
+            "distributed_runtime": self.runtime.to_dict(),
         }

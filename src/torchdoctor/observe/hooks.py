@@ -72,6 +72,7 @@ class Instrumentation:
         self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
         self._undo.append(self._remove_discovery)
         self._patch_compile()
+        self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
 
@@ -146,6 +147,7 @@ class Instrumentation:
             elif optimizer is not self._first_optimizer:
                 self.facts.add_optimizer(optimizer)
                 return
+            self.facts.runtime.note_optimizer_step()
             self._boundary("optimizer")
 
         for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
@@ -169,6 +171,7 @@ class Instrumentation:
                 inst.clock.current.backward_ns += time.perf_counter_ns() - start
             if isinstance(loss, torch.Tensor) and loss.numel() == 1:
                 inst.clock.current.loss = loss.detach()
+            inst.facts.runtime.note_backward()
             inst._boundary("backward")
             return result
 
@@ -207,6 +210,7 @@ class Instrumentation:
             if current.batch_size is None:
                 current.batch_size = leading_dim(list(args) + list(kwargs.values()))
             self.facts.note_forward_state(module)
+            self.facts.runtime.note_forward(module, args, kwargs)
         self._root_depth += 1
 
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
@@ -234,5 +238,12 @@ class Instrumentation:
             self._boundary("marker")
 
     def _boundary(self, source: str) -> None:
-        self.clock.boundary(source)
+        before = self.clock.count
+        try:
+            self.clock.boundary(source)
+        finally:  # the clock raises StopObservation once every window is measured
+            if self.clock.count > before:
+                self.facts.runtime.end_step()
+            elif self.clock.count < before:
+                self.facts.runtime.restart_steps()
         self.after_step()

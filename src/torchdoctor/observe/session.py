@@ -238,6 +238,7 @@ class ObservationSession:
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,
             "profiled": bool(traces),
             "run_s": (time.perf_counter_ns() - self._start_ns) / 1e9,
+            "ended_at_unix_s": time.time(),  # orders the ranks' failures
             "steps": self._steps(),
             "env": fingerprint,
             "system": self.sampler.to_dict(),

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from torchdoctor.distributed.failures import error_line, failures_in_order
 from torchdoctor.record import ExitInfo, Record, StepSample, Summary
 
 _PARTS = ("data_wait", "forward", "backward", "optimizer")
@@ -56,6 +57,9 @@ def rank_summary(result: dict[str, Any]) -> dict[str, Any]:
         "data_wait_s": [s.data_wait_s for s in steps],
         "summary": summarise(steps, result.get("window_s")),
         "traces": result.get("traces", []),
+        "ended_at_unix_s": result.get("ended_at_unix_s"),
+        "error": error_line(result.get("traceback")),
+        "runtime": result.get("env", {}).get("distributed_runtime"),
     }
 
 
@@ -121,9 +125,10 @@ def build_record(
     record.memory, record.compile = main.get("memory"), main.get("compile")
     if len(results) > 1 or main["env"].get("distributed", {}).get("world_size", 1) > 1:
         record.ranks = [rank_summary(r) for r in results]
-        failed = [r for r in results if r["how"] not in ("completed", "script_finished")]
-        if failed and record.exit.status == 0:
+        failed = failures_in_order(results)
+        if failed:  # the first rank to fail is the cause; the others usually fail because of it
             record.exit = decide_exit(failed[0], returncode, config)
+            record.exit.message = f"rank {failed[0]['rank']} failed first: {record.exit.message}"
     if record.exit.reason not in ("completed",) and record.steps:
         record.warnings.append(record.exit.message)
     return record
