@@ -55,6 +55,17 @@ def _bar(fraction: float, width: int = 30) -> str:
     return "█" * max(0, round(fraction * width))
 
 
+def memory_line(breakdown: dict[str, Any]) -> str:
+    """'33.6 MiB on cpu during backward: activations 64%, optimizer state 20%, ...'."""
+    from torchdoctor.memory.render import fmt_bytes
+
+    peak = breakdown["peak_bytes"]
+    parts = sorted(((v, k) for k, v in (breakdown.get("categories_bytes") or {}).items() if v), reverse=True)
+    shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3])
+    where = f" during {breakdown['phase']}" if breakdown.get("phase") else ""
+    return f"{fmt_bytes(peak)} on {breakdown.get('device', '?')}{where}" + (f": {shares}" if shares else "")
+
+
 def breakdown_table(record: Record) -> Table:
     summary = record.summary
     table = Table(title="Where each step's time goes (host wall time, median step)", title_justify="left")
@@ -93,6 +104,13 @@ def figures_table(record: Record) -> Table:
         table.add_row("GPU utilisation", f"{cpu['gpu_util_percent_mean']:.0f}% (NVML)")
     for trace in record.artifacts.get("traces", []):
         table.add_row("trace", Text(trace))
+    memory = (record.memory or {}).get("breakdown") or {}
+    if memory.get("peak_bytes"):
+        table.add_row("memory peak", memory_line(memory))
+    if record.compile:
+        c = record.compile
+        table.add_row("torch.compile", f"{c.get('graph_count')} graphs, {c.get('graph_break_count', 0)} graph "
+                                       f"breaks, {len(c.get('recompiles', []))} recompiles")
     return table
 
 
