@@ -15,7 +15,7 @@ from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler
 dist.init_process_group("gloo")
 rank, fixed = dist.get_rank(), os.environ.get("FIXED") == "1"
 generator = torch.Generator().manual_seed(0)
-lengths = torch.randint(8, 128, (64,), generator=generator).tolist()
+lengths = torch.randint(8, 128, (32,), generator=generator).tolist()
 if not fixed and rank == 1:
     lengths = [4 * n for n in lengths]  # each rank builds its own dataset: rank 1's is longer
 dataset = [torch.randn(n, 16, generator=generator) for n in lengths]
