@@ -15,6 +15,7 @@ import argparse
 import random
 import re
 import unicodedata
+import zlib
 
 import torch
 from torch import nn
@@ -48,12 +49,15 @@ def clean(text: str) -> str:
 
 
 def tokenise(text: str) -> list[int]:
-    """Word ids from hashed character trigrams: deliberately per-character Python work."""
+    """Word ids from hashed character trigrams: deliberately per-character Python work.
+
+    crc32 rather than hash(): the same ids in every process (hash() is salted per process).
+    """
     ids = []
     for word in text.split():
         padded = f"#{word}#"
         grams = [padded[i : i + 3] for i in range(len(padded) - 2)]
-        ids.append(sum(hash(g) % 7919 for g in grams) % (VOCAB_SIZE - 1) + 1)
+        ids.append(sum(zlib.crc32(g.encode()) % 7919 for g in grams) % (VOCAB_SIZE - 1) + 1)
     return ids
 
 
