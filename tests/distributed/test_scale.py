@@ -20,7 +20,8 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 def test_scale_runs_one_and_two_processes_and_derives_speedup(tmp_path):
     out = tmp_path / "scale.json"
     command = [sys.executable, "-m", "torchdoctor", "scale", "--max-nproc", "2", "--warmup-steps", "2",
-               "--steps", "6", "--json", str(out), "--", str(SCRIPTS / "ddp_balanced.py")]
+               "--steps", "6", "--json", str(out), "--html", str(tmp_path / "scale.html"), "--",
+               str(SCRIPTS / "ddp_balanced.py")]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=WIDE_ENV)
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(out.read_bytes())
@@ -33,6 +34,7 @@ def test_scale_runs_one_and_two_processes_and_derives_speedup(tmp_path):
     assert two["efficiency"] == pytest.approx(two["speedup"] / 2)
     assert one["distributed"] is None and two["distributed"]["ranks_count"] == 2
     assert "speed-up" in proc.stdout
+    assert (tmp_path / "scale.html").read_text().count("<circle") == 2  # one point per size
 
 
 def test_process_counts_double_up_to_the_maximum():

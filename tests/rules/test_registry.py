@@ -58,3 +58,12 @@ def test_lint_hits_without_measured_cost_are_info_hints_ranked_last() -> None:
     findings = diagnose_record(record)
     assert findings[0].id == "TD-DATA-002"
     assert findings[-1].id == "TDL203" and findings[-1].severity == "info" and findings[-1].upside == 0.0
+
+
+def test_operator_shares_from_a_disturbed_profiled_step_are_not_trusted() -> None:
+    record = Record.load(FIXTURES / "TD-COMP-004" / "fires.json")
+    record.summary.step_s = 0.010  # the profiled step (10 ms) matches the timed steps
+    assert [f.id for f in diagnose(record, select=["TD-COMP-004"]).findings] == ["TD-COMP-004"]
+    record.summary.step_s = 0.004  # the profiled step took 2.5x the median timed step
+    result = diagnose(record, select=["TD-COMP-004"])
+    assert result.findings == [] and "representative profiled step" in result.skipped[0]

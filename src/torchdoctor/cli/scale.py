@@ -23,6 +23,7 @@ def scale(
                                                      help="Extra torchrun option; repeatable."),
     timeout_s: Optional[float] = typer.Option(None, help="Stop each run after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON document here."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Write the scaling curve as an HTML page here."),
 ) -> None:
     """Run SCRIPT at 1, 2, 4 ... --max-nproc processes under torchrun and compare throughput."""
     import orjson
@@ -45,3 +46,7 @@ def scale(
     render_scale(doc, console)
     if json_out:
         json_out.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    if html_out:
+        from torchdoctor.distributed.html import scale_html
+
+        html_out.write_text(scale_html(doc), encoding="utf-8")

@@ -96,8 +96,9 @@ def batch_cost(runtimes: list[tuple[int, dict[str, Any]]]) -> dict[str, Any] | N
 
 
 def _heaviest_share(runtimes: list[tuple[int, dict[str, Any]]], costs: np.ndarray) -> dict[str, float]:
-    winners = np.argmax(costs, axis=0)
-    return {str(rank): float(np.mean(winners == i)) for i, (rank, _) in enumerate(runtimes)}
+    """Per rank, the share of steps in which its cost alone was the largest (ties count for none)."""
+    alone = (costs == costs.max(axis=0)) & ((costs == costs.max(axis=0)).sum(axis=0) == 1)
+    return {str(rank): float(np.mean(alone[i])) for i, (rank, _) in enumerate(runtimes)}
 
 
 def ddp(runtimes: list[tuple[int, dict[str, Any]]]) -> dict[str, Any] | None:

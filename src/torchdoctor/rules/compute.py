@@ -41,12 +41,14 @@ def _median_step_us(rank: dict) -> float:
 
 
 def _model_fraction(ev: Evidence, rank: dict) -> float:
-    """Share of the step in forward + backward: measured step phases, else the trace's shares."""
+    """Share of the profiled step in the model (not loading, not the optimizer), capped by the timed
+    steps' forward + backward share when there are timed steps (so between-step work is excluded)."""
+    shares = rank.get("shares") or {}
+    traced = 1.0 - (shares.get("dataloader_fraction") or 0.0) - (shares.get("optimizer_fraction") or 0.0)
     try:
-        return ev.summary("forward_fraction") + ev.summary("backward_fraction")
+        return min(traced, ev.summary("forward_fraction") + ev.summary("backward_fraction"))
     except MissingEvidence:
-        shares = rank.get("shares") or {}
-        return (shares.get("forward_fraction") or 0.0) + (shares.get("backward_fraction") or 0.0)
+        return traced
 
 
 def _gpu_utilisation(ev: Evidence) -> float:
@@ -100,7 +102,7 @@ def host_bound(ev: Evidence) -> Hit | None:
 def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work. Guides'
     key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics."""
-    rank = ev.trace_rank()
+    rank = ev.trace_rank()  # profiler overhead inflates tiny-op steps: no representativeness check
     if rank.get("device"):
         launches = rank["device"]["launches"]
         short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
@@ -134,7 +136,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
 def hot_operator(ev: Evidence) -> Hit | None:
     """One operator (not a matmul/conv/communication) takes an abnormal share of the step. Guides'
     key-metrics row "single operator abnormally slow -> a non-optimal implementation"."""
-    rank = ev.trace_rank()
+    rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
         span = rank["device"]["temporal"]["span_us"] or window_us
@@ -277,7 +279,7 @@ def zero_grad_fills(ev: Evidence) -> Hit | None:
     hits = ev.lint_hits("compute.zero_grad")
     if not hits:
         return None
-    rank = ev.trace_rank()
+    rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     zero_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if o["name"] in ("aten::zero_", "aten::fill_"))
     share = zero_us / window_us

@@ -12,6 +12,8 @@ from typing import Any
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
 
+REPRESENTATIVE_RATIO = 1.5  # profiled step / median timed step above which the profile was disturbed
+
 
 class Evidence:
     """The evidence of one Record: step timings, environment facts, trace, memory, lint."""
@@ -94,6 +96,17 @@ class Evidence:
     def trace_rank(self) -> dict[str, Any]:
         """The first rank with profiler steps (rank 0 in most runs)."""
         return self.trace_ranks()[0]
+
+    def profiled_rank(self) -> dict[str, Any]:
+        """`trace_rank()`, when its profiled steps look like the timed ones: a profiled step more
+        than REPRESENTATIVE_RATIO times the median timed step was disturbed (the process was
+        descheduled, a one-off stall), and its per-operator shares would mislead."""
+        rank = self.trace_rank()
+        timed_s, profiled_us = self.record.summary.step_s, rank.get("step_us_median")
+        if timed_s and profiled_us and profiled_us > REPRESENTATIVE_RATIO * timed_s * 1e6:
+            raise MissingEvidence(f"a representative profiled step (it took {profiled_us / 1e3:.1f} ms, "
+                                  f"the median timed step {timed_s * 1e3:.1f} ms)")
+        return rank
 
     def device(self) -> dict[str, Any]:
         device = self.trace_rank().get("device")

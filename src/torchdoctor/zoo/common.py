@@ -27,6 +27,16 @@ def regression_data(samples: int, features: int, seed: int = 0) -> torch.utils.d
     return torch.utils.data.TensorDataset(x, y)
 
 
+def batched_loader(samples: int, features: int, batch_size: int) -> torch.utils.data.DataLoader:
+    """A DataLoader over pre-batched in-memory data (one item = one batch, nothing to collate), for
+    workloads whose problem is not in loading."""
+    x, y = regression_data(samples, features).tensors
+    batches = samples // batch_size
+    data = torch.utils.data.TensorDataset(x[: batches * batch_size].view(batches, batch_size, features),
+                                          y[: batches * batch_size].view(batches, batch_size, 1))
+    return torch.utils.data.DataLoader(data, batch_size=None, shuffle=True)
+
+
 def mlp(features: int, hidden: int, layers: int = 2) -> nn.Sequential:
     blocks: list[nn.Module] = []
     width = features

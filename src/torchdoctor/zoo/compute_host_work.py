@@ -10,13 +10,12 @@ import io
 import json
 
 import torch
-from torch.utils.data import DataLoader
 
-from torchdoctor.zoo.common import epochs_from_argv, mlp, regression_data
+from torchdoctor.zoo.common import batched_loader, epochs_from_argv, mlp
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    loader = DataLoader(regression_data(4096, 128), batch_size=64, shuffle=True)
+    loader = batched_loader(4096, 128, 64)
     model = mlp(128, 128)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     log = io.StringIO()

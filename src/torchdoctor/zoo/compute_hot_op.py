@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
 
-from torchdoctor.zoo.common import epochs_from_argv, mlp, regression_data, train
+from torchdoctor.zoo.common import batched_loader, epochs_from_argv, mlp, train
 
 HISTORY = 1 << 20
 
@@ -34,6 +33,6 @@ class MonitoredMLP(nn.Module):
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    loader = DataLoader(regression_data(4096, 64), batch_size=64, shuffle=True)
+    loader = batched_loader(4096, 64, 64)
     model = MonitoredMLP()
     train(model, lambda: loader, torch.optim.SGD(model.parameters(), lr=0.01), epochs_from_argv())

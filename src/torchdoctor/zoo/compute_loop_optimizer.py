@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
 
-from torchdoctor.zoo.common import epochs_from_argv, regression_data, train
+from torchdoctor.zoo.common import batched_loader, epochs_from_argv, train
 
 GROUPS, WIDTH = 400, 16
 
@@ -27,6 +26,6 @@ class ScaledFeatures(nn.Module):
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    loader = DataLoader(regression_data(2048, GROUPS * WIDTH), batch_size=64, shuffle=True)
+    loader = batched_loader(2048, GROUPS * WIDTH, 64)
     model = ScaledFeatures()
     train(model, lambda: loader, torch.optim.Adam(model.parameters(), foreach=False), epochs_from_argv())

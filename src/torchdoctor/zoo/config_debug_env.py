@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 
 import torch
-from torch.utils.data import DataLoader
 
-from torchdoctor.zoo.common import epochs_from_argv, mlp, regression_data, train
+from torchdoctor.zoo.common import batched_loader, epochs_from_argv, mlp, train
 
 os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    loader = DataLoader(regression_data(8192, 256), batch_size=256, shuffle=True)
+    loader = batched_loader(8192, 256, 256)
     model = mlp(256, 512)
     train(model, lambda: loader, torch.optim.Adam(model.parameters()), epochs_from_argv())

@@ -7,12 +7,11 @@ step, and the optimizer holds few tensors. Expected: no finding of severity warn
 from __future__ import annotations
 
 import torch
-from torch.utils.data import DataLoader
 
-from torchdoctor.zoo.common import epochs_from_argv, mlp, regression_data, train
+from torchdoctor.zoo.common import batched_loader, epochs_from_argv, mlp, train
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    loader = DataLoader(regression_data(8192, 256), batch_size=256, shuffle=True)
+    loader = batched_loader(8192, 256, 256)
     model = mlp(256, 512)
     train(model, lambda: loader, torch.optim.Adam(model.parameters(), lr=1e-3), epochs_from_argv())

@@ -1,14 +1,15 @@
 """DDP (gloo, find_unused_parameters=True) accumulating ACCUM micro-batches per optimizer step;
-with NO_SYNC=1 the first ACCUM-1 backwards run inside `no_sync()`."""
+with --no-sync the first ACCUM-1 backwards run inside `no_sync()`."""
 import contextlib
 import os
+import sys
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 dist.init_process_group("gloo")
-accum, no_sync = int(os.environ.get("ACCUM", "4")), os.environ.get("NO_SYNC") == "1"
+accum, no_sync = int(os.environ.get("ACCUM", "4")), "--no-sync" in sys.argv
 model = DistributedDataParallel(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1)),
                                 find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -1,9 +1,9 @@
 """DDP (gloo) over variable-length sequences, padded per batch, two short epochs per observation.
 
 Default: a shuffling DistributedSampler without `set_epoch`, and rank 1's samples four times longer
-than rank 0's (unbalanced batches). With FIXED=1: torchdoctor's LengthBucketingDistributedSampler
+than rank 0's (unbalanced batches). With --fixed: torchdoctor's LengthBucketingDistributedSampler
 with `set_epoch`, over lengths shared by all ranks (balanced)."""
-import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler
 
 dist.init_process_group("gloo")
-rank, fixed = dist.get_rank(), os.environ.get("FIXED") == "1"
+rank, fixed = dist.get_rank(), "--fixed" in sys.argv
 generator = torch.Generator().manual_seed(0)
 lengths = torch.randint(8, 128, (32,), generator=generator).tolist()
 if not fixed and rank == 1:
