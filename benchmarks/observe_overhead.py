@@ -3,8 +3,9 @@
 For a ~50 ms step and a ~1 ms step, runs the same workload plainly and under `observe` (hooks on,
 no profiler window, the script not stopped), interleaved plain/observed for several rounds so that
 machine drift hits both alike. The workload times its own steps, so both runs use one clock.
-Reports, per step size, the ratio of median step times (observed / plain) with its bootstrap 95%
-interval from torchdoctor.bench over the pooled steady-state steps, and the per-round ratios.
+Reports, per step size and per clock (wall time, and the main thread's CPU time, which a busy
+machine does not inflate), the ratio of median step times (observed / plain) with its bootstrap
+95% interval from torchdoctor.bench over the pooled steady-state steps, and the per-round ratios.
 
     python benchmarks/observe_overhead.py [--rounds 5]
 """
@@ -27,49 +28,59 @@ WORKLOAD = Path(__file__).with_name("overhead_workload.py")
 SKIP = 10  # steps excluded at the start of every run (warm-up, hook discovery)
 
 
-def plain(width: int, steps: int, out: Path) -> list[float]:
+def _times(out: Path) -> dict[str, list[float]]:
+    raw = json.loads(out.read_text())
+    return {clock: [t / 1e9 for t in values][SKIP:] for clock, values in raw.items()}
+
+
+def plain(width: int, steps: int, out: Path) -> dict[str, list[float]]:
     subprocess.run([sys.executable, str(WORKLOAD), str(width), str(steps), str(out)], check=True)
-    return [t / 1e9 for t in json.loads(out.read_text())][SKIP:]
+    return _times(out)
 
 
-def observed(width: int, steps: int, out: Path, tmp: Path) -> list[float]:
-    config = ObserveConfig(warmup_steps=5, timing_steps=steps - 10, profile=False, stop_after_windows=False)
+def observed(width: int, steps: int, out: Path, tmp: Path) -> dict[str, list[float]]:
+    config = ObserveConfig(warmup_steps=5, timing_steps=steps - 10, profile=False, stop_after_windows=False,
+                           memory=False, compile=False)
     record = observe(WORKLOAD, [str(width), str(steps), str(out)], config, out_dir=tmp / "obs")
     assert record.exit.status == 0, record.exit
-    return [t / 1e9 for t in json.loads(out.read_text())][SKIP:]
+    return _times(out)
 
 
-def measure(width: int, steps: int, rounds: int) -> dict:
-    a_all: list[float] = []
-    b_all: list[float] = []
-    ratios = []
+def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
+    pooled = {clock: ([], []) for clock in ("wall", "cpu")}
+    ratios: dict[str, list[float]] = {"wall": [], "cpu": []}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for r in range(rounds):
             order = (0, 1) if r % 2 == 0 else (1, 0)
-            result: dict[int, list[float]] = {}
+            result = {}
             for which in order:
                 out = tmp / f"times{which}.json"
                 result[which] = plain(width, steps, out) if which == 0 else observed(width, steps, out, tmp)
-            a_all += result[0]
-            b_all += result[1]
-            ratios.append(float(np.median(result[1]) / np.median(result[0])))
-    verdict = compare_samples(a_all, b_all)
-    return {"width": width, "plain_step_s": float(np.median(a_all)), "observed_step_s": float(np.median(b_all)),
-            "ratio": verdict.ratio, "ci": [verdict.ci_low, verdict.ci_high], "verdict": verdict.verdict,
-            "round_ratios": ratios}
+            for clock, (a_all, b_all) in pooled.items():
+                a_all += result[0][clock]
+                b_all += result[1][clock]
+                ratios[clock].append(float(np.median(result[1][clock]) / np.median(result[0][clock])))
+    out = {}
+    for clock, (a_all, b_all) in pooled.items():
+        verdict = compare_samples(a_all, b_all)
+        out[clock] = {"plain_step_s": float(np.median(a_all)), "observed_step_s": float(np.median(b_all)),
+                      "ratio": verdict.ratio, "ci": [verdict.ci_low, verdict.ci_high], "verdict": verdict.verdict,
+                      "round_ratios": ratios[clock]}
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    for label, width, steps in (("~50 ms step", 2048, 60), ("~1 ms step", 64, 600)):
-        res = measure(width, steps, args.rounds)
-        print(f"{label}: plain {res['plain_step_s'] * 1e3:.3f} ms, observed {res['observed_step_s'] * 1e3:.3f} ms, "
-              f"overhead {100 * (res['ratio'] - 1):+.2f}% (95% CI {100 * (res['ci'][0] - 1):+.2f}% .. "
-              f"{100 * (res['ci'][1] - 1):+.2f}%), verdict: observed is {res['verdict']}; "
-              f"per-round ratios {['%.3f' % r for r in res['round_ratios']]}")
+    for label, width, steps in (("~50 ms step", 3072, 60), ("~1 ms step", 320, 600)):
+        for clock, res in measure(width, steps, args.rounds).items():
+            print(f"{label}, {clock} clock: plain {res['plain_step_s'] * 1e3:.3f} ms, observed "
+                  f"{res['observed_step_s'] * 1e3:.3f} ms, overhead {100 * (res['ratio'] - 1):+.2f}% "
+                  f"(95% CI {100 * (res['ci'][0] - 1):+.2f}% .. {100 * (res['ci'][1] - 1):+.2f}%), "
+                  f"verdict: observed is {res['verdict']}; per-round ratios "
+                  f"{['%.3f' % r for r in res['round_ratios']]}")
 
 
 if __name__ == "__main__":

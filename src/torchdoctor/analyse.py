@@ -29,6 +29,7 @@ def analyse_record(record: Record, *, lint: bool = True) -> Record:
         from torchdoctor.distributed.analysis import rank_analysis
 
         record.distributed = rank_analysis(record.ranks)
+        record.warnings.extend(record.distributed.get("warnings", []))
     if lint and record.script and Path(record.script).exists():
         from torchdoctor.lint import lint_script_with_local_imports
 

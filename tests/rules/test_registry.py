@@ -67,3 +67,13 @@ def test_operator_shares_from_a_disturbed_profiled_step_are_not_trusted() -> Non
     record.summary.step_s = 0.004  # the profiled step took 2.5x the median timed step
     result = diagnose(record, select=["TD-COMP-004"])
     assert result.findings == [] and "representative profiled step" in result.skipped[0]
+
+
+def test_scale_rules_read_the_observed_ranks_when_there_is_no_multi_rank_trace() -> None:
+    record = Record.load(FIXTURES / "TD-DATA-002" / "silent.json")
+    record.distributed = {"stragglers": [{"rank": 1, "excess_s": 0.049, "excess_of_step_fraction": 0.95,
+                                          "cause": "compute or host work"}],
+                          "runtime": {"sampler": {"set_epoch_missing": True}}}
+    found = {f.id: f for f in diagnose(record, select=["scale"]).findings}
+    assert found["TD-SCALE-002"].upside == 0.95 and found["TD-SCALE-002"].severity == "problem"
+    assert found["TD-SCALE-005"].evidence["set_epoch_missing_measured"] is True

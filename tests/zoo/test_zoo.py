@@ -25,7 +25,7 @@ FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_war
 
 
 def diagnosed(script: Path, tmp_path: Path) -> Record:
-    record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=120), out_dir=tmp_path))
+    record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path))
     assert record.exit.reason == "completed", record.exit
     record.findings = [f.to_dict() for f in diagnose_record(record)]
     return record

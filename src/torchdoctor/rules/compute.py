@@ -18,7 +18,7 @@ UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (issue 4, 
 UTIL_PROBLEM = 0.50
 HOST_WAIT_SHARE = 0.5  # of the device's idle time spent waiting for the host
 LAUNCH_SHORT_SHARE = 0.5  # kernels shorter than their launch call
-SMALL_OPS_PER_STEP = 300  # host operators under the trace's small-op limit, per step
+OPS_PER_STEP = 300  # host operators per step before per-op overhead is worth a look
 OVERHEAD_WARNING, OVERHEAD_PROBLEM = 0.15, 0.35  # step share lost to per-op overhead
 HOT_OP_WARNING, HOT_OP_PROBLEM = 0.35, 0.55  # one operator's share of the step
 HOT_OP_MIN_DISTINCT = 5  # operators needed before one of them can stand out
@@ -115,13 +115,13 @@ def launch_bound(ev: Evidence) -> Hit | None:
     else:
         steps = max(1, rank.get("steps_count") or 1)
         host = rank["host"]
-        per_step = host["small_ops_count"] / steps
+        per_step = host["ops_count"] / steps  # all ops: a loaded CPU pushes tiny ops over the small-op limit
         big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / steps
         # Only forward and backward count: loading, optimizer and between-step work have their own rules.
         share = max(0.0, _model_fraction(ev, rank) - big_self_us / _median_step_us(rank))
-        evidence = {"small_ops_per_step": round(per_step, 1), "ops_per_step": round(host["ops_count"] / steps, 1),
+        evidence = {"ops_per_step": round(per_step, 1), "small_ops_per_step": round(host["small_ops_count"] / steps, 1),
                     "step_us_median": round(_median_step_us(rank), 1)}
-        if per_step < SMALL_OPS_PER_STEP:
+        if per_step < OPS_PER_STEP:
             return None
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
     if severity is None:

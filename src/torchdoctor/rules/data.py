@@ -183,6 +183,11 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
     severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None or cpu >= IDLE_CPU_PERCENT:
         return None
+    try:
+        if workers_restart_each_epoch(ev) is not None:
+            return None  # the idle waits are worker start-ups: TD-DATA-004 explains them
+    except MissingEvidence:
+        pass
     return Hit(severity, f"loading waits on storage: {share:.0%} of each step waits while CPU use is {cpu:.0f}%",
                share, {"data_wait_fraction_steady": round(share, 4), "process_cpu_percent_mean": round(cpu, 1),
                        "disk_read_bytes_per_s": ev.record.system.get("summary", {}).get("disk_read_bytes_per_s")},

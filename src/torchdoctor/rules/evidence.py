@@ -120,6 +120,15 @@ class Evidence:
             raise MissingEvidence("two or more ranks in the trace")
         return multi
 
+    def distributed(self, *path: str) -> Any:
+        """`record.distributed[path...]` (torchdoctor.distributed's per-rank analysis, docs/distributed.md)."""
+        value: Any = self.record.distributed
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            raise MissingEvidence("distributed." + ".".join(path))
+        return value
+
     def memory(self, key: str) -> Any:
         """`record.memory.breakdown.<key>` (the memory window's step breakdown, docs/memory.md)."""
         value = ((self.record.memory or {}).get("breakdown") or {}).get(key)

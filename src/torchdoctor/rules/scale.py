@@ -7,7 +7,7 @@ HolisticTraceAnalysis communication/computation overlap and straggler definition
 
 from __future__ import annotations
 
-from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
 COMM_WARNING, COMM_PROBLEM = 0.10, 0.30  # exposed (not overlapped) communication share of device time
@@ -35,7 +35,26 @@ def exposed_communication(ev: Evidence) -> Hit | None:
 
 @rule("TD-SCALE-002", "scale")
 def straggler_rank(ev: Evidence) -> Hit | None:
-    """One rank's steps are slower than the others' (HTA straggler analysis); everyone waits for it."""
+    """One rank's steps are slower than the others' and everyone waits for it: the observed ranks'
+    `distributed.stragglers` (work outside backward), else the traces' `multi_rank` (HTA straggler
+    analysis). Guides' distributed troubleshooting: "one rank's operators clearly longer"."""
+    try:
+        stragglers = ev.distributed("stragglers")
+    except MissingEvidence:
+        return _trace_straggler(ev)
+    if not stragglers:
+        return None
+    worst = max(stragglers, key=lambda s: s["excess_of_step_fraction"])
+    share = worst["excess_of_step_fraction"]
+    return Hit(severity_at(share, STRAGGLER_WARNING, STRAGGLER_PROBLEM) or "info",
+               f"rank {worst['rank']} holds the others back by {share:.0%} of a step ({worst['cause']})", share,
+               {"slowest_rank": worst["rank"], "excess_s": worst["excess_s"], "excess_of_step_fraction": share,
+                "cause": worst["cause"]},
+               "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks.",
+               _STRAGGLER_FIX)
+
+
+def _trace_straggler(ev: Evidence) -> Hit | None:
     multi = ev.multi_rank()
     excess = multi.get("slowest_rank_excess_fraction") or 0.0
     severity = severity_at(excess, STRAGGLER_WARNING, STRAGGLER_PROBLEM)
@@ -45,8 +64,11 @@ def straggler_rank(ev: Evidence) -> Hit | None:
                excess / (1 + excess), {"slowest_rank": multi["slowest_rank"], "slowest_rank_excess_fraction":
                                        round(excess, 4), "stragglers": multi.get("stragglers")},
                "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks.",
-               Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
-                   "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns"))
+               _STRAGGLER_FIX)
+
+
+_STRAGGLER_FIX = Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
+                     "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns")
 
 
 @rule("TD-SCALE-003", "scale")
@@ -84,12 +106,55 @@ def data_parallel(ev: Evidence) -> Hit | None:
 
 @rule("TD-SCALE-005", "scale", lint_topic="scale.sampler_set_epoch")
 def sampler_without_set_epoch(ev: Evidence) -> Hit | None:
-    """A DistributedSampler is used (measured) and the script never calls set_epoch (lint): every epoch
-    sees the same order. Guides' DDP section and the DistributedSampler docs."""
+    """A shuffling DistributedSampler repeats the same order each epoch: measured
+    (`distributed.runtime.sampler.set_epoch_missing`) or proven by lint with the sampler seen.
+    Guides' DDP section ("always call sampler.set_epoch(epoch)") and the DistributedSampler docs."""
     hits = ev.lint_hits("scale.sampler_set_epoch")
-    if not hits or ev.dataloader().get("sampler_type") != "DistributedSampler":
+    try:
+        measured = ev.distributed("runtime", "sampler", "set_epoch_missing")
+    except MissingEvidence:
+        measured = None
+    if measured is False or not (measured or (hits and ev.dataloader().get("sampler_type") == "DistributedSampler")):
         return None
     return Hit("warning", "DistributedSampler without set_epoch: the same order every epoch", 0.0,
-               {"sampler_type": "DistributedSampler", "lint": hits},
+               {"sampler_type": "DistributedSampler", "set_epoch_missing_measured": measured, "lint": hits},
                "A correctness issue rather than speed: shuffling repeats, which can slow convergence.",
                Fix("Call set_epoch at the start of each epoch.", "for epoch in range(epochs):\n    sampler.set_epoch(epoch)"))
+
+
+@rule("TD-SCALE-006", "scale", knob="scale.no_sync")
+def accumulation_without_no_sync(ev: Evidence) -> Hit | None:
+    """Gradient accumulation where every micro-batch's backward all-reduces (no `no_sync()`), measured
+    as synchronising backwards per optimizer step. Guides' FSDP/DDP advice on accumulation; PyTorch
+    DistributedDataParallel.no_sync docs."""
+    sync = ev.distributed("runtime", "grad_sync")
+    if not sync.get("accumulation_without_no_sync"):
+        return None
+    per_step = float(sync["allreduce_backwards_per_optimizer_step"])
+    share = ev.summary("backward_fraction") * (1 - 1 / per_step)
+    return Hit(severity_at(share, 0.05, 0.20) or "info",
+               f"{per_step:.1f} gradient all-reduces per optimizer step: accumulation without no_sync()", share,
+               {"allreduce_backwards_per_optimizer_step": per_step,
+                "backward_per_optimizer_step": sync.get("backward_per_optimizer_step"),
+                "backward_fraction": round(ev.summary("backward_fraction"), 4)},
+               "Only the last micro-batch's gradients need to be averaged; the earlier all-reduces are wasted.",
+               Fix("Skip the all-reduce on all but the last micro-batch.",
+                   "ctx = model.no_sync() if (i + 1) % accum else contextlib.nullcontext()\n"
+                   "with ctx:\n    loss.backward()"))
+
+
+@rule("TD-SCALE-007", "scale")
+def uneven_batches(ev: Evidence) -> Hit | None:
+    """Ranks get batches of unequal cost (batch x padded length) in the same step, so light ranks wait
+    (`distributed.runtime.batch_cost.idle_fraction`). Guides: load imbalance across ranks."""
+    cost = ev.distributed("runtime", "batch_cost")
+    idle = float(cost.get("idle_fraction") or 0.0)
+    severity = severity_at(idle, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"uneven work per rank: {idle:.0%} of lockstep time would be spent waiting", idle,
+               {"batch_cost_idle_fraction": round(idle, 4), "heaviest_rank_by_step": cost.get("heaviest_rank_by_step")},
+               "Variable-length samples give some ranks much longer batches in the same step.",
+               Fix("Bucket by length so every rank gets similar work per step.",
+                   "from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler\n"
+                   "sampler = LengthBucketingDistributedSampler(lengths, batch_size=8)"))

@@ -36,12 +36,12 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=15)
     args = parser.parse_args()
     torch.manual_seed(0)
-    shift = torch.randint(-80, 80, (24, 1))
-    data = torch.sin((torch.arange(40).view(1, -1) + shift).double() / 20.0)
+    shift = torch.randint(-80, 80, (12, 1))
+    data = torch.sin((torch.arange(30).view(1, -1) + shift).double() / 20.0)
     inputs, targets = data[3:, :-1], data[3:, 1:]
     model = Sequence().double()
     criterion = nn.MSELoss()
-    optimizer = optim.LBFGS(model.parameters(), lr=0.8, max_iter=4)
+    optimizer = optim.LBFGS(model.parameters(), lr=0.8, max_iter=2)
     for step in range(args.steps):
         def closure():
             optimizer.zero_grad()
