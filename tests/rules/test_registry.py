@@ -77,3 +77,13 @@ def test_scale_rules_read_the_observed_ranks_when_there_is_no_multi_rank_trace()
     found = {f.id: f for f in diagnose(record, select=["scale"]).findings}
     assert found["TD-SCALE-002"].upside == 0.95 and found["TD-SCALE-002"].severity == "problem"
     assert found["TD-SCALE-005"].evidence["set_epoch_missing_measured"] is True
+
+
+def test_a_hot_operator_must_be_hot_in_every_profiled_step() -> None:
+    record = Record.load(FIXTURES / "TD-COMP-004" / "fires.json")
+    steps = record.trace["ranks"][0]["steps"]
+    for step in steps:
+        step["host"] = {"top_by_self_time": [{"name": "aten::sort", "self_us": 6000.0}]}
+    assert [f.id for f in diagnose(record, select=["TD-COMP-004"]).findings] == ["TD-COMP-004"]
+    steps[1]["host"] = {"top_by_self_time": [{"name": "aten::sort", "self_us": 500.0}]}  # a stall elsewhere
+    assert diagnose(record, select=["TD-COMP-004"]).findings == []

@@ -22,6 +22,7 @@ OPS_PER_STEP = 300  # host operators per step before per-op overhead is worth a 
 OVERHEAD_WARNING, OVERHEAD_PROBLEM = 0.15, 0.35  # step share lost to per-op overhead
 HOT_OP_WARNING, HOT_OP_PROBLEM = 0.35, 0.55  # one operator's share of the step
 HOT_OP_MIN_DISTINCT = 5  # operators needed before one of them can stand out
+HOT_OP_MIN_MEAN_US = 100.0  # per call: a share made of many tiny calls is TD-COMP-003's, not one slow op
 SYNC_WARNING, SYNC_PROBLEM = 0.05, 0.20  # device idle share right after sync calls
 PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
 # Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
@@ -103,6 +104,8 @@ def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work. Guides'
     key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics."""
     rank = ev.trace_rank()  # profiler overhead inflates tiny-op steps: no representativeness check
+    if ev.record.env.get("torch", {}).get("anomaly_detection"):
+        return None  # anomaly mode inflates every operator: TD-COMP-007 explains the overhead
     if rank.get("device"):
         launches = rank["device"]["launches"]
         short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
@@ -134,23 +137,25 @@ def launch_bound(ev: Evidence) -> Hit | None:
 
 @rule("TD-COMP-004", "compute")
 def hot_operator(ev: Evidence) -> Hit | None:
-    """One operator (not a matmul/conv/communication) takes an abnormal share of the step. Guides'
-    key-metrics row "single operator abnormally slow -> a non-optimal implementation"."""
+    """One operator (not a matmul/conv/communication) takes an abnormal share of the step, in every
+    profiled host step (a one-off stall inflates one step's operator, not all). Guides' key-metrics
+    row "single operator abnormally slow -> a non-optimal implementation"."""
     rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
         span = rank["device"]["temporal"]["span_us"] or window_us
         candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
     else:
-        candidates = [(o["name"], o["self_us"] / window_us) for o in rank["host"]["top_by_self_time"]]
-    if len(candidates) < HOT_OP_MIN_DISTINCT:
-        return None  # a trace of one or two operators has no "abnormal" share
+        candidates = [(o["name"], o["self_us"] / window_us) for o in rank["host"]["top_by_self_time"]
+                      if o.get("mean_self_us", HOT_OP_MIN_MEAN_US) >= HOT_OP_MIN_MEAN_US]
+    if len(rank["host"]["top_by_self_time"]) < HOT_OP_MIN_DISTINCT:
+        return None  # a trace of a few operators has no "abnormal" share
     candidates = [c for c in candidates if not _EXPECTED_HEAVY.search(c[0])]
     if not candidates:
         return None
     name, share = max(candidates, key=lambda c: c[1])
     severity = severity_at(share, HOT_OP_WARNING, HOT_OP_PROBLEM)
-    if severity is None:
+    if severity is None or (not rank.get("device") and not _hot_in_every_step(rank, name)):
         return None
     return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share,
                {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)},
@@ -158,6 +163,15 @@ def hot_operator(ev: Evidence) -> Hit | None:
                "or work that could be done once instead of every step.",
                Fix("Find the call in the profile and replace it (a fused/vectorised op, or compute it less often).",
                    "torchdoctor trace analyze TRACE --top 20  # with_stack=True shows where it is called"))
+
+
+def _hot_in_every_step(rank: dict, name: str) -> bool:
+    """`name` passes the warning share in each profiled step that lists its operators."""
+    for step in rank.get("steps") or []:
+        ops = {o["name"]: o["self_us"] for o in (step.get("host") or {}).get("top_by_self_time") or []}
+        if ops and ops.get(name, 0.0) < HOT_OP_WARNING * step["wall_us"]:
+            return False
+    return True
 
 
 @rule("TD-COMP-005", "compute", lint_topic="compute.host_sync")
