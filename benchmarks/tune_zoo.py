@@ -8,7 +8,8 @@ The expert fix is written here by hand, as the knob values an engineer reading t
 would set for that workload's known problem on this machine (the same values a code edit would
 give; `torchdoctor.knobs.diff` shows the edit).
 
-    python benchmarks/tune_zoo.py [--rounds 3] [--steps 30] [--time-budget 600] [--out FILE]
+    python benchmarks/tune_zoo.py [--rounds 3] [--steps 30] [--time-budget 600] [--max-trials 12]
+                                  [--workloads a,b] [--out FILE]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import orjson
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner
 from torchdoctor.tune.trial import run_trial
-from torchdoctor.zoo import demo_script
+from torchdoctor.zoo import demo_script, workload_path
 
 CORES = len(os.sched_getaffinity(0))
 
@@ -34,6 +35,18 @@ CORES = len(os.sched_getaffinity(0))
 WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any]]] = {
     # Data-bound text pipeline: move tokenisation into worker processes, one core left to the step.
     "demo": (demo_script(), ["--batch-size", "16"], {"num_workers": max(1, CORES - 1), "persistent_workers": True}),
+    # One worker cannot keep up with ~1 ms of Python per sample: one worker per core.
+    "data_few_workers": (workload_path("data_few_workers"), [], {"num_workers": CORES}),
+    # Workers re-created every 4-batch epoch, each with a 1 s set-up: keep them alive.
+    "data_worker_restart": (workload_path("data_worker_restart"), [], {"persistent_workers": True}),
+    # Anomaly detection left on: turn it off.
+    "compute_anomaly": (workload_path("compute_anomaly"), [], {"no_anomaly_detection": True}),
+    # Inference with autograd recording: run it under inference_mode.
+    "compute_grad_inference": (workload_path("compute_grad_inference"), [], {"inference_mode": True}),
+    # Per-tensor Adam loop over hundreds of small tensors: the multi-tensor implementation.
+    "compute_loop_optimizer": (workload_path("compute_loop_optimizer"), [], {"optimizer_impl": "foreach"}),
+    # Dozens of tiny element-wise ops per step: fuse them with torch.compile.
+    "compute_tiny_ops": (workload_path("compute_tiny_ops"), [], {"compile": "default"}),
 }
 
 
@@ -69,19 +82,22 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--time-budget", type=float, default=600.0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--max-trials", type=int, default=12)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset to run")
     options = parser.parse_args()
-    config = TuneConfig(timing_steps=options.steps, time_budget_s=options.time_budget, max_trials=12)
+    config = TuneConfig(timing_steps=options.steps, time_budget_s=options.time_budget,
+                         max_trials=options.max_trials, trial_timeout_s=120.0)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in WORKLOADS:
+        for name in options.workloads.split(","):
             row = bench_workload(name, options.rounds, config, Path(tmp) / name)
             rows.append(row)
+            if options.out:  # after each workload, so a run cut short keeps what it measured
+                options.out.write_bytes(orjson.dumps({"schema_version": 1, "cores": CORES, "rows": rows},
+                                                     option=orjson.OPT_INDENT_2))
             print(f"{name}: tuned x{row['tuned_speedup']:.2f} ({row['kept']}), expert x{row['expert_speedup']:.2f} "
                   f"({row['expert']}), ratio {row['tuned_over_expert']:.2f}, tuning {row['tune_wall_s']:.0f} s "
                   f"over {row['tune_trials']} trials", flush=True)
-    if options.out:
-        options.out.write_bytes(orjson.dumps({"schema_version": 1, "cores": CORES, "rows": rows},
-                                             option=orjson.OPT_INDENT_2))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ class StepSample:
     index: int
     wall_s: float
     data_wait_s: float = 0.0
+    data_wait_cpu_s: float | None = None  # main thread's CPU time inside those waits; None in old Records
     forward_s: float = 0.0
     backward_s: float = 0.0
     optimizer_s: float = 0.0

@@ -48,17 +48,7 @@ def diagnose_script(
     with observation_progress() as progress:
         record = observe(script, args, config, launch, out_dir=out_dir, progress=progress, run_id=run_id)
     record = analyse_record(record)
-    record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
-    if save:
-        with RunStore(store_path) as store:
-            store.save(record)
-    if json_out:
-        record.save(json_out)
-    render_record(record, console)
-    if save:
-        console.print(f"[dim]stored as {record.run_id}; show it again with "
-                      f"`torchdoctor runs show {record.run_id}`[/dim]")
-    return record
+    return _diagnose_and_report(record, store_path, save, json_out, console, select, ignore)
 
 
 def diagnose_traces(
@@ -77,6 +67,14 @@ def diagnose_traces(
     console = console or Console()
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
     record.trace = analyse_traces([str(t) for t in traces]).to_dict()
+    return _diagnose_and_report(record, store_path, save, json_out, console, select, ignore)
+
+
+def _diagnose_and_report(
+    record: Record, store_path: Path, save: bool, json_out: Path | None, console: Console,
+    select: Sequence[str], ignore: Sequence[str],
+) -> Record:
+    """The stages after analysis: findings, the store, the JSON file, the terminal report."""
     record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
     if save:
         with RunStore(store_path) as store:
@@ -84,4 +82,7 @@ def diagnose_traces(
     if json_out:
         record.save(json_out)
     render_record(record, console)
+    if save:
+        console.print(f"[dim]stored as {record.run_id}; show it again with "
+                      f"`torchdoctor runs show {record.run_id}`[/dim]")
     return record

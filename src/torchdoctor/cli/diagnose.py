@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from torchdoctor.store import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from torchdoctor.record import Record
 
 _CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -31,6 +34,7 @@ def diagnose(
     profile_warmup: int = typer.Option(1, help="Profiler schedule: warm-up steps."),
     profile_active: int = typer.Option(3, help="Profiler schedule: recorded steps."),
     record_shapes: bool = typer.Option(False, help="Record operator input shapes in the trace."),
+    memory: bool = typer.Option(True, "--memory/--no-memory", help="Measure one step's memory breakdown."),
     nproc_per_node: Optional[int] = typer.Option(None, help="Launch this many ranks with torchrun."),
     timeout: Optional[float] = typer.Option(None, help="Stop the script after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
@@ -39,15 +43,35 @@ def diagnose(
     save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
-    from torchdoctor.observe import LaunchConfig, ObserveConfig
-    from torchdoctor.workflow import diagnose_script, diagnose_traces
-    from torchdoctor.zoo import demo_script
+    from torchdoctor.workflow import diagnose_traces
 
     chosen = {"select": tuple(select or ()), "ignore": tuple(ignore or ())}
+    config_options = dict(
+        warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
+        profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
+    )
     if trace:
         traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-        diagnose_traces(traces, store_path=store, save=save, json_out=json_out, **chosen)
-        return
+        record = diagnose_traces(traces, store_path=store, save=save, json_out=json_out, **chosen)
+    else:
+        record = _diagnose_script(command, demo, config_options, nproc_per_node, timeout, store, save, json_out,
+                                  chosen)
+    if html_out:
+        from torchdoctor.report.base import write_report
+
+        write_report(record, html_out, "html")
+    sys.exit(record.exit.status)
+
+
+def _diagnose_script(
+    command: list[str] | None, demo: bool, options: dict[str, Any], nproc_per_node: int | None,
+    timeout: float | None, store: Path, save: bool, json_out: Path | None, chosen: dict[str, tuple[str, ...]],
+) -> Record:
+    """Observe the script (or the demo) and diagnose it; bad options are usage errors."""
+    from torchdoctor.observe import LaunchConfig, ObserveConfig
+    from torchdoctor.workflow import diagnose_script
+    from torchdoctor.zoo import demo_script
+
     if demo:
         script, args = str(demo_script()), []
     elif command:
@@ -55,16 +79,8 @@ def diagnose(
     else:
         raise typer.BadParameter("give a script after `--` (or --demo)", param_hint="SCRIPT")
     try:
-        config = ObserveConfig(
-            warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
-            profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes,
-        )
+        config = ObserveConfig(**options)
         launch = LaunchConfig(nproc_per_node=nproc_per_node, timeout_s=timeout)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    record = diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out)
-    if html_out:
-        from torchdoctor.report.base import write_report
-
-        write_report(record, html_out, "html")
-    sys.exit(record.exit.status)
+    return diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out, **chosen)

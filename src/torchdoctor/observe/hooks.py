@@ -5,7 +5,8 @@ add. Each patch checks the process id it was installed in, so DataLoader workers
 script never record (and never re-install) anything.
 
 Hooks, and what they feed:
-- `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch; the batch size.
+- `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch, and the main thread's CPU time
+  meanwhile (low: the wait is on storage or on workers); the batch size.
 - `DataLoader.__init__`: the loader's settings (for the environment fingerprint).
 - global optimizer step pre/post hooks: optimizer time; the `optimizer` step source.
 - `Tensor.backward` / `torch.autograd.backward`: backward time, the loss; the `backward` source.
@@ -105,11 +106,13 @@ class Instrumentation:
         def timed_next(iterator: Any) -> Any:
             if os.getpid() != inst.pid:
                 return original_next(iterator)
-            start = time.perf_counter_ns()
+            start, cpu_start = time.perf_counter_ns(), time.thread_time_ns()
             try:
                 batch = original_next(iterator)
             finally:
-                inst.clock.current.data_ns += time.perf_counter_ns() - start
+                current = inst.clock.current
+                current.data_ns += time.perf_counter_ns() - start
+                current.data_cpu_ns += time.thread_time_ns() - cpu_start
             if inst.clock.current.batch_size is None:
                 inst.clock.current.batch_size = leading_dim(batch)
             return batch

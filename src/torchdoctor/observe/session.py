@@ -212,6 +212,7 @@ class ObservationSession:
                     "index": index,
                     "wall_s": wall_ns / 1e9,
                     "data_wait_s": parts.data_ns / 1e9,
+                    "data_wait_cpu_s": parts.data_cpu_ns / 1e9,
                     "forward_s": parts.forward_ns / 1e9,
                     "backward_s": parts.backward_ns / 1e9,
                     "optimizer_s": parts.optimizer_ns / 1e9,

@@ -25,6 +25,7 @@ class _Accumulator:
     """Host time spent in each part of the step in progress, in ns."""
 
     data_ns: int = 0
+    data_cpu_ns: int = 0  # main thread's CPU time (thread_time_ns) inside the data waits
     forward_ns: int = 0
     backward_ns: int = 0
     optimizer_ns: int = 0

@@ -19,8 +19,27 @@ DEFAULT_ORDER: tuple[str, ...] = (
     "num_workers", "pin_memory", "prefetch_factor", "persistent_workers",
     "no_anomaly_detection", "inference_mode", "threads",
     "autocast_bf16", "autocast_fp16", "tf32", "cudnn_benchmark", "channels_last",
-    "optimizer_impl", "zero_grad_set_to_none", "compile", "batch_size",
+    "optimizer_impl", "zero_grad_set_to_none", "compile",
+    "no_sync", "gradient_as_bucket_view", "static_graph", "bucket_cap_mb", "reshard_after_forward",
+    "batch_size",
 )
+
+#: A finding's `knob` is a `layer.topic` name (docs/rules.md); its topic names the tune knob, or
+#: one of these aliases does.
+FINDING_KNOBS: dict[str, str] = {
+    "no_anomaly": "no_anomaly_detection", "foreach_optimizer": "optimizer_impl",
+    "ddp_buckets": "bucket_cap_mb", "grad_accumulation": "no_sync",
+}
+
+
+def knob_of(finding: dict[str, Any]) -> str | None:
+    """The registered knob a finding names (`data.num_workers` -> `num_workers`), or None."""
+    name = str(finding.get("knob") or "")
+    topic = name.rsplit(".", 1)[-1]
+    for candidate in (name, FINDING_KNOBS.get(topic), topic):
+        if candidate in REGISTRY:
+            return candidate
+    return None
 
 
 def findings_of(record: Record) -> list[dict[str, Any]]:
@@ -38,8 +57,8 @@ def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str
     """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
     upside: dict[str, float] = {}
     for finding in findings_of(record):
-        name = finding.get("knob")
-        if name in REGISTRY:
+        name = knob_of(finding)
+        if name is not None:
             upside[name] = max(upside.get(name, 0.0), float(finding.get("upside") or 0.0))
     named = sorted(upside, key=lambda n: -upside[n])
     order = named + [n for n in DEFAULT_ORDER if n not in upside]

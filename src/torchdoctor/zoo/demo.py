@@ -37,7 +37,7 @@ def generate_text(index: int) -> tuple[str, int]:
     """A reproducible noisy 'document' and its label (the label is readable from the words)."""
     rng = random.Random(index)
     label = index % NUM_CLASSES
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(700, 900))]
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(1100, 1400))]
     words[:: 7] = [_WORDS[label * 3]] * len(words[:: 7])
     return " ".join(w + rng.choice(["", ",", ".", "!", " ;"]) for w in words), label
 

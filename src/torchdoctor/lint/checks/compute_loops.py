@@ -41,17 +41,26 @@ _COMPILE = frozenset({"torch.compile"})
 
 class HostSyncInDataLoaderLoopVisitor(LintVisitor):
     """Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(<tensor>)` run by the body
-    of a `for` loop whose iterable is proven to be a DataLoader."""
+    of a `for` loop whose iterable is proven to be a DataLoader. A sync under an `if` testing a
+    modulo (`if step % 50 == 0:`) is the advised "synchronise every N steps" and is not flagged."""
 
     CHECKS = (HOST_SYNC,)
 
     def visit_Call(self, node: cst.Call) -> None:
         subject = self._sync_subject(node)
-        if subject and any(
+        if subject and not self._every_n_steps(node) and any(
             isinstance(loop, cst.For) and is_dataloader(self, loop.iter)
             for loop in self.enclosing_loops(node)
         ):
             self.hit(HOST_SYNC, node, subject=subject)
+
+    def _every_n_steps(self, node: cst.Call) -> bool:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return False
+            if isinstance(ancestor, cst.If) and m.findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+                return True
+        return False
 
     def _sync_subject(self, node: cst.Call) -> str | None:
         func = node.func
