@@ -74,3 +74,17 @@ def test_the_memory_chart_stacks_each_series(tmp_path: Path) -> None:
     result = visit(page, tmp_path / "profile", tmp_path / "memory.png", [polygons])
     assert result.console_errors == [] and result.dialogs == []
     assert result.results[polygons] == ["parameters", HOSTILE]
+
+
+def test_a_measured_step_is_drawn_as_memory_over_time(tmp_path: Path) -> None:
+    from tests.memory.test_timeline import _measured_step
+
+    memory = _measured_step()
+    page = write_report(Record(memory=memory), tmp_path / "memory.html")
+    polygons = "[...document.querySelectorAll('#td-memory polygon title')].map(t => t.textContent)"
+    shot = tmp_path / "memory.png"
+    result = visit(page, tmp_path / "profile", shot, [polygons])
+    assert result.console_errors == [] and result.dialogs == []
+    assert result.results[polygons] == list(memory["timeline"]["series"]) == \
+        ["parameters", "gradients", "optimizer_state", "activations", "temporaries"]
+    print(f"screenshot: {shot}")

@@ -24,13 +24,21 @@ def compile_command(
     timeout: Optional[float] = typer.Option(None, help="Stop each run after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
-    save: bool = typer.Option(True, "--save/--no-save", help="Keep both runs in the store."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Keep the runs in the store."),
+    modes: Optional[str] = typer.Option(None, "--modes", help="Compare these torch.compile modes against eager, "
+                                        "e.g. default,reduce-overhead,max-autotune (default: default)."),
+    dynamic: bool = typer.Option(False, "--dynamic", help="Try each mode with dynamic=False and dynamic=True."),
+    backend: str = typer.Option("inductor", "--backend", help="Backend of the modes torchdoctor compiles "
+                                "(eager: Dynamo only, no code generation)."),
 ) -> None:
-    """Run SCRIPT as written, then with torch.compile disabled; report graphs, breaks, recompiles, speed."""
+    """Run SCRIPT as written and compare it with eager (its own torch.compile disabled) or, when it does
+    not compile, with torch.compile applied by torchdoctor in each mode; report graphs, breaks,
+    recompiles, compile time and speed."""
     import orjson
     from rich.console import Console
 
-    from torchdoctor.compile.render import render_advice, render_comparison, render_compile
+    from torchdoctor.compile.modes import parse_modes
+    from torchdoctor.compile.render import render_advice, render_comparison, render_compile, render_modes
     from torchdoctor.compile.run import compile_report
     from torchdoctor.observe import LaunchConfig, ObserveConfig
 
@@ -42,13 +50,16 @@ def compile_command(
         launch = LaunchConfig(timeout_s=timeout)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result, records = compile_report(command[0], command[1:], config, launch, store_path=store, save=save)
+    result, records = compile_report(command[0], command[1:], config, launch, store_path=store, save=save,
+                                     modes=parse_modes(modes) if modes else None, dynamic=dynamic,
+                                     backend=backend)  # fmt: skip
     if json_out:
         json_out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2, default=str))
     console = Console()
     if records[0].exit.reason != "completed":
         console.print(f"[yellow]{records[0].exit.message}[/yellow]")
     render_compile(result["compile"], console)
+    render_modes(result["modes"], console)
     if result["comparison"]:
         render_comparison(result["comparison"], console)
     render_advice(result["advice"], console)

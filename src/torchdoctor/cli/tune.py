@@ -41,6 +41,9 @@ def tune(
     knobs: Optional[str] = typer.Option(None, help="Comma-separated knob names to try (default: all that apply)."),
     int_trials: int = typer.Option(3, help="Optuna trials per integer knob."),
     allow_batch_size: bool = typer.Option(False, "--allow-batch-size", help="Also tune the batch size."),
+    repeat_baseline: bool = typer.Option(True, help="Run the baseline twice to measure the script's run-to-run noise."),
+    nproc_per_node: Optional[int] = typer.Option(None, help="Run every trial with this many ranks under torchrun."),
+    torchrun_arg: Optional[list[str]] = typer.Option(None, "--torchrun-arg", help="Extra torchrun option; repeatable."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the tuning result as JSON here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where trials are kept."),
 ) -> None:
@@ -57,11 +60,12 @@ def tune(
     try:
         config = TuneConfig(warmup_steps=warmup_steps, timing_steps=steps, max_trials=max_trials,
                             time_budget_s=time_budget, trial_timeout_s=trial_timeout, int_trials=int_trials,
-                            allow_batch_size=allow_batch_size, only=[k for k in (knobs or "").split(",") if k])
+                            allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline, nproc_per_node=nproc_per_node,
+                            torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     out = Console()
-    with RunStore(store) as run_store, tune_progress(out, max_trials + 1) as progress:
+    with RunStore(store) as run_store, tune_progress(out, max_trials + 2) as progress:
         tuner = Tuner(script, args, config, store=run_store, work_dir=Path(store).parent / "tune", progress=progress)
         result = tuner.run()
     render_result(result, out)

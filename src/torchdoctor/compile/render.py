@@ -65,6 +65,30 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
+def _fmt_s(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
+    """One line per compiled variant against eager; not-applicable and failed ones with the reason."""
+    if not rows:
+        return
+    table = Table(title="torch.compile modes vs eager")
+    for column in ("mode", "dynamic", "compile time", "step", "graphs", "breaks", "recompiles", "verdict",
+                   "ratio"):
+        table.add_column(column)
+    for r in (r for r in rows if r["status"] == "measured"):
+        v = r["verdict"] or {}
+        table.add_row(r["mode"], str(r["dynamic"]), _fmt_s(r["compile_time_s"]), _fmt_s(r["step_s"]),
+                      str(r["graph_count"]), str(r["graph_break_count"]), str(r["recompile_count"]),
+                      v.get("verdict", "-"), f"{v['ratio']:.3f}" if v.get("ratio") is not None else "-")  # fmt: skip
+    if table.row_count:
+        console.print(table)
+    for r in (r for r in rows if r["status"] != "measured"):
+        console.print(f"[yellow]{r['mode']} (dynamic={r['dynamic']}): {r['status'].replace('_', ' ')}[/yellow]"
+                      f" - {r['reason']}")  # fmt: skip
+
+
 def render_advice(advice: list[dict[str, str]], console: Console) -> None:
     for item in advice:
         console.print(f"[bold yellow]{item['message']}[/bold yellow]\n  fix: {item['fix']}")

@@ -1,4 +1,9 @@
-"""`torchdoctor compile`'s composition root: the script as written, then with Dynamo disabled."""
+"""`torchdoctor compile`'s composition root.
+
+The script as written first. If it compiles something: again with Dynamo disabled (the eager
+baseline). If not, it is the eager baseline, and each requested mode (torchdoctor.compile.modes;
+"default" when none is asked) is a further run with the compile knob.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any, Sequence
 
 from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
+from torchdoctor.compile.modes import mode_row, not_applicable, variants
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, _new_run_id
 from torchdoctor.report.progress import observation_progress
@@ -25,23 +31,61 @@ def _observe(script: str, args: Sequence[str], config: ObserveConfig, launch: La
                        progress=progress, run_id=run_id)
 
 
-def compile_report(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
-                   store_path: Path, save: bool = True) -> tuple[dict[str, Any], list[Record]]:
-    """Observe SCRIPT compiled (as written) and, if it compiled anything, eager; compare them.
+def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
+                   launch: LaunchConfig, store_path: Path) -> tuple[dict[str, Any] | None, list[Record]]:
+    """The script compiled itself: compare it against a run with Dynamo disabled."""
+    eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
+                                timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
+    eager = _observe(script, args, config, eager_launch, store_path)
+    return (compare_eager_compiled(eager, compiled) if eager.steps else None), [eager]
 
-    Returns the JSON-ready result (keys in docs/compile.md) and the Records (stored if `save`).
+
+def _through_knob(eager: Record, script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
+                  store_path: Path, *, modes: Sequence[str], dynamic: bool, backend: str) -> dict[str, Any]:
+    """Each variant compiled by the knob and compared with `eager`; the first measured one leads."""
+    result: dict[str, Any] = {"compiled_run_id": None, "compile": None, "comparison": None, "modes": []}
+    records = []
+    for variant in variants(modes, dynamic):
+        reason = not_applicable(variant, eager)
+        if reason is not None:
+            result["modes"].append(mode_row(variant, reason=reason))
+            continue
+        compiled = _observe(script, args, variant.config(config, backend), launch, store_path)
+        records.append(compiled)
+        comparison = compare_eager_compiled(eager, compiled) if eager.steps and compiled.steps else None
+        result["modes"].append(mode_row(variant, compiled=compiled, comparison=comparison))
+        if comparison is not None and result["comparison"] is None:
+            result.update(compiled_run_id=compiled.run_id, compile=compiled.compile, comparison=comparison)
+    result["records"] = records
+    return result
+
+
+def compile_report(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
+                   store_path: Path, save: bool = True, modes: Sequence[str] | None = None,
+                   dynamic: bool = False, backend: str = "inductor") -> tuple[dict[str, Any], list[Record]]:
+    """Observe SCRIPT as written, then eager or its compiled variants (see the module docstring).
+
+    `modes`/`dynamic`/`backend` choose the knob's variants (modes None: ["default"]). Returns the
+    JSON-ready result (keys in docs/compile.md) and the Records, as written first (stored if `save`).
     """
-    compiled = _observe(script, args, config, launch, store_path)
-    records = [compiled]
-    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "compiled_run_id": compiled.run_id,
-                              "compile": compiled.compile, "comparison": None}  # fmt: skip
-    if compiled.compile and compiled.steps:
-        eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
-                                    timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
-        eager = _observe(script, args, config, eager_launch, store_path)
-        records.append(eager)
-        if eager.steps:
-            result["comparison"] = compare_eager_compiled(eager, compiled)
+    first = _observe(script, args, config, launch, store_path)
+    records = [first]
+    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "eager_run_id": None, "compiled_run_id": None,
+                              "compile": None, "comparison": None, "modes": []}  # fmt: skip
+    if first.compile:
+        result.update(compiled_run_id=first.run_id, compile=first.compile)
+        if first.steps:
+            result["comparison"], more = _self_compiled(first, script, args, config, launch, store_path)
+            records += more
+            result["eager_run_id"] = more[0].run_id
+        result["modes"] = [mode_row(v, reason=not_applicable(v, first)) for v in variants(modes, dynamic)] \
+            if modes else []
+    elif first.steps:
+        result["eager_run_id"] = first.run_id
+        knob = _through_knob(first, script, args, config, launch, store_path, modes=modes or ["default"],
+                             dynamic=dynamic, backend=backend)  # fmt: skip
+        records += knob.pop("records")
+        result.update(knob)
     result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
     if save:
         with RunStore(store_path) as store:

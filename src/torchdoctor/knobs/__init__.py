@@ -8,6 +8,7 @@ from torchdoctor.knobs import (  # noqa: F401  (each module registers its knobs)
     checkpointing,
     compile,
     dataloader,
+    distributed,
     optimizer,
     precision,
     runtime,

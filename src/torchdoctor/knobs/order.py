@@ -30,6 +30,14 @@ COMPOSITION_ORDER: tuple[str, ...] = (
     "no_anomaly_detection",
     "zero_grad_set_to_none",
     "optimizer_impl",
+    # DDP constructor rewrites: independent of each other (each sets its own argument).
+    "gradient_as_bucket_view",
+    "static_graph",
+    "bucket_cap_mb",
+    # no_sync wraps DDP.forward at class level; FSDP2's fully_shard is replaced: both independent
+    # of the model wrappers below, which act on the outermost module's instance.
+    "no_sync",
+    "reshard_after_forward",
     # Block-level forward wrappers before any whole-model one, so compile traces them.
     "activation_checkpointing",
     # channels_last converts the module and its inputs: innermost of the model wrappers.

@@ -9,7 +9,9 @@ lists, strings and numbers, so nothing in the file can run code. Definitions:
   are grouped by their first frame outside torch (the allocation site in the user's code);
 - categories are guessed from each live allocation's stack (as Mosaic does): a frame of an
   optimizer's `step` -> optimizer_state, an autograd/backward frame -> temporaries, otherwise
-  activations; the baseline is reported as `before_recording` (parameters and state, mostly).
+  activations; the baseline is reported as `before_recording` (parameters and state, mostly);
+- the timeline (`snapshot_timeline`) is the same replay kept after every alloc/free, per category,
+  at the event's `time_us` (the event's index when the torch version records no time).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor.errors import TorchDoctorError
+from torchdoctor.memory.timeline import MAX_POINTS, MemoryTimeline, thin
 
 
 class SnapshotFormatError(TorchDoctorError):
@@ -97,13 +100,19 @@ def _replay(trace: list[dict[str, Any]]) -> tuple[int, int, dict[int, dict[str, 
     return total, peak, at_peak
 
 
-def analyse_snapshot(path: str | Path, *, top: int = 10) -> list[SnapshotSummary]:
-    """One summary per device that has a trace."""
-    data = load_snapshot(path)
+def _baselines(data: dict[str, Any]) -> Counter:
+    """Active bytes at the end of recording, per device (from `segments`)."""
     active: Counter = Counter()
     for segment in data["segments"]:
         active[segment.get("device", 0)] += sum(b["size"] for b in segment.get("blocks", [])
                                                  if str(b.get("state", "")).startswith("active"))  # fmt: skip
+    return active
+
+
+def analyse_snapshot(path: str | Path, *, top: int = 10) -> list[SnapshotSummary]:
+    """One summary per device that has a trace."""
+    data = load_snapshot(path)
+    active = _baselines(data)
     summaries = []
     for device, trace in enumerate(data["device_traces"]):
         if not trace:
@@ -123,3 +132,34 @@ def analyse_snapshot(path: str | Path, *, top: int = 10) -> list[SnapshotSummary
             [{"site": s, "bytes": b, "count": counts[s]} for s, b in sites.most_common(top)],
         ))  # fmt: skip
     return summaries
+
+
+def snapshot_timeline(path: str | Path, *, max_points: int = MAX_POINTS) -> MemoryTimeline:
+    """The first traced device's memory over the recording, by (guessed) category."""
+    data = load_snapshot(path)
+    device = next(d for d, trace in enumerate(data["device_traces"]) if trace)
+    trace = data["device_traces"][device]
+    baseline = max(0, _baselines(data)[device] - _replay(trace)[0])
+    live: dict[int, tuple[str, int]] = {}
+    totals: Counter = Counter()
+    times, rows = [], []
+    for index, event in enumerate(trace):
+        if event.get("action") == "alloc":
+            live[event["addr"]] = (_category(event.get("frames", [])), event["size"])
+            totals[live[event["addr"]][0]] += event["size"]
+        elif event.get("action") == "free_completed" and event.get("addr") in live:
+            category, size = live.pop(event["addr"])
+            totals[category] -= size
+        else:
+            continue
+        times.append(event.get("time_us", index))
+        rows.append(dict(totals))
+    peak = max(range(len(rows)), key=lambda n: sum(rows[n].values()), default=0)
+    chosen = thin(list(range(len(rows))), {peak}, max_points)
+    names = ["activations", "temporaries", "optimizer_state"]
+    series = {"before_recording": [baseline] * len(chosen)}
+    series.update({k: [rows[n].get(k, 0) for n in chosen] for k in names if any(rows[n].get(k) for n in chosen)})
+    scale = 1e-6 if any("time_us" in e for e in trace) else 1.0
+    return MemoryTimeline(source="cuda_snapshot", device=f"cuda:{device}",
+                          t_s=[(times[n] - times[0]) * scale for n in chosen],
+                          labels=["peak" if n == peak else "" for n in chosen], series=series)  # fmt: skip

@@ -7,6 +7,8 @@ or RSS totals, with the reason, when it is missing or fails.
 
 Two things MemTracker does not do and this module adds, by subclassing:
 - the phase of the peak (forward, backward, optimizer), noted when the global peak grows;
+- the timeline of the step (torchdoctor.memory.timeline): a point at each of MemTracker's module
+  hooks, at the optimizer step's start and end, and at the peak;
 - several calls of the root module in one step (gradient accumulation, two forwards and one
   backward): MemTracker refuses the second call ("does not support memory tracking for multiple
   iterative calls"); we keep the per-module figures seen so far, `reset_mod_stats()`, go on, and
@@ -21,6 +23,7 @@ import torch
 
 from torchdoctor.compile.probe import torch_version
 from torchdoctor.memory.breakdown import CATEGORIES, MemoryBreakdown, ModuleMemory
+from torchdoctor.memory.timeline import MemoryTimeline, TimelineRecorder
 
 #: MemTracker members this module relies on; a torch without them gets the fallback.
 _REQUIRED = ("track_external", "get_tracker_snapshot", "reset_mod_stats", "memory_tracking",
@@ -51,12 +54,40 @@ def _tracker_class() -> type:
             super().__init__()
             self.peak_phase: str | None = None
             self.harvested: dict[str, ModuleMemory] = {}
+            self.recorder = TimelineRecorder()
+            self._optimizer_marks: tuple[Any, ...] = ()
+
+        def __enter__(self) -> Any:
+            super().__enter__()
+            if self._depth == 1:  # after MemTracker's own optimizer hooks, so the step's state is counted
+                from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+                self._optimizer_marks = (
+                    register_optimizer_step_pre_hook(lambda *_: self.mark("optimizer step start")),
+                    register_optimizer_step_post_hook(lambda *_: self.mark("optimizer step end")),
+                )  # fmt: skip
+            return self
+
+        def __exit__(self, *args: Any) -> None:
+            if self._depth == 1:
+                for handle in self._optimizer_marks:
+                    handle.remove()
+                self._optimizer_marks = ()
+            super().__exit__(*args)
+
+        def mark(self, label: str) -> None:
+            self.recorder.mark(label, self.get_tracker_snapshot("current"))
+
+        def _mark_module(self, module: torch.nn.Module, what: str) -> None:
+            stats = self.memory_tracking.get(module)
+            self.mark(f"{stats.mod_fqn if stats is not None else type(module).__name__} {what}")
 
         def _update_peak_stats(self, peak_state: Any) -> None:
             before = dict(self._peak_mem)
             super()._update_peak_stats(peak_state)
             if self._peak_mem != before:
                 self.peak_phase = self._phase_now()
+                self.recorder.mark_peak(self._peak_mem_snap)
 
         def _phase_now(self) -> str:
             if self._in_opt:
@@ -72,15 +103,22 @@ def _tracker_class() -> type:
                 self.harvested = merge_modules(self.harvested, module_stats(self))
                 self.reset_mod_stats()
                 super()._pre_fw_hook(module, inputs)
+            self._mark_module(module, "pre-forward")
+
+        def _post_fw_hook(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
+            super()._post_fw_hook(module, inputs, outputs)
+            self._mark_module(module, "post-forward")
 
         # After a reset, the backward of an earlier forward reaches modules no longer tracked.
         def _pre_bw_hook(self, module: torch.nn.Module | None, args: Any) -> None:
-            if module is None or module in self.memory_tracking:
+            if module is not None and module in self.memory_tracking:
                 super()._pre_bw_hook(module, args)
+                self._mark_module(module, "pre-backward")
 
         def _post_bw_hook(self, module: torch.nn.Module | None, args: Any) -> None:
-            if module is None or module in self.memory_tracking:
+            if module is not None and module in self.memory_tracking:
                 super()._post_bw_hook(module, args)
+                self._mark_module(module, "post-backward")
 
     return PhaseMemTracker
 
@@ -163,6 +201,8 @@ class StepMemoryTracker:
         self._tracker: Any = None
         self._root: torch.nn.Module | None = None
         self._start_snap: dict[Any, dict[str, int]] = {}
+        self.timeline: MemoryTimeline | None = None
+        """Set by `stop`: the step's memory over time on the breakdown's device."""
 
     @property
     def active(self) -> bool:
@@ -176,18 +216,21 @@ class StepMemoryTracker:
         tracker.track_external(*(obj for obj in (root, optimizer) if obj is not None))
         self._start_snap = tracker.get_tracker_snapshot("current")
         tracker.__enter__()
+        tracker.mark("step start")
         self._tracker, self._root = tracker, root
         return True
 
     def stop(self, reason: str | None = None) -> MemoryBreakdown:
         """Leave MemTracker and return the breakdown; `reason` notes an unfinished step."""
         tracker, self._tracker = self._tracker, None
+        tracker.mark("step end")
         tracker.__exit__(None, None, None)
         peak = tracker.get_tracker_snapshot("peak")
         device = max(peak, key=lambda d: (d.type != "cpu", peak[d].get(_TOTAL, 0)), default=None)
         if device is None:
             return MemoryBreakdown("mem_tracker", "cpu", 0, reason=reason or "no tensor was tracked")
         snap = peak[device]
+        self.timeline = tracker.recorder.timeline(device)
         modules = merge_modules(tracker.harvested, module_stats(tracker))
         return MemoryBreakdown(
             method="mem_tracker",

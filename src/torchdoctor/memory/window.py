@@ -85,13 +85,27 @@ class MemoryWindow:
             return None
         b = self.breakdown
         snapshot = self.snapshot_path if self.snapshot_path and self.snapshot_note is None else None
+        snapshot_timeline = _snapshot_timeline(snapshot) if snapshot else None
+        tracked = self.tracker.timeline.to_dict() if self.tracker.timeline is not None else None
         return {
             "schema_version": SCHEMA_VERSION,
             "breakdown": b.to_dict(),
             "what_if": what_if(b, budget_bytes=self.budget_bytes).to_dict() if b.categories_bytes else None,
             "snapshot": snapshot,
             "snapshot_note": self.snapshot_note if self.snapshot_path else None,
+            "timeline": tracked or snapshot_timeline,
+            "snapshot_timeline": snapshot_timeline,
         }
+
+
+def _snapshot_timeline(path: str) -> dict[str, Any] | None:
+    """The snapshot's timeline, or None when the written file cannot be replayed."""
+    from torchdoctor.memory.snapshot import SnapshotFormatError, snapshot_timeline
+
+    try:
+        return snapshot_timeline(path).to_dict()
+    except (SnapshotFormatError, StopIteration):
+        return None
 
 
 def _fallback(reason: str | None) -> MemoryBreakdown:

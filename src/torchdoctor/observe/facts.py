@@ -16,6 +16,7 @@ import torch
 from torchdoctor.distributed.runtime import RuntimeProbe
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
+_MAX_LAYER_SHAPES = 64  # distinct Linear/Conv shapes recorded per model
 
 
 def describe_dataloader(loader: Any) -> dict[str, Any]:
@@ -66,6 +67,7 @@ def describe_module(module: torch.nn.Module) -> dict[str, Any]:
         "parameter_dtypes": dict(dtypes),
         "parameter_devices": dict(devices),
         "module_types": dict(types.most_common(40)),
+        "layer_shapes": layer_shapes(module),
         "training": module.training,
         "compiled": type(module).__qualname__ == "OptimizedModule",
     }
@@ -77,6 +79,30 @@ def describe_module(module: torch.nn.Module) -> dict[str, Any]:
             "bucket_bytes_cap": getattr(module, "bucket_bytes_cap", None),
         }
     return info
+
+
+def layer_shapes(module: torch.nn.Module) -> list[dict[str, Any]]:
+    """Distinct Linear and Conv shapes in `module`, with how many layers share each: `type`,
+    `in_features`/`out_features` (Linear) or `in_channels`/`out_channels` (Conv), weight `dtype`,
+    `count`. The Tensor Core alignment rule reads these."""
+    shapes: Counter[tuple[str, str, int, str, int, str]] = Counter()
+    for m in module.modules():
+        if isinstance(m, torch.nn.Linear):
+            key = ("Linear", "in_features", m.in_features, "out_features", m.out_features, m.weight.dtype)
+        elif isinstance(m, torch.nn.modules.conv._ConvNd):
+            key = (type(m).__qualname__, "in_channels", m.in_channels, "out_channels", m.out_channels, m.weight.dtype)
+        else:
+            continue
+        shapes[key] += 1
+    return [{"type": t, k_in: n_in, k_out: n_out, "dtype": str(dtype).removeprefix("torch."), "count": count}
+            for (t, k_in, n_in, k_out, n_out, dtype), count in shapes.most_common(_MAX_LAYER_SHAPES)]
+
+
+def script_tools() -> dict[str, Any]:
+    """Debugging tools the script itself has switched on, sampled at the timing window's start
+    (before torchdoctor's own profiler starts): the autograd profiler and anomaly detection."""
+    return {"profiler_enabled": bool(torch.autograd._profiler_enabled()),
+            "anomaly_detection": bool(torch.is_anomaly_enabled())}
 
 
 def forward_state(module: torch.nn.Module) -> dict[str, Any]:
@@ -100,6 +126,9 @@ class Facts:
     models: list[dict[str, Any]] = field(default_factory=list)
     forward_state: dict[str, Any] | None = None
     compile_calls: list[dict[str, Any]] = field(default_factory=list)
+    script_tools: dict[str, Any] | None = None  # script_tools() at the timing window's start
+    gradcheck_calls: int = 0  # torch.autograd.gradcheck/gradgradcheck calls in the timing window
+    gradcheck_ns: int = 0  # their wall time
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)
@@ -132,6 +161,16 @@ class Facts:
     def freeze_forward_state(self) -> None:
         self._forward_noted = True
 
+    def note_window_start(self) -> None:
+        self.freeze_forward_state()
+        self.script_tools = script_tools()
+        self.gradcheck_calls, self.gradcheck_ns = 0, 0
+
+    def note_window_end(self) -> None:
+        """The gradcheck figures of the timing window join the tools (later calls do not count)."""
+        if self.script_tools is not None and "gradcheck_calls" not in self.script_tools:
+            self.script_tools.update(gradcheck_calls=self.gradcheck_calls, gradcheck_s=self.gradcheck_ns / 1e9)
+
     def note_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         target = args[0] if args else kwargs.get("model")
         self.compile_calls.append(
@@ -153,6 +192,7 @@ class Facts:
             "models": self.models,
             "forward_state": self.forward_state,
             "compile_calls": self.compile_calls,
+            "script_tools": self.script_tools,
             "compile_used": bool(self.compile_calls) or any(m["compiled"] for m in self.models),
             "distributed_runtime": self.runtime.to_dict(),
         }

@@ -14,6 +14,7 @@ Hooks, and what they feed:
   outermost modules are found by a global forward pre-hook, removed after two steps so that it
   neither slows the measured steps nor changes what torch.compile traces then.
 - `torch.compile`: that it was called, and how.
+- `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
 - `torchdoctor.step()`: the `marker` source.
 """
 
@@ -73,6 +74,7 @@ class Instrumentation:
         self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
         self._undo.append(self._remove_discovery)
         self._patch_compile()
+        self._patch_gradcheck()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
@@ -235,6 +237,22 @@ class Instrumentation:
         recorded_compile.__wrapped__ = original  # type: ignore[attr-defined]
         recorded_compile.__doc__ = original.__doc__
         self._patch(torch, "compile", recorded_compile)
+
+    def _patch_gradcheck(self) -> None:
+        facts = self.facts
+        for name in ("gradcheck", "gradgradcheck"):
+            original = getattr(torch.autograd, name)
+
+            def timed_check(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+                start = time.perf_counter_ns()
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    facts.gradcheck_calls += 1
+                    facts.gradcheck_ns += time.perf_counter_ns() - start
+
+            timed_check.__wrapped__ = original  # type: ignore[attr-defined]
+            self._patch(torch.autograd, name, timed_check)
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:

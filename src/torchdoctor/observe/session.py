@@ -124,12 +124,13 @@ class ObservationSession:
     # -- phase callbacks -------------------------------------------------------------------
     def _timing_start(self) -> None:
         synchronize_devices()
-        self.facts.freeze_forward_state()
+        self.facts.note_window_start()
         self.distributed = env.distributed()
         self.sampler.mark_window_start()
 
     def _timing_end(self) -> None:
         synchronize_devices()
+        self.facts.note_window_end()
         self.sampler.mark_window_end()
 
     def _profile_start(self) -> None:

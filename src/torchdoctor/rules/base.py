@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 SEVERITIES = ("info", "warning", "problem")
 LAYERS = ("data", "compute", "memory", "scale", "config")
-RULE_MODULES = ("data", "compute", "memory", "scale", "config")
+RULE_MODULES = ("data", "compute", "tensor_cores", "debug", "inference", "compile", "memory", "scale", "config")
 
 
 class MissingEvidence(Exception):

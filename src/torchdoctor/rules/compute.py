@@ -52,7 +52,16 @@ def _model_fraction(ev: Evidence, rank: dict) -> float:
         return traced
 
 
-def _gpu_utilisation(ev: Evidence) -> float:
+def host_overhead_share(ev: Evidence, rank: dict) -> float:
+    """Share of the profiled step lost to per-operator overhead on the host: the model's share
+    (forward and backward; loading, optimizer and between-step work have their own rules) less the
+    self time of operators above the trace's small-op limit."""
+    host = rank["host"]
+    big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / max(1, rank.get("steps_count") or 1)
+    return max(0.0, _model_fraction(ev, rank) - big_self_us / _median_step_us(rank))
+
+
+def gpu_utilisation(ev: Evidence) -> float:
     ev.device()
     values = [s["gpu_utilisation_fraction"] for s in ev.trace_rank()["steps"]
               if s.get("gpu_utilisation_fraction") is not None]
@@ -65,7 +74,7 @@ def _gpu_utilisation(ev: Evidence) -> float:
 def low_gpu_utilisation(ev: Evidence) -> Hit | None:
     """The GPU is busy for less than 70% (warning) or 50% (problem) of the step. Guides' key-metrics
     row "GPU utilisation ~100% is best" and troubleshooting row "below 50%"."""
-    util = _gpu_utilisation(ev)
+    util = gpu_utilisation(ev)
     severity = severity_at(-util, -UTIL_WARNING, -UTIL_PROBLEM)
     if severity is None:
         return None
@@ -106,6 +115,8 @@ def launch_bound(ev: Evidence) -> Hit | None:
     rank = ev.trace_rank()  # profiler overhead inflates tiny-op steps: no representativeness check
     if ev.record.env.get("torch", {}).get("anomaly_detection"):
         return None  # anomaly mode inflates every operator: TD-COMP-007 explains the overhead
+    if ev.single_sample_inference():
+        return None  # batching requests amortises the overhead: TD-COMP-018's fix
     if rank.get("device"):
         launches = rank["device"]["launches"]
         short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
@@ -119,9 +130,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
         steps = max(1, rank.get("steps_count") or 1)
         host = rank["host"]
         per_step = host["ops_count"] / steps  # all ops: a loaded CPU pushes tiny ops over the small-op limit
-        big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / steps
-        # Only forward and backward count: loading, optimizer and between-step work have their own rules.
-        share = max(0.0, _model_fraction(ev, rank) - big_self_us / _median_step_us(rank))
+        share = host_overhead_share(ev, rank)
         evidence = {"ops_per_step": round(per_step, 1), "small_ops_per_step": round(host["small_ops_count"] / steps, 1),
                     "step_us_median": round(_median_step_us(rank), 1)}
         if per_step < OPS_PER_STEP:
@@ -204,7 +213,7 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     fp32 = [k for k in kernels["top"] if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k["name"], re.I)
             and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k["name"], re.I)]
     share = sum(k["share_fraction"] for k in fp32)
-    util = _gpu_utilisation(ev)
+    util = gpu_utilisation(ev)
     severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 else None)
     if severity is None:
         return None
@@ -281,7 +290,7 @@ def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
     kernels = ev.device()["kernels"]["top"]
     share = sum(k["share_fraction"] for k in kernels if re.search(r"conv|cudnn|implicit", k["name"], re.I))
     return Hit("warning" if share >= 0.2 else "info", "cudnn.benchmark is off for a convolutional model",
-               share * _gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
+               share * gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
                "Without benchmarking cuDNN uses a heuristic algorithm choice, often not the fastest.",
                Fix("Enable it when input shapes are fixed.", "torch.backends.cudnn.benchmark = True"))
 
@@ -328,6 +337,10 @@ def work_outside_phases(ev: Evidence) -> Hit | None:
     """A large share of the step is in none of data, forward, backward or optimizer: per-step host work
     (metrics, logging, checkpoints). Guides' "measure first" loop: find where the step time goes."""
     share = ev.summary("other_fraction")
+    try:
+        share = max(0.0, share - ev.gradcheck_fraction())  # measured and explained by TD-COMP-017
+    except MissingEvidence:
+        pass
     severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
     if severity is None:
         return None

@@ -20,6 +20,7 @@ SPIKE_WARNING = 0.05  # share of the window lost to epoch-start waits
 SPIKE_PROBLEM = 0.20
 BURSTY_RATIO = 0.5  # steady wait below this share of the mean wait: the wait comes in bursts
 IDLE_CPU_PERCENT = 15.0  # script + workers below this % of one core while waiting: I/O-bound
+IDLE_WAIT_CPU_FRACTION = 0.3  # main thread's CPU time / wall time inside its own loading: I/O-bound
 HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually cut
 BATCHING_GAIN = 0.5  # assumed, not measured: share of per-sample Python work batching removes
 
@@ -29,7 +30,14 @@ _WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with th
 
 
 def _io_bound(ev: Evidence) -> bool:
-    """True when the process and its workers are mostly idle during the window (TD-DATA-007's case)."""
+    """True when loading waits on storage (TD-DATA-007's case). With num_workers=0 the main thread
+    loads, so its CPU time inside the waits says it directly; with workers (or in a Record from
+    before that was measured) the process and its workers must be mostly idle over the window."""
+    try:
+        if (ev.dataloader().get("num_workers") or 0) == 0:
+            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU_FRACTION
+    except MissingEvidence:
+        pass
     try:
         return ev.system("process_cpu_percent_mean") < IDLE_CPU_PERCENT
     except MissingEvidence:
@@ -176,21 +184,29 @@ def pageable_copies(ev: Evidence) -> Hit | None:
 
 @rule("TD-DATA-007", "data", knob="data.num_workers")
 def io_bound_loading(ev: Evidence) -> Hit | None:
-    """The step waits for data while the script and its workers are mostly idle: loading waits on
-    storage or network, not on CPU. Guides' survey (004_*) on data loading and storage."""
+    """The step waits for data while the CPU idles: loading waits on storage or network, not on CPU.
+    Measured as the main thread's CPU time inside its waits (num_workers=0) or the script's and
+    workers' CPU use (with workers); disk reads over the window are shown beside. Guides' survey
+    (004_*) on data loading and storage."""
     share = ev.steady_data_wait_fraction()
-    cpu = ev.system("process_cpu_percent_mean")
     severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
-    if severity is None or cpu >= IDLE_CPU_PERCENT:
+    if severity is None or not _io_bound(ev):
         return None
     try:
         if workers_restart_each_epoch(ev) is not None:
             return None  # the idle waits are worker start-ups: TD-DATA-004 explains them
     except MissingEvidence:
         pass
-    return Hit(severity, f"loading waits on storage: {share:.0%} of each step waits while CPU use is {cpu:.0f}%",
-               share, {"data_wait_fraction_steady": round(share, 4), "process_cpu_percent_mean": round(cpu, 1),
-                       "disk_read_bytes_per_s": ev.record.system.get("summary", {}).get("disk_read_bytes_per_s")},
+    summary = ev.record.system.get("summary") or {}
+    evidence = {"data_wait_fraction_steady": round(share, 4),
+                "process_cpu_percent_mean": summary.get("process_cpu_percent_mean"),
+                "disk_read_bytes_per_s": summary.get("disk_read_bytes_per_s")}
+    try:
+        evidence["data_wait_cpu_fraction"] = round(ev.data_wait_cpu_fraction(), 4)
+    except MissingEvidence:
+        pass
+    return Hit(severity, f"loading waits on storage or network: {share:.0%} of each step waits with the CPU idle",
+               share, evidence,
                "The loader is blocked on reads: more CPU will not help, more reads in flight or faster storage will.",
                Fix("Keep more reads in flight and move the data closer (local SSD, cached or packed shards).",
                    "DataLoader(dataset, num_workers=8, prefetch_factor=4)  # I/O-bound: workers may exceed cores"))

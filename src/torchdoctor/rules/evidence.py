@@ -43,6 +43,30 @@ class Evidence:
         wall = statistics.median(self.step_walls_s())
         return statistics.median(self.data_waits_s()) / wall if wall > 0 else 0.0
 
+    def data_wait_cpu_fraction(self) -> float:
+        """Main-thread CPU time inside the data waits over the waits' wall time (0: blocked, idle;
+        1: the main thread computed the whole wait), over the timed steps."""
+        steps = self.record.steps
+        if not steps or any(s.data_wait_cpu_s is None for s in steps):
+            raise MissingEvidence("steps[].data_wait_cpu_s (a Record from before it was measured)")
+        wait = sum(s.data_wait_s for s in steps)
+        return sum(s.data_wait_cpu_s for s in steps) / wait if wait > 0 else 0.0
+
+    def batch_sizes(self) -> list[int]:
+        sizes = [s.batch_size for s in self.record.steps if s.batch_size]
+        if not sizes:
+            raise MissingEvidence("steps[].batch_size")
+        return sizes
+
+    def single_sample_inference(self) -> bool:
+        """A loop of forward calls only (no backward) whose typical call takes one sample."""
+        if self.record.step_detection != "forward":
+            return False
+        try:
+            return statistics.median(self.batch_sizes()) == 1
+        except MissingEvidence:
+            return False
+
     def step_detection(self) -> str:
         if not self.record.step_detection:
             raise MissingEvidence("step detection")
@@ -59,6 +83,31 @@ class Evidence:
         if value is None:
             raise MissingEvidence(f"env.{section}.{key}")
         return value
+
+    def layer_shapes(self) -> list[dict[str, Any]]:
+        """Linear/Conv shapes of every observed outermost model (`env.models[].layer_shapes`)."""
+        models = self.env("models")
+        if not models or any("layer_shapes" not in m for m in models):
+            raise MissingEvidence("env.models[].layer_shapes")
+        return [shape for m in models for shape in m["layer_shapes"]]
+
+    def runs_on_cpu_only(self) -> bool:
+        """Every observed model keeps all its parameters on the CPU."""
+        models = self.env("models")
+        return bool(models) and all(set(m.get("parameter_devices") or {}) <= {"cpu"} for m in models)
+
+    def compile_report(self, key: str) -> Any:
+        """`record.compile[key]` (docs/compile.md): only when the script compiled something."""
+        value = (self.record.compile or {}).get(key)
+        if value is None:
+            raise MissingEvidence(f"compile.{key}")
+        return value
+
+    def gradcheck_fraction(self) -> float:
+        """Measured wall time of the script's gradcheck calls over the timing window (0 if none)."""
+        tools = self.env("script_tools")
+        window_s = self.summary("window_s")
+        return min(1.0, (tools.get("gradcheck_s") or 0.0) / window_s) if window_s > 0 else 0.0
 
     def dataloader(self) -> dict[str, Any]:
         """The first DataLoader the script iterated (the training loader in most scripts)."""

@@ -28,7 +28,7 @@ DEFAULT_ORDER: tuple[str, ...] = (
 #: one of these aliases does.
 FINDING_KNOBS: dict[str, str] = {
     "no_anomaly": "no_anomaly_detection", "foreach_optimizer": "optimizer_impl",
-    "ddp_buckets": "bucket_cap_mb", "grad_accumulation": "no_sync",
+    "ddp_buckets": "bucket_cap_mb",
 }
 
 

@@ -25,10 +25,17 @@ class TuneConfig:
     """Stop after this many knobs in a row gave no gain."""
     int_trials: int = 3
     """Optuna trials per integer knob (workers, prefetch, threads, batch size)."""
+    repeat_baseline: bool = True
+    """Run the baseline twice: the difference is the script's own run-to-run noise (reported, and
+    it widens the numerics tolerance)."""
     allow_batch_size: bool = False
     """Also try the batch size (it changes the training dynamics)."""
     only: list[str] = field(default_factory=list)
     """Try only these knobs (empty: every knob that applies)."""
+    nproc_per_node: int | None = None
+    """Run every trial through torchrun with this many ranks (None: one plain process)."""
+    torchrun_args: list[str] = field(default_factory=list)
+    """Extra torchrun options passed through (e.g. --nnodes, --rdzv-endpoint)."""
     seed: int = 0
     """Seed of Optuna's sampler and of the bootstrap."""
 
@@ -39,5 +46,7 @@ class TuneConfig:
             raise ValueError(f"timing_steps must be >= 5 for a speed verdict, got {self.timing_steps}")
         if self.int_trials < 1:
             raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
+        if self.nproc_per_node is not None and self.nproc_per_node < 1:
+            raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.time_budget_s is not None and self.time_budget_s <= 0:
             raise ValueError(f"time_budget_s must be > 0, got {self.time_budget_s}")

@@ -59,6 +59,10 @@ def render_result(result: TuneResult, console: Console) -> None:
     spread = result.noise.get("spread")
     if spread is not None:
         console.print(f"baseline noise: step times spread {spread:.1%} (p10..p90 over median)")
+    if result.noise.get("repeat_step_ratio") is not None:
+        loss = result.noise.get("loss_difference")
+        loss_text = f"mean loss differs by {loss:.3%}" if loss is not None else "no loss recorded"
+        console.print(f"run to run (baseline twice): step x{result.noise['repeat_step_ratio']:.3f}, {loss_text}")
     for item in result.overridden:
         console.print(f"[yellow]overridden:[/] {item['knob']}={item['value']!r}: {item['reason']}")
     _render_changes(result, console)

@@ -23,13 +23,19 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
-def baseline_noise(trial: Trial) -> dict[str, Any]:
-    """Spread of the baseline's own step times: (p90 - p10) / median, the run's noise."""
-    times = sorted(trial.times(per_sample=False))
-    if not times:
-        return {"spread": None, "step_s_p10": None, "step_s_p90": None}
-    p10, p50, p90 = (times[int(q * (len(times) - 1))] for q in (0.1, 0.5, 0.9))
-    return {"spread": (p90 - p10) / p50 if p50 else None, "step_s_p10": p10, "step_s_p90": p90}
+def baseline_noise(baseline: Trial, repeat: Trial | None, loss_difference: float | None) -> dict[str, Any]:
+    """The baseline's noise. Within the run: `spread` = (p90 - p10) / median of its step times.
+    Run to run (the baseline run twice): `repeat_step_ratio` = median step of the repeat / of the
+    first run, and `loss_difference` = relative difference of their mean losses (None: not measured)."""
+    times = sorted(baseline.times(per_sample=False))
+    noise: dict[str, Any] = {"spread": None, "step_s_p10": None, "step_s_p90": None,
+                             "repeat_step_ratio": None, "loss_difference": loss_difference}
+    if times:
+        p10, p50, p90 = (times[int(q * (len(times) - 1))] for q in (0.1, 0.5, 0.9))
+        noise.update(spread=(p90 - p10) / p50 if p50 else None, step_s_p10=p10, step_s_p90=p90)
+    if repeat is not None and repeat.step_s and baseline.step_s:
+        noise["repeat_step_ratio"] = repeat.step_s / baseline.step_s
+    return noise
 
 
 @dataclass(slots=True)
@@ -68,7 +74,7 @@ class TuneResult:
             overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden}
                         for t in tuner.trials if t.overridden],
             trials=[t.to_dict() for t in tuner.trials], stop_reason=tuner.stop_reason,
-            noise=baseline_noise(baseline),
+            noise=baseline_noise(baseline, tuner.repeat, tuner.loss_noise),
             changes=[{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v)} for n, v in tuner.kept.items()],
             diff=unified_diff(tuner.script, tuner.kept),
         )

@@ -2,7 +2,7 @@
 
 For each candidate knob (order: `torchdoctor.tune.candidates`), checked with `applies` against the
 best run so far (in up to PASSES passes, the second retrying what the first did not keep on
-top of what it kept): bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
+top of what it kept, except knobs already tried on top of the same kept set): bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
 ask/tell search over their range (the knob's first guess enqueued first). A trial is accepted
 when `compare_samples(best, trial)` says "faster", the numerics check against the baseline passes
 and the script did not undo the knob; the fastest accepted value of a knob is kept. The search
@@ -28,12 +28,16 @@ from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError
 from torchdoctor.tune.numerics import check_losses
 from torchdoctor.tune.result import TuneResult
-from torchdoctor.tune.trial import FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
+from torchdoctor.tune.trial import BASELINE, FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
 
 
 #: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
 PASSES = 2
+
+#: A script whose loss differs run to run at baseline gets a numerics tolerance of at least this
+#: many times that difference: a knob cannot be asked to be more repeatable than the script.
+NOISE_MARGIN = 3.0
 
 
 class TuneProgress(Protocol):
@@ -56,12 +60,15 @@ class Tuner:
         self.stop_reason = "every applicable knob was tried"
         self._start = time.perf_counter()
         self._no_gain = 0
+        self.repeat: Trial | None = None
+        self.loss_noise: float | None = None  # relative mean-loss difference of two baseline runs
+        self._tried_on: dict[str, dict[str, Any]] = {}  # knob -> the kept knobs it was last tried on
         optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TuneResult:
         baseline = self._run({}, None)
-        if baseline.status != "baseline":
+        if baseline.status != BASELINE:
             raise BaselineFailedError(f"the baseline run failed ({baseline.reason}); fix the script first")
         self.baseline = self.best = baseline
         if self.progress:
@@ -69,6 +76,8 @@ class Tuner:
         order = ordered_candidates(baseline.record, allow_batch_size=self.config.allow_batch_size,
                                    only=self.config.only)
         try:
+            if self.config.repeat_baseline:
+                self._repeat_baseline()
             for _ in range(PASSES):
                 kept_before = dict(self.kept)
                 self._pass([name for name in order if name not in self.kept])
@@ -78,17 +87,37 @@ class Tuner:
             self.stop_reason = "interrupted (Ctrl-C): best so far reported"
         return TuneResult.build(self)
 
+    def _repeat_baseline(self) -> None:
+        """Run the baseline again: its difference from the first run is the script's own noise.
+        The mean-loss difference widens every knob's numerics tolerance (x NOISE_MARGIN)."""
+        repeat = self._run({}, None)
+        if repeat.status == INTERRUPTED:
+            raise _Interrupted()
+        if repeat.status != BASELINE:
+            repeat.reason = f"baseline repeat failed ({repeat.reason}): run-to-run noise not measured"
+        else:
+            self.repeat = repeat
+            check = check_losses([s.loss for s in self.baseline.record.steps],
+                                 [s.loss for s in repeat.record.steps], 0.0)
+            self.loss_noise = check.difference if check.checked else None
+            repeat.reason = ("run-to-run noise: mean loss differs by "
+                             f"{self.loss_noise:.3%}" if self.loss_noise is not None else "no loss recorded")
+        if self.progress:
+            self.progress.trial_finished(repeat, self.best)
+
     def _pass(self, names: list[str]) -> None:
         for name in names:
             if self._stop_now():
                 return
             knob = REGISTRY[name]
+            if self._tried_on.get(name) == self.kept:  # tried after the last kept knob: same trial again
+                continue
             if knob.applies(self.best.record):
                 self._tune_knob(knob)
 
     def _stop_now(self) -> bool:
         config = self.config
-        if len(self.trials) - 1 >= config.max_trials:
+        if sum(t.knob is not None for t in self.trials) >= config.max_trials:
             self.stop_reason = f"--max-trials {config.max_trials} reached"
         elif config.time_budget_s is not None and (time.perf_counter() - self._start + self.trials[-1].duration_s
                                                    > config.time_budget_s):
@@ -102,6 +131,7 @@ class Tuner:
 
     def _tune_knob(self, knob: Knob) -> None:
         before = self.best
+        self._tried_on[knob.name] = dict(self.kept)
         group: list[Trial] = []
         try:
             if knob.kind == "int":
@@ -167,9 +197,13 @@ class Tuner:
         return trial
 
     def _judge(self, trial: Trial, knob: Knob) -> None:
+        tolerance = max(knob.loss_rtol, NOISE_MARGIN * (self.loss_noise or 0.0))
         numerics = check_losses([s.loss for s in self.baseline.record.steps],
-                                [s.loss for s in trial.record.steps], knob.loss_rtol)
-        verdict = compare_samples(self.best.times(knob.per_sample), trial.times(knob.per_sample),
+                                [s.loss for s in trial.record.steps], tolerance)
+        reference = self.best.times(knob.per_sample)
+        if self.best is self.baseline and self.repeat is not None:  # both baseline runs: the fairer sample
+            reference += self.repeat.times(knob.per_sample)
+        verdict = compare_samples(reference, trial.times(knob.per_sample),
                                   min_effect=self.config.min_effect, seed=self.config.seed)
         trial.numerics, trial.verdict = numerics.to_dict(), verdict.to_dict()
         trial.status = REJECTED

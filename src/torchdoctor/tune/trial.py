@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from torchdoctor.analyse import analyse_record
 from torchdoctor.knobs import REGISTRY, knob_env
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record
@@ -76,10 +77,14 @@ def run_trial(
     # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
     # script that hashes strings (tokenisers, sets) reproducible from trial to trial.
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
-    launch = LaunchConfig(extra_env=env, timeout_s=config.trial_timeout_s)
+    launch = LaunchConfig(extra_env=env, timeout_s=config.trial_timeout_s, nproc_per_node=config.nproc_per_node,
+                          # --standalone (no option given): a free port, so concurrent jobs never clash.
+                          torchrun_args=list(config.torchrun_args) or ["--standalone"])
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - start
+    if len(record.ranks) > 1:  # the distributed knobs read record.distributed (no trace, no lint here)
+        record = analyse_record(record, lint=False)
     trial = Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs),
                   run_id=record.run_id, duration_s=elapsed, record=record,
                   step_s=record.summary.step_s)

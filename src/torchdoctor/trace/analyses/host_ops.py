@@ -64,6 +64,8 @@ def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: Trac
     names = trace.name_id[rows]
     total = np.bincount(names, weights=self_us, minlength=len(trace.names))
     count = np.bincount(names, minlength=len(trace.names))
+    longest = np.zeros(len(trace.names))
+    np.maximum.at(longest, names, self_us)  # per-call maximum self time of each operator
     top = np.argsort(-total, kind="stable")[: min(config.top_n, int((count > 0).sum()))]
     small = self_us < config.small_op_us
     return {
@@ -73,7 +75,7 @@ def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: Trac
         "small_ops_self_us": float(self_us[small].sum()),
         "top_by_self_time": [
             {"name": trace.names[i], "count": int(count[i]), "self_us": float(total[i]),
-             "mean_self_us": float(total[i] / count[i])}
+             "mean_self_us": float(total[i] / count[i]), "max_self_us": float(longest[i])}
             for i in top
         ],  # fmt: skip
     }

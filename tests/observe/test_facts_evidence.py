@@ -1,0 +1,86 @@
+"""The facts the extended rules read: layer shapes, data-wait CPU time, the script's own debug
+tools and gradcheck calls, all measured in process with the real hooks."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from torchdoctor.observe.facts import Facts, layer_shapes, script_tools
+from torchdoctor.observe.hooks import Instrumentation
+from torchdoctor.observe.steps import PhaseCallbacks, StepClock
+
+
+class _Sleepy(Dataset):
+    """Each sample waits on 'storage' (a sleep) with the CPU idle, or burns CPU."""
+
+    def __init__(self, busy: bool) -> None:
+        self.busy = busy
+
+    def __len__(self) -> int:
+        return 64
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        end = time.perf_counter() + 0.002
+        while self.busy and time.perf_counter() < end:
+            pass
+        if not self.busy:
+            time.sleep(0.002)
+        return torch.zeros(4)
+
+
+def _data_cpu_share(busy: bool) -> float:
+    noop = lambda *args: None  # noqa: E731
+    clock = StepClock(1, 3, 0, PhaseCallbacks(noop, noop, noop, noop, noop, noop))
+    hooks = Instrumentation(clock, Facts())
+    hooks.install()
+    try:
+        model = torch.nn.Linear(4, 1)
+        for x in DataLoader(_Sleepy(busy), batch_size=4):
+            model(x)
+    finally:
+        hooks.uninstall()
+    waits = sum(p.data_ns for _, p in clock.samples)
+    return sum(p.data_cpu_ns for _, p in clock.samples) / waits
+
+
+def test_data_wait_cpu_time_tells_an_idle_wait_from_a_busy_one():
+    assert _data_cpu_share(busy=False) < 0.3
+    assert _data_cpu_share(busy=True) > 0.7
+
+
+def test_layer_shapes_lists_each_distinct_linear_and_conv_shape_once_with_its_count():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 30, 3), torch.nn.Flatten(), torch.nn.Linear(100, 30),
+                                torch.nn.Linear(100, 30), torch.nn.Linear(30, 8).half())
+    shapes = layer_shapes(model)
+    assert {"type": "Linear", "in_features": 100, "out_features": 30, "dtype": "float32", "count": 2} in shapes
+    assert {"type": "Linear", "in_features": 30, "out_features": 8, "dtype": "float16", "count": 1} in shapes
+    assert {"type": "Conv2d", "in_channels": 3, "out_channels": 30, "dtype": "float32", "count": 1} in shapes
+    assert len(shapes) == 3
+
+
+def test_script_tools_sees_the_scripts_own_profiler_and_anomaly_mode():
+    assert script_tools() == {"profiler_enabled": False, "anomaly_detection": False}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        with torch.autograd.detect_anomaly():
+            assert script_tools() == {"profiler_enabled": True, "anomaly_detection": True}
+
+
+def test_gradcheck_calls_in_the_timing_window_are_counted_and_timed():
+    noop = lambda *args: None  # noqa: E731
+    facts = Facts()
+    hooks = Instrumentation(StepClock(1, 3, 0, PhaseCallbacks(noop, noop, noop, noop, noop, noop)), facts)
+    hooks.install()
+    try:
+        x = torch.randn(3, dtype=torch.double, requires_grad=True)
+        torch.autograd.gradcheck(torch.sin, (x,))  # before the window: not counted
+        facts.note_window_start()
+        torch.autograd.gradcheck(torch.sin, (x,))
+        torch.autograd.gradgradcheck(torch.sin, (x,))
+        facts.note_window_end()
+    finally:
+        hooks.uninstall()
+    assert facts.script_tools["gradcheck_calls"] == 2 and facts.script_tools["gradcheck_s"] > 0
+    assert not hasattr(torch.autograd.gradcheck, "__wrapped__")  # uninstall restored the original
