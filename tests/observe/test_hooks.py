@@ -64,3 +64,24 @@ def test_leading_dim_finds_the_batch_size_in_nested_batches():
     assert leading_dim({"ids": torch.zeros(5, 3), "n": 1}) == 5
     assert leading_dim([(torch.tensor(1.0), torch.zeros(7, 2))]) == 7
     assert leading_dim("text") is None
+
+
+def test_observing_a_compiled_model_causes_no_recompilation():
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    clock, instrumentation = _installed()
+    try:
+        model = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()), backend="eager")
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(8):
+            optimizer.zero_grad()
+            model(torch.randn(2, 4)).sum().backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+        torch._dynamo.reset()
+    assert clock.done
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["recompiles"])

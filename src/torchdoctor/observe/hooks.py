@@ -12,7 +12,7 @@ Hooks, and what they feed:
 - `Tensor.backward` / `torch.autograd.backward`: backward time, the loss; the `backward` source.
 - per-module forward hooks on the outermost modules: forward time; the `forward` source. The
   outermost modules are found by a global forward pre-hook, removed after two steps so that it
-  neither slows the measured steps nor changes what torch.compile traces then.
+  does not slow the measured steps (kept when torch.compile ran by then; see `after_step`).
 - `torch.compile`: that it was called, and how.
 - `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
 - `torchdoctor.step()`: the `marker` source.
@@ -90,8 +90,14 @@ class Instrumentation:
         return original
 
     def after_step(self) -> None:
-        """Called once per step end: drops the discovery hook once step detection has settled."""
-        if self._discovery is not None and self.clock.count >= 2:
+        """Called once per step end: drops the discovery hook once step detection has settled.
+
+        Not when torch.compile was called by then: Dynamo guards compiled code on the number of
+        global forward pre-hooks, so removing ours would recompile every compiled graph once (a
+        recompile torchdoctor caused, reported as the script's). Inside compiled code the hook
+        never runs, so keeping it costs those scripts nothing.
+        """
+        if self._discovery is not None and self.clock.count >= 2 and not self.facts.compile_calls:
             self._remove_discovery()
 
     def _remove_discovery(self) -> None:
