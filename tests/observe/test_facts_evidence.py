@@ -23,8 +23,8 @@ class _Sleepy(Dataset):
         return 64
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        end = time.perf_counter() + 0.002
-        while self.busy and time.perf_counter() < end:
+        end = time.thread_time() + 0.002  # 2 ms of CPU, however long a loaded host makes it take
+        while self.busy and time.thread_time() < end:
             pass
         if not self.busy:
             time.sleep(0.002)
@@ -47,8 +47,8 @@ def _data_cpu_share(busy: bool) -> float:
 
 
 def test_data_wait_cpu_time_tells_an_idle_wait_from_a_busy_one():
-    assert _data_cpu_share(busy=False) < 0.3
-    assert _data_cpu_share(busy=True) > 0.7
+    idle, busy = _data_cpu_share(busy=False), _data_cpu_share(busy=True)
+    assert idle < 0.2 and busy > 0.4 and busy > 4 * idle, (idle, busy)  # loose: the host is shared
 
 
 def test_layer_shapes_lists_each_distinct_linear_and_conv_shape_once_with_its_count():

@@ -22,14 +22,15 @@ from torchdoctor.store import RunStore
 
 def test_a_hanging_trial_times_out_a_crashing_one_fails_and_the_search_goes_on(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "num_workers,zero_grad_set_to_none,optimizer_impl",
-                         "--int-trials", "1", "--trial-timeout", "12", "--no-repeat-baseline",
+                         "--int-trials", "1", "--trial-timeout", "8", "--no-repeat-baseline",
                          "--warmup-steps", "2", "--steps", "6", "--", str(SCRIPTS / "misbehave.py"))
     assert proc.returncode == 0, proc.stderr
     by_knob = {t["knob"]: t for t in result["trials"]}
     assert by_knob["num_workers"]["status"] == "failed"
-    assert by_knob["num_workers"]["reason"] == "timed out after 12 s"
+    assert by_knob["num_workers"]["reason"] == "timed out after 8 s"
     assert by_knob["num_workers"]["duration_s"] < 60  # stopped, not waited for
     assert by_knob["zero_grad_set_to_none"]["status"] == "failed"
+    assert by_knob["zero_grad_set_to_none"]["reason"].startswith("killed")  # SIGABRT: no Python error
     assert by_knob["optimizer_impl"]["status"] in ("kept", "rejected")  # measured after both failures
     assert by_knob["optimizer_impl"]["verdict"] is not None
     assert {r["knob"] for r in result["rejected"] if r["status"] == "failed"} == {"num_workers", "zero_grad_set_to_none"}

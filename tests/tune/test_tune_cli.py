@@ -75,3 +75,17 @@ def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> N
     assert proc.returncode == 2
     assert "not a `torchdoctor tune --json` result" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_tune_runs_every_trial_under_torchrun_and_tries_no_sync_on_ddp_accumulation(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "knobs" / "scripts" / "ddp_accum.py"
+    proc, result = _tune(tmp_path, "--nproc-per-node", "2", "--knobs", "no_sync", "--no-repeat-baseline",
+                         "--warmup-steps", "2", "--steps", "10", "--", str(script))
+    assert proc.returncode == 0, proc.stderr
+    baseline, trial = result["trials"]
+    assert trial["knob"] == "no_sync" and trial["value"] == 4  # the measured micro-batches per step
+    assert trial["status"] in ("kept", "rejected") and trial["verdict"] is not None, trial["reason"]
+    store = RunStore(tmp_path / "runs.db")
+    for row in (baseline, trial):
+        record = store.load(row["run_id"])
+        assert record.config["launch"]["nproc_per_node"] == 2 and len(record.ranks) == 2

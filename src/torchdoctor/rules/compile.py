@@ -58,7 +58,8 @@ def graph_breaks(ev: Evidence) -> Hit | None:
     where = [f"{Path(b['filename']).name}:{b['lineno']}" for b in breaks]
     return Hit("warning", f"{len(breaks)} graph break(s) in compiled code, first at {where[0]}", 0.0,
                {"graph_break_count": ev.record.compile.get("graph_break_count"),
-                "graph_breaks": [{"at": w, "reason": b["reason"], "fix": a.fix} for w, b, a in zip(where, breaks, found)]},
+                "graph_breaks": [{"at": w, "reason": b["reason"], "fix": a.fix}
+                                 for w, b, a in zip(where, breaks, found)]},
                "Each break ends a graph: the code around it runs in Python, and the compiler cannot fuse across it.",
                Fix(f"At {where[0]}: {found[0].fix}.",
                    "@torch.compiler.disable\ndef log_stats(x): ...   # keep unavoidable Python out of the graph"))

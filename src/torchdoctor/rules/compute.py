@@ -113,8 +113,11 @@ def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work. Guides'
     key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics."""
     rank = ev.trace_rank()  # profiler overhead inflates tiny-op steps: no representativeness check
-    if ev.record.env.get("torch", {}).get("anomaly_detection"):
-        return None  # anomaly mode inflates every operator: TD-COMP-007 explains the overhead
+    try:
+        if ev.anomaly_detection():
+            return None  # anomaly mode inflates every operator: TD-COMP-007 explains the overhead
+    except MissingEvidence:
+        pass
     if ev.single_sample_inference():
         return None  # batching requests amortises the overhead: TD-COMP-018's fix
     if rank.get("device"):
@@ -230,7 +233,7 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
 def anomaly_detection_on(ev: Evidence) -> Hit | None:
     """Autograd anomaly detection is on during the measured steps. PyTorch docs for
     torch.autograd.detect_anomaly ("should be enabled only for debugging")."""
-    if not ev.env_section("torch", "anomaly_detection"):
+    if not ev.anomaly_detection():
         return None
     phases = ev.summary("forward_fraction") + ev.summary("backward_fraction")
     share = phases * (1 - 1 / ANOMALY_SLOWDOWN)

@@ -45,9 +45,11 @@ def gradcheck_in_loop(ev: Evidence) -> Hit | None:
     if not calls:
         return None
     share, window_s = ev.gradcheck_fraction(), ev.summary("window_s")
-    return Hit(severity_at(share, 0.05, 0.2) or "info", f"gradcheck runs in the training loop ({share:.0%} of the time)",
+    return Hit(severity_at(share, 0.05, 0.2) or "info",
+               f"gradcheck runs in the training loop ({share:.0%} of the time)",
                share, {"gradcheck_calls": calls, "gradcheck_s": round(spent_s, 6), "window_s": round(window_s, 6),
                        "lint": _lint(ev, "TDL205")},
                "gradcheck compares analytic gradients with finite differences: many extra forwards per call.",
                Fix("Check gradients in a unit test, not in the training loop.",
-                   "def test_my_op_gradients():\n    assert torch.autograd.gradcheck(my_op, (x.double().requires_grad_(),))"))
+                   "def test_my_op_gradients():\n"
+                   "    assert torch.autograd.gradcheck(my_op, (x.double().requires_grad_(),))"))

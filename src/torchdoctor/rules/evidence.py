@@ -103,6 +103,15 @@ class Evidence:
             raise MissingEvidence(f"compile.{key}")
         return value
 
+    def anomaly_detection(self) -> bool:
+        """Anomaly mode was on at the timing window's start (`script_tools`, which also sees a
+        `detect_anomaly()` context the stop unwinds) or when the run ended (`torch` switches)."""
+        tools = self.record.env.get("script_tools") or {}
+        at_end = (self.record.env.get("torch") or {}).get("anomaly_detection")
+        if "anomaly_detection" not in tools and at_end is None:
+            raise MissingEvidence("env.torch.anomaly_detection")
+        return bool(tools.get("anomaly_detection")) or bool(at_end)
+
     def gradcheck_fraction(self) -> float:
         """Measured wall time of the script's gradcheck calls over the timing window (0 if none)."""
         tools = self.env("script_tools")

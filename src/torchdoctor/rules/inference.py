@@ -38,7 +38,8 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
     if severity is None:
         return None
     return Hit(severity, f"inference one sample at a time: {share:.0%} of each call is per-call overhead", share,
-               {"batch_size_median": 1, measure: round(share, 4), "step_ms_median": round(ev.summary("step_s") * 1e3, 3)},
+               {"batch_size_median": 1, measure: round(share, 4),
+                "step_ms_median": round(ev.summary("step_s") * 1e3, 3)},
                "Each call pays Python, dispatch and launch costs that do not grow with the batch; "
                "one call on N samples costs little more than one call on one.",
                Fix("Batch requests (a dynamic batcher: max batch size and a short max wait).",

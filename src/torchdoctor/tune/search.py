@@ -189,6 +189,7 @@ class Tuner:
     def _try(self, knob: Knob, value: Any) -> Trial:
         trial = self._run({**self.kept, knob.name: value}, knob.name)
         if trial.status == INTERRUPTED:
+            self._save(trial)  # not in the knob's group yet: kept in the store here
             raise _Interrupted()
         if trial.status != FAILED:
             self._judge(trial, knob)
