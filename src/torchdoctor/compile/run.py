@@ -15,6 +15,7 @@ from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
 from torchdoctor.compile.modes import mode_row, not_applicable, variants
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, _new_run_id
+from torchdoctor.rules import diagnose_record
 from torchdoctor.report.progress import observation_progress
 from torchdoctor.store import RunStore
 
@@ -53,6 +54,7 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
         compiled = _observe(script, args, variant.config(config, backend), launch, store_path)
         records.append(compiled)
         comparison = compare_eager_compiled(eager, compiled) if eager.steps and compiled.steps else None
+        _attach(compiled, comparison)
         result["modes"].append(mode_row(variant, compiled=compiled, comparison=comparison))
         if comparison is not None and result["comparison"] is None:
             result.update(compiled_run_id=compiled.run_id, compile=compiled.compile, comparison=comparison)
@@ -76,6 +78,7 @@ def compile_report(script: str, args: Sequence[str], config: ObserveConfig, laun
         result.update(compiled_run_id=first.run_id, compile=first.compile)
         if first.steps:
             result["comparison"], more = _self_compiled(first, script, args, config, launch, store_path)
+            _attach(first, result["comparison"])
             records += more
             result["eager_run_id"] = more[0].run_id
         result["modes"] = [mode_row(v, reason=not_applicable(v, first)) for v in variants(modes, dynamic)] \
@@ -90,5 +93,12 @@ def compile_report(script: str, args: Sequence[str], config: ObserveConfig, laun
     if save:
         with RunStore(store_path) as store:
             for record in records:
+                record.findings = [f.to_dict() for f in diagnose_record(record)]
                 store.save(record)
     return result, records
+
+
+def _attach(compiled: Record, comparison: dict[str, Any] | None) -> None:
+    """Keep the comparison in the compiled run's Record, where the compile rules read it."""
+    if comparison is not None and compiled.compile is not None:
+        compiled.compile = {**compiled.compile, "comparison": comparison}
