@@ -54,3 +54,24 @@ def test_low_efficiency_and_failed_sizes_are_findings():
     doc = scaling_document("s.py", [], [_row(1, 100.0), _row(2, 120.0), _row(4, None, "script_error")])
     assert doc["sizes"][1]["efficiency"] == pytest.approx(0.6)
     assert [f["id"] for f in doc["findings"]] == ["scale.low_efficiency", "scale.run_failed"]
+
+
+def _timed_row(nproc, throughput, step_s, data_wait_s, backward_s, gap_s=0.0):
+    return {**_row(nproc, throughput), "step_s": step_s, "data_wait_s": data_wait_s, "backward_s": backward_s,
+            "distributed": {"gap_s": gap_s}}
+
+
+def test_the_layer_that_eats_the_scaling_loss_is_named():
+    doc = scaling_document("s.py", [], [_timed_row(1, 100.0, 0.010, 0.001, 0.004),
+                                        _timed_row(2, 120.0, 0.016, 0.001, 0.009, gap_s=0.001)])
+    two = doc["sizes"][1]
+    assert two["layer"] == "communication"
+    assert two["lost_s_by_layer"]["communication"] == pytest.approx(0.005)
+    [finding] = doc["findings"]
+    assert finding["layer"] == "communication" and "most of the loss is communication" in finding["message"]
+
+
+def test_a_single_process_waiting_on_data_is_told_to_fix_that_first():
+    doc = scaling_document("s.py", [], [_timed_row(1, 100.0, 0.010, 0.006, 0.002),
+                                        _timed_row(2, 190.0, 0.0105, 0.006, 0.0025)])
+    assert [f["id"] for f in doc["findings"]] == ["scale.single_process_first"]

@@ -19,7 +19,7 @@ KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "comp
 
 
 def _fake_trial(script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, index: int,
-                knob: str | None, out_dir: Path) -> Trial:
+                knob: str | None, out_dir: Path, diagnose: bool = False) -> Trial:
     """Only zero_grad_set_to_none makes a step faster (x0.5); every other knob changes nothing."""
     step_s = 0.1 * (0.5 if "zero_grad_set_to_none" in knobs else 1.0)
     steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + index)), backward_s=0.01, loss=1.0)

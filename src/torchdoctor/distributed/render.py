@@ -44,14 +44,14 @@ def render_comm(doc: dict[str, Any], console: Console) -> None:
 def render_scale(doc: dict[str, Any], console: Console) -> None:
     table = Table(title=f"scaling of {doc['script']}", title_justify="left")
     unit = doc["sizes"][0]["unit"] if doc["sizes"] else "samples/s"
-    for name in ("processes", "step (ms)", f"{unit} (all ranks)", "speed-up", "efficiency", "status"):
+    for name in ("processes", "step (ms)", f"{unit} (all ranks)", "speed-up", "efficiency", "loss mostly in", "status"):
         table.add_column(name, justify="right")
     for row in doc["sizes"]:
         ms = f"{row['step_s'] * 1e3:.1f}" if row["step_s"] else "-"
         rate = f"{row['throughput_per_s']:.1f}" if row["throughput_per_s"] else "-"
         speedup = f"{row['speedup']:.2f}x" if row["speedup"] is not None else "-"
         eff = f"{row['efficiency']:.0%}" if row["efficiency"] is not None else "-"
-        table.add_row(str(row["nproc"]), ms, rate, speedup, eff, row["exit_reason"])
+        table.add_row(str(row["nproc"]), ms, rate, speedup, eff, row.get("layer") or "-", row["exit_reason"])
     console.print(table)
     for finding in doc["findings"]:
         console.print(f"[bold yellow]finding[/bold yellow] {finding['id']}: {finding['message']}")

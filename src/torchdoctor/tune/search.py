@@ -67,7 +67,7 @@ class Tuner:
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TuneResult:
-        baseline = self._run({}, None)
+        baseline = self._run({}, None, diagnose=True)
         if baseline.status != BASELINE:
             raise BaselineFailedError(f"the baseline run failed ({baseline.reason}); fix the script first")
         self.baseline = self.best = baseline
@@ -172,13 +172,13 @@ class Tuner:
                 study.tell(asked, seen[value])
 
     # -- one trial -------------------------------------------------------------------------------
-    def _run(self, knobs: dict[str, Any], knob: str | None) -> Trial:
+    def _run(self, knobs: dict[str, Any], knob: str | None, *, diagnose: bool = False) -> Trial:
         index = len(self.trials)
         label = "baseline" if knob is None else f"{knob}={knobs[knob]!r}"
         if self.progress:
             self.progress.trial_started(index, label)
         trial = run_trial(self.script, self.args, knobs, self.config, index=index, knob=knob,
-                          out_dir=self.work_dir / self.tune_id / f"trial{index}")
+                          out_dir=self.work_dir / self.tune_id / f"trial{index}", diagnose=diagnose)
         self.trials.append(trial)
         if trial.record is not None and trial.status != INTERRUPTED:
             self.store.save(trial.record)

@@ -70,10 +70,13 @@ def _failure(record: Record, elapsed_s: float, timeout_s: float) -> tuple[str, s
 def run_trial(
     script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, index: int,
     knob: str | None, out_dir: Path, progress: Callable[[str, int, int], None] | None = None,
+    diagnose: bool = False,
 ) -> Trial:
-    """Observe the script once with `knobs` applied (no profiler window: timing only)."""
+    """Observe the script once with `knobs` applied. Timing only, unless `diagnose`: then a
+    profiler window follows the timing window (its steps are not timed) and the Record is
+    analysed (trace, lint), so that the diagnosis behind the candidates' order has its evidence."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
-                                   profile=False, knobs=knobs)
+                                   profile=diagnose, knobs=knobs)
     # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
     # script that hashes strings (tokenisers, sets) reproducible from trial to trial.
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
@@ -83,8 +86,8 @@ def run_trial(
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - start
-    if len(record.ranks) > 1:  # the distributed knobs read record.distributed (no trace, no lint here)
-        record = analyse_record(record, lint=False)
+    if diagnose or len(record.ranks) > 1:  # the distributed knobs read record.distributed
+        record = analyse_record(record, lint=diagnose)
     trial = Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs),
                   run_id=record.run_id, duration_s=elapsed, record=record,
                   step_s=record.summary.step_s)
