@@ -37,6 +37,7 @@ EXIT_REASONS = (
     "interrupted",  # Ctrl-C
     "no_steps",  # the script never reached a step
     "killed",  # the process died from a signal or never reported back
+    "setup_error",  # torchdoctor could not set up the observation (e.g. a knob failed to apply)
 )
 
 

@@ -106,3 +106,24 @@ def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert (observed.stdout, observed.stderr, observed.returncode) == (native.stdout, native.stderr, 7)
+
+
+def test_a_knob_that_cannot_be_applied_is_reported_with_its_error(tmp_path):
+    from torchdoctor.observe import ObserveConfig, observe
+
+    config = ObserveConfig(warmup_steps=2, timing_steps=3, profile=False, knobs={"no_such_knob": 1})
+    record = observe(SCRIPTS / "train_tensors.py", [], config, out_dir=tmp_path / "o")
+    assert record.exit.reason == "setup_error" and record.exit.status == 1
+    assert "could not set up the observation" in record.exit.message
+
+
+def test_a_script_that_ignores_the_timeout_is_killed_after_the_grace_period(tmp_path, monkeypatch):
+    import torchdoctor.observe.run as run_module
+    from torchdoctor.observe import LaunchConfig, observe
+
+    script = tmp_path / "stubborn.py"
+    script.write_text("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)\n")
+    monkeypatch.setattr(run_module, "STOP_GRACE_S", 1.0)
+    record = observe(script, [], launch=LaunchConfig(timeout_s=2.0), out_dir=tmp_path / "o")
+    assert record.exit.reason == "killed"
+    assert "interrupted" in " ".join(record.warnings)

@@ -68,14 +68,33 @@ def main(argv: list[str]) -> int:
     sys.argv = list(argv)
     sys.path[0] = str(script.parent)
     session = ObservationSession(config, script, stop=StopObservation)
-    session.start()
     how, code, text = "killed", 1, None
     try:
-        how, code, text = _run_script(script, session)
+        try:
+            session.start()
+        except Exception as exc:  # torchdoctor's own set-up (e.g. a knob) failed: say why, run nothing
+            text = "".join(traceback.format_exception(exc))
+            sys.stderr.write(f"torchdoctor could not set up the observation:\n{text}")
+            how, code = "setup_error", 1
+        else:
+            how, code, text = _run_script(script, session)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not lose the results
         session.finish(how, code, text)
+    if how == "completed" and _process_group_alive():
+        # We stopped a distributed script mid-run: its process group was never destroyed, and
+        # gloo aborts the process (SIGABRT) in interpreter teardown on torch 2.13. The results are
+        # written and the streams flushed, so leave without that teardown.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     return code
+
+
+def _process_group_alive() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
 
 
 def run() -> Any:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import orjson
+import psutil
 
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
@@ -31,6 +32,8 @@ from torchdoctor.observe.summary import build_record
 from torchdoctor.record import Record, _new_run_id
 
 ProgressCallback = Callable[[str, int, int], None]
+#: After a timeout's SIGINT, how long the script may take to save its results before it is killed.
+STOP_GRACE_S = 15.0
 #: How long rank 0 of an external torchrun job waits for the other ranks to write their results.
 RANK_RESULTS_TIMEOUT_S = 60.0
 
@@ -96,16 +99,35 @@ class _ProgressReader(threading.Thread):
         os.close(self.fd)
 
 
+def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the child and everything it started (torchrun's ranks, DataLoader workers)."""
+    try:
+        family = [*psutil.Process(proc.pid).children(recursive=True), psutil.Process(proc.pid)]
+    except psutil.NoSuchProcess:
+        return
+    for member in family:
+        try:
+            member.kill()
+        except psutil.NoSuchProcess:
+            continue
+
+
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float | None) -> tuple[int, bool]:
-    """Wait for the child; Ctrl-C lets it save its results, a second one terminates it."""
-    interrupted = False
+    """Wait for the child. At the timeout it gets SIGINT, so it saves its results like a Ctrl-C,
+    and STOP_GRACE_S later, if it ignored that, it is killed with its children. Ctrl-C lets it
+    save its results; a second one terminates it."""
+    interrupted = timed_out = False
     while True:
         try:
             return proc.wait(timeout=timeout_s), interrupted
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGINT)
-            timeout_s = None
-            interrupted = True
+            if timed_out:
+                _kill_tree(proc)
+                timeout_s = None
+            else:
+                proc.send_signal(signal.SIGINT)
+                timed_out = interrupted = True
+                timeout_s = STOP_GRACE_S
         except KeyboardInterrupt:
             if interrupted:
                 proc.terminate()

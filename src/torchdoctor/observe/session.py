@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 import torch
@@ -102,6 +102,8 @@ class ObservationSession:
         self.profiler: torch.profiler.profile | None = None
         self.distributed: dict[str, Any] = env.distributed()
         self._finished = False
+        self._real_os_exit = os._exit
+        self._undo_knobs: Callable[[], None] = lambda: None  # until start() applied the knobs
         self._start_ns = time.perf_counter_ns()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -112,7 +114,6 @@ class ObservationSession:
         if self.compile_capture is not None:
             self.compile_capture.start()
         self.sampler.start()
-        self._real_os_exit = os._exit
         os._exit = self._os_exit  # type: ignore[assignment]
         self.progress.send("starting", 0, self.config.total_steps)
 

@@ -74,6 +74,10 @@ def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str
             "it may have run out of memory or been killed",
         )
     how, code = result["how"], result["code"]
+    if how == "setup_error":
+        last = (result.get("traceback") or "").strip().splitlines()[-1:] or ["unknown error"]
+        return ExitInfo(status=code, reason=how, traceback=result.get("traceback"),
+                        message=f"torchdoctor could not set up the observation: {last[0]}")
     timed = len(result.get("steps", []))
     needed = config["warmup_steps"] + config["timing_steps"]
     if result["step_detection"] is None:
