@@ -69,6 +69,10 @@ class _Nvml:
             return []
 
 
+#: Children (DataLoader workers) are looked up every this many samples (2 s at the default 0.2 s).
+CHILDREN_SCAN_EVERY = 10
+
+
 class SystemSampler:
     COLUMNS = (
         "t_s",
@@ -134,16 +138,18 @@ class SystemSampler:
         return total
 
     def _refresh_children(self) -> tuple[float, int]:
+        """CPU and RSS of the child processes (DataLoader workers). Finding the children scans
+        every process of the machine, so it is done every CHILDREN_SCAN_EVERY samples only."""
+        if len(self.columns["t_s"]) % CHILDREN_SCAN_EVERY == 0:
+            live = {c.pid: c for c in self._proc.children(recursive=True)}
+            self._children = {pid: self._children.get(pid, child) for pid, child in live.items()}
         cpu, rss = 0.0, 0
-        live = {c.pid: c for c in self._proc.children(recursive=True)}
-        for pid, child in live.items():
-            known = self._children.setdefault(pid, child)
+        for child in list(self._children.values()):
             try:
-                cpu += known.cpu_percent(None)
-                rss += known.memory_info().rss
+                cpu += child.cpu_percent(None)
+                rss += child.memory_info().rss
             except psutil.Error:
-                continue
-        self._children = {pid: p for pid, p in self._children.items() if pid in live}
+                self._children.pop(child.pid, None)
         return cpu, rss
 
     def _sample(self) -> None:
