@@ -61,3 +61,10 @@ def test_the_memory_section_appears_only_when_the_record_has_memory() -> None:
 def test_a_record_without_steps_trace_or_findings_still_renders() -> None:
     page = HtmlRenderer().render(Record(kind="traces"))
     assert "No steps were measured" in page and "No findings" in page and "No profiler trace" in page
+
+
+def test_rank_timelines_alone_get_the_timeline_section() -> None:
+    record = _record()
+    timeline = record.trace.pop("timeline")
+    record.trace["rank_timelines"] = [timeline, timeline]
+    assert 'id="td-timeline"' in HtmlRenderer().render(record)

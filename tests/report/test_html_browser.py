@@ -11,6 +11,7 @@ from tests.report.browser import CHROMIUM, visit
 from tests.report.conftest import HOSTILE
 from torchdoctor.record import Record
 from torchdoctor.report.base import write_report
+from torchdoctor.trace.report import analyse_traces
 
 COUNTS = {
     "images": "document.images.length",
@@ -87,4 +88,31 @@ def test_a_measured_step_is_drawn_as_memory_over_time(tmp_path: Path) -> None:
     assert result.console_errors == [] and result.dialogs == []
     assert result.results[polygons] == list(memory["timeline"]["series"]) == \
         ["parameters", "gradients", "optimizer_state", "activations", "temporaries"]
+    print(f"screenshot: {shot}")
+
+
+RANK_COUNTS = {
+    "groups": "[...document.querySelectorAll('#td-timeline g.rank-lanes')].map(g => g.dataset.rank)",
+    "labels": "[...document.querySelectorAll('#td-timeline .lane-label')].map(t => t.textContent)",
+    "bars": "document.querySelectorAll('#td-timeline rect').length",
+    "hostile": f"[...document.querySelectorAll('#td-timeline title')].filter(t => t.textContent.startsWith({json.dumps(HOSTILE)})).length",
+    "images": "document.images.length",
+}  # fmt: skip
+
+
+def test_two_ranks_traces_draw_one_lane_group_per_rank(gpu_traces: Path, tmp_path: Path) -> None:
+    files = [gpu_traces / "multirank-sampled" / f"rank-{r}.json.gz" for r in (0, 1)]
+    trace = analyse_traces(files).to_dict()
+    trace["rank_timelines"][1]["events"][0]["name"] = HOSTILE  # a name from a trace stays text
+    page = write_report(Record(kind="traces", trace=trace), tmp_path / "ranks.html")
+    shot = tmp_path / "ranks.png"
+    result = visit(page, tmp_path / "profile", shot, list(RANK_COUNTS.values()))
+    assert result.console_errors == [] and result.dialogs == [] and result.requests == [page.resolve().as_uri()]
+    got = {name: result.results[expr] for name, expr in RANK_COUNTS.items()}
+    assert got["groups"] == ["0", "1"]
+    labels = got["labels"]
+    assert len(labels) == sum(len(t["lanes"]) for t in trace["rank_timelines"])
+    assert {label.split(" \u00b7 ")[0] for label in labels} == {"rank 0", "rank 1"}
+    assert got["bars"] == sum(len(t["events"]) for t in trace["rank_timelines"])
+    assert (got["hostile"], got["images"]) == (1, 0)
     print(f"screenshot: {shot}")

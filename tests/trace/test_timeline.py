@@ -1,4 +1,4 @@
-"""The timeline of one profiled step: which step, which events, the cap, and nesting depth."""
+"""The timeline of one profiled step: which step, which events, the cap, nesting depth, and one per rank."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from torchdoctor.trace import load_trace
-from torchdoctor.trace.analyses.timeline import step_timeline
+from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
+from torchdoctor.trace.report import analyse_traces
 
 
 def _event(name: str, ts: float, dur: float, cat: str = "cpu_op", **args) -> dict:
@@ -54,3 +55,26 @@ def test_a_gpu_trace_gives_host_and_device_lanes_within_the_cap(gpu_traces: Path
     every = sorted((e["dur_us"] for e in step_timeline(trace, max_events=10**9).events), reverse=True)
     assert min(e["dur_us"] for e in timeline.events) == every[499]
     assert timeline.events[0]["name"].startswith("ProfilerStep#")
+
+
+def test_a_named_step_is_drawn_when_the_trace_has_it_else_the_median(tmp_path: Path) -> None:
+    trace = load_trace(_trace(tmp_path))
+    assert (step_timeline(trace, step_number=2).step, step_timeline(trace, step_number=2).wall_us) == (2, 30.0)
+    assert step_timeline(trace, step_number=99).step == 3
+
+
+def test_several_ranks_get_the_first_files_step_each_within_a_shared_cap(gpu_traces: Path) -> None:
+    files = [gpu_traces / "multirank-sampled" / f"rank-{r}.json.gz" for r in (1, 0)]  # rank 1 first
+    report = analyse_traces(files).to_dict()
+    first, ranks = report["timeline"], report["rank_timelines"]
+    assert first == step_timeline(load_trace(files[0])).to_dict()  # unchanged: the first file, 600 events
+    assert [t["rank"] for t in ranks] == [0, 1]
+    assert {t["step"] for t in ranks} == {first["step"]}
+    assert sum(len(t["events"]) for t in ranks) <= RANK_EVENTS_TOTAL
+    assert all(len(t["events"]) == RANK_EVENTS_TOTAL // 2 < t["events_count"] for t in ranks)
+    assert all(min(e["start_us"] for e in t["events"]) == 0 for t in ranks)  # each aligned at its step start
+
+
+def test_one_file_has_no_rank_timelines(tmp_path: Path) -> None:
+    report = analyse_traces([_trace(tmp_path)]).to_dict()
+    assert report["timeline"]["step"] == 3 and report["rank_timelines"] == []

@@ -157,7 +157,7 @@ class HtmlRenderer:
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(record.distributed), ops=top_operators(record), findings=finding_views(record),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
-            timeline=bool((record.trace or {}).get("timeline")), record_json=script_json(record.to_dict()),
+            timeline=bool((record.trace or {}).get("timeline") or (record.trace or {}).get("rank_timelines")), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
             script=Markup(script), script_hash=digest,
         )  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor.trace.analyses.ranks import rank_summary
-from torchdoctor.trace.analyses.timeline import step_timeline
+from torchdoctor.trace.analyses.timeline import RankTimelines
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.loader import load_trace
 from torchdoctor.trace.rank import analyse_rank
@@ -30,6 +30,7 @@ class TraceReport:
     multi_rank: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     timeline: dict[str, Any] | None = None  # one step of the first file (analyses/timeline.py)
+    rank_timelines: tuple[dict[str, Any], ...] = ()  # that step of every rank, when there are several
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +40,7 @@ class TraceReport:
             "multi_rank": self.multi_rank,
             "warnings": list(self.warnings),
             "timeline": self.timeline,
+            "rank_timelines": list(self.rank_timelines),
         }
 
 
@@ -57,21 +59,21 @@ def analyse_traces(
     if not paths:
         raise ValueError("analyse_traces needs at least one trace file")
     sections = []
-    timeline = None
-    for index, path in enumerate(paths):
+    timelines = RankTimelines(len(paths))
+    for path in paths:
         if progress is not None:
             progress(str(path))
         trace = load_trace(path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
         sections.append(analyse_rank(trace, config))
-        if index == 0 and config.timeline:
-            step = step_timeline(trace)
-            timeline = step.to_dict() if step else None
+        if config.timeline:
+            timelines.add(trace)
     sections.sort(key=lambda s: s["rank"])
     warnings = [w for s in sections for w in s["warnings"]]
     if len({s["rank"] for s in sections}) < len(sections):
         warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
     summary = rank_summary([_rank_figures(s) for s in sections], config)
-    return TraceReport(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings), timeline)
+    return TraceReport(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings),
+                       timelines.first, tuple(timelines.by_rank()))  # fmt: skip
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:

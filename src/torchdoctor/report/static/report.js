@@ -1,4 +1,4 @@
-// torchdoctor HTML report: draws the per-step chart, the step timeline and the memory chart from
+// torchdoctor HTML report: draws the per-step chart, the step timeline (per rank) and the memory chart from
 // the embedded Record. Every string goes into the page through textContent (never innerHTML),
 // so names taken from traces or scripts stay text.
 (function () {
@@ -73,41 +73,69 @@
   }
 
   // One row per nesting depth in each lane (host thread or device stream); x is time in the step.
-  function drawTimeline(root, tl) {
-    if (!root || !tl || !tl.events || !tl.events.length) return;
-    var W = 1100, left = 150, row = 16, maxDepth = 10, span = tl.span_us || 1;
-    var depth = tl.lanes.map(function () { return 0; });
-    tl.events.forEach(function (e) { depth[e.lane] = Math.max(depth[e.lane], Math.min(e.depth, maxDepth) + 1); });
-    var offsets = [], y = 20;
-    depth.forEach(function (d) { offsets.push(y); y += d * row + 10; });
-    var chart = svg(W, y + 4), scale = (W - left) / span;
+  // Several timelines (one per rank) are stacked as lane groups on one shared time axis, each
+  // aligned at its own step start, with a dark tick at the end of that rank's step.
+  function drawTimelines(root, tls) {
+    tls = (tls || []).filter(function (tl) { return tl && tl.events && tl.events.length; });
+    if (!root || !tls.length) return;
+    var multi = tls.length > 1, W = 1100, left = multi ? 210 : 150, row = 16, maxDepth = 10, y = 20;
+    var span = Math.max.apply(null, tls.map(function (tl) { return tl.span_us || 0; })) || 1, scale = (W - left) / span;
+    var layouts = tls.map(function (tl) {
+      var depth = tl.lanes.map(function () { return 0; }), offsets = [], top = y;
+      tl.events.forEach(function (e) { depth[e.lane] = Math.max(depth[e.lane], Math.min(e.depth, maxDepth) + 1); });
+      depth.forEach(function (d) { offsets.push(y); y += d * row + 10; });
+      y += multi ? 8 : 0;
+      return { tl: tl, offsets: offsets, top: top, bottom: y - (multi ? 12 : 4) };
+    });
+    var chart = svg(W, y + 4);
     for (var i = 0; i <= 4; i++) {
       var x = left + (W - left) * i / 4;
       chart.appendChild(el("line", { x1: x, x2: x, y1: 14, y2: y, stroke: "#eef0f3" }));
       chart.appendChild(el("text", { x: x, y: 11, "text-anchor": i === 4 ? "end" : "middle", "class": "axis" }, fmt(span * i / 4 / 1e6)));
     }
+    layouts.forEach(function (layout) { chart.appendChild(laneGroup(layout, multi, left, scale, row, maxDepth)); });
+    var caption = document.createElement("p");
+    caption.className = "subtle";
+    caption.textContent = timelineCaption(tls) + " Hover a bar for its name and duration.";
+    root.appendChild(caption);
+    root.appendChild(chart);
+    legend(root, Object.keys(KIND_COLOURS).map(function (k) { return [k, KIND_COLOURS[k]]; }));
+  }
+
+  function laneGroup(layout, multi, left, scale, row, maxDepth) {
+    var tl = layout.tl, group = el("g", { "class": "rank-lanes", "data-rank": tl.rank });
+    if (multi) {
+      group.appendChild(el("line", { x1: 0, x2: 1100, y1: layout.top - 5, y2: layout.top - 5, stroke: "#c4cad1" }));
+      var end = left + tl.wall_us * scale;
+      group.appendChild(tip(el("line", { x1: end, x2: end, y1: layout.top - 3, y2: layout.bottom, stroke: "#1d232a", "stroke-width": 1.5 }),
+        "rank " + tl.rank + ": ProfilerStep#" + tl.step + " ends at +" + fmt(tl.wall_us / 1e6)));
+    }
     tl.lanes.forEach(function (lane, i) {
-      chart.appendChild(el("text", { x: 4, y: offsets[i] + 12, "class": "axis" }, lane.label));
+      group.appendChild(el("text", { x: 4, y: layout.offsets[i] + 12, "class": "axis lane-label" }, (multi ? "rank " + tl.rank + " · " : "") + lane.label));
     });
     tl.events.forEach(function (e) {
       if (e.depth > maxDepth) return;
-      var x = left + e.start_us * scale, w = Math.max(e.dur_us * scale, 0.5), yy = offsets[e.lane] + e.depth * row;
+      var x = left + e.start_us * scale, w = Math.max(e.dur_us * scale, 0.5), yy = layout.offsets[e.lane] + e.depth * row;
       var g = el("g", {});
       g.appendChild(el("rect", { x: x, y: yy, width: w, height: row - 2, fill: KIND_COLOURS[e.kind] || "#999", rx: 1 }));
       if (w > 40) {
         var chars = Math.floor((w - 6) / 6.2), name = e.name.length > chars ? e.name.slice(0, chars - 1) + "\u2026" : e.name;
         g.appendChild(el("text", { x: x + 3, y: yy + row - 5 }, name));
       }
-      chart.appendChild(tip(g, e.name + " (" + e.kind + "): " + fmt(e.dur_us / 1e6) + " at +" + fmt(e.start_us / 1e6)));
+      group.appendChild(tip(g, e.name + " (" + e.kind + "): " + fmt(e.dur_us / 1e6) + " at +" + fmt(e.start_us / 1e6)));
     });
-    var caption = document.createElement("p");
-    caption.className = "subtle";
-    caption.textContent = "ProfilerStep#" + tl.step + " (median step of the trace), " + fmt(tl.wall_us / 1e6) +
-      " host wall time; " + (tl.events_count - tl.dropped_count) + " of " + tl.events_count + " events drawn" +
-      (tl.dropped_count ? " (the longest)" : "") + ". Hover a bar for its name and duration.";
-    root.appendChild(caption);
-    root.appendChild(chart);
-    legend(root, Object.keys(KIND_COLOURS).map(function (k) { return [k, KIND_COLOURS[k]]; }));
+    return group;
+  }
+
+  function timelineCaption(tls) {
+    var drawn = 0, total = 0, dropped = false;
+    tls.forEach(function (tl) { drawn += tl.events_count - tl.dropped_count; total += tl.events_count; dropped = dropped || tl.dropped_count > 0; });
+    var counts = drawn + " of " + total + " events drawn" + (dropped ? " (the longest)" : "") + ".";
+    if (tls.length === 1)
+      return "ProfilerStep#" + tls[0].step + " (median step of the trace), " + fmt(tls[0].wall_us / 1e6) + " host wall time; " + counts;
+    return "ProfilerStep#" + tls[0].step + " of " + tls.length + " ranks, each aligned at its step start (host wall time: " +
+      tls.map(function (tl) { return "rank " + tl.rank + " " + fmt(tl.wall_us / 1e6) + (tl.step !== tls[0].step ? " (step " + tl.step + ")" : ""); }).join(", ") +
+      "); " + counts;
   }
 
   // Stacked areas of memory.timeline = {t_s: [...], series: {name: [bytes, ...]}}, else the peak's
@@ -145,6 +173,7 @@
   }
 
   drawSteps(document.getElementById("td-steps"), record.steps);
-  drawTimeline(document.getElementById("td-timeline"), record.trace && record.trace.timeline);
+  var trace = record.trace || {}, ranks = trace.rank_timelines || [];
+  drawTimelines(document.getElementById("td-timeline"), ranks.length >= 2 ? ranks : [trace.timeline]);
   drawMemory(document.getElementById("td-memory"), record.memory);
 })();
