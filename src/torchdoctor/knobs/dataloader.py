@@ -58,7 +58,9 @@ class NumWorkers(_LoaderKnob):
     summary = "load batches in worker processes, in parallel with the step"
 
     def applies(self, record: Record) -> bool:
-        return any(d.get("num_workers", 0) == 0 for d in _loaders(record))
+        """No workers, or fewer than the cores allow (the "too few workers" case, TD-DATA-003)."""
+        most = max(2, min(16, cpu_cores(record)))
+        return any(d.get("num_workers", 0) < most for d in _loaders(record))
 
     def int_range(self, record: Record) -> IntRange:
         cores = cpu_cores(record)
