@@ -29,6 +29,24 @@ _WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with th
                    "                    persistent_workers=True, prefetch_factor=4)")
 
 
+def _workers_fix(ev: Evidence) -> Fix:
+    """The workers fix sized to this machine: workers and the step's intra-op threads share the
+    cores, and on a small machine two intra-op threads contending with a busy worker can cancel
+    the gain (measured on the demo, 2 cores: docs/tune.md), so leave the step fewer threads."""
+    try:
+        cores = ev.physical_cores()
+    except MissingEvidence:
+        return _WORKERS_FIX
+    if cores > 4:
+        return _WORKERS_FIX
+    workers = max(1, cores - 1)
+    threads = max(1, cores - workers)
+    return Fix(f"Load batches in {workers} worker process(es) so loading overlaps with the step; this machine has "
+               f"{cores} cores, so give the step {threads} intra-op thread(s) and the workers the rest.",
+               f"torch.set_num_threads({threads})\n"
+               f"loader = DataLoader(dataset, batch_size=..., num_workers={workers}, persistent_workers=True)")
+
+
 def _io_bound(ev: Evidence) -> bool:
     """True when loading waits on storage (TD-DATA-007's case). With num_workers=0 the main thread
     loads, so its CPU time inside the waits says it directly; with workers (or in a Record from
@@ -85,7 +103,7 @@ def no_workers(ev: Evidence) -> Hit | None:
     return Hit(severity, f"DataLoader loads in the main process: {share:.0%} of each step waits for data",
                share, evidence,
                "With num_workers=0 every batch is loaded and collated in the training process, between steps, "
-               f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch.", _WORKERS_FIX)
+               f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch.", _workers_fix(ev))
 
 
 @rule("TD-DATA-003", "data", knob="data.num_workers")
