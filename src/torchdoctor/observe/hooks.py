@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -50,6 +51,9 @@ def leading_dim(batch: Any) -> int | None:
     return None
 
 
+_OWN_HOOK_WARNING = r"Using `torch.compile\(module\)` when there are global hooks"
+
+
 class Instrumentation:
     """Installs the hooks feeding a StepClock and Facts; `uninstall` undoes every patch."""
 
@@ -73,11 +77,24 @@ class Instrumentation:
         self._patch_backward()
         self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
         self._undo.append(self._remove_discovery)
+        self._silence_own_hook_warning()
         self._patch_compile()
         self._patch_gradcheck()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
+
+    def _silence_own_hook_warning(self) -> None:
+        """torch warns that compiling a module while global module hooks exist fires them twice;
+        the global hook is ours (and handles that), so the script's user must not see the warning."""
+        warnings.filterwarnings("ignore", message=_OWN_HOOK_WARNING)
+        entry = warnings.filters[0]
+
+        def remove() -> None:
+            if entry in warnings.filters:
+                warnings.filters.remove(entry)
+
+        self._undo.append(remove)
 
     def uninstall(self) -> None:
         while self._undo:
