@@ -40,3 +40,18 @@ def test_torchdoctor_started_by_the_users_own_torchrun_merges_ranks_on_rank_0(tm
     assert record.run_id.startswith("torchrun-")
     assert [r["rank"] for r in record.ranks] == [0, 1]
     assert proc.stdout.count("Where each step's time goes") == 1  # one report, from rank 0
+
+
+def test_a_rendezvous_that_never_completes_times_out_with_a_clear_message(tmp_path):
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    rendezvous = ["--torchrun-arg=--nnodes=2", "--torchrun-arg=--rdzv-backend=c10d",
+                  f"--torchrun-arg=--rdzv-endpoint=127.0.0.1:{port}", "--torchrun-arg=--rdzv-id=never",
+                  "--rdzv-timeout", "3"]
+    proc, record = run_diagnose(tmp_path, "ddp_gloo.py", options=FAST + ["--nproc-per-node", "1", *rendezvous])
+    assert proc.returncode != 0
+    assert record.exit.reason == "killed"
+    assert "rendezvous did not complete" in proc.stdout

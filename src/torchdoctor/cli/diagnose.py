@@ -36,6 +36,10 @@ def diagnose(
     record_shapes: bool = typer.Option(False, help="Record operator input shapes in the trace."),
     memory: bool = typer.Option(True, "--memory/--no-memory", help="Measure one step's memory breakdown."),
     nproc_per_node: Optional[int] = typer.Option(None, help="Launch this many ranks with torchrun."),
+    torchrun_arg: Optional[list[str]] = typer.Option(
+        None, "--torchrun-arg", help="Pass an option to torchrun, e.g. --torchrun-arg=--nnodes=2 (repeatable)."),
+    rdzv_timeout: Optional[float] = typer.Option(
+        None, help="Give up when the other nodes have not joined torchrun's rendezvous after this many seconds."),
     timeout: Optional[float] = typer.Option(None, help="Stop the script after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
     html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
@@ -54,8 +58,9 @@ def diagnose(
         traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
         record = diagnose_traces(traces, store_path=store, save=save, json_out=json_out, **chosen)
     else:
-        record = _diagnose_script(command, demo, config_options, nproc_per_node, timeout, store, save, json_out,
-                                  chosen)
+        launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
+                              torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
+        record = _diagnose_script(command, demo, config_options, launch_options, store, save, json_out, chosen)
     if html_out:
         from torchdoctor.report.base import write_report
 
@@ -63,9 +68,16 @@ def diagnose(
     sys.exit(record.exit.status)
 
 
+def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:
+    args = list(passed or [])
+    if rdzv_timeout is not None:
+        args.append(f"--rdzv-conf=join_timeout={int(rdzv_timeout)}")
+    return args
+
+
 def _diagnose_script(
-    command: list[str] | None, demo: bool, options: dict[str, Any], nproc_per_node: int | None,
-    timeout: float | None, store: Path, save: bool, json_out: Path | None, chosen: dict[str, tuple[str, ...]],
+    command: list[str] | None, demo: bool, options: dict[str, Any], launch_options: dict[str, Any],
+    store: Path, save: bool, json_out: Path | None, chosen: dict[str, tuple[str, ...]],
 ) -> Record:
     """Observe the script (or the demo) and diagnose it; bad options are usage errors."""
     from torchdoctor.observe import LaunchConfig, ObserveConfig
@@ -80,7 +92,7 @@ def _diagnose_script(
         raise typer.BadParameter("give a script after `--` (or --demo)", param_hint="SCRIPT")
     try:
         config = ObserveConfig(**options)
-        launch = LaunchConfig(nproc_per_node=nproc_per_node, timeout_s=timeout)
+        launch = LaunchConfig(**launch_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     return diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out, **chosen)

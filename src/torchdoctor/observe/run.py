@@ -52,6 +52,8 @@ class LaunchConfig:
     def __post_init__(self) -> None:
         if self.nproc_per_node is not None and self.nproc_per_node < 1:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
+        if self.torchrun_args and self.nproc_per_node is None:
+            raise ValueError("torchrun options need --nproc-per-node (they are passed to torchrun)")
 
 
 def check_script(script: str | Path) -> Path:
@@ -201,6 +203,13 @@ def observe(
         _read_results(out), returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
         config=config.to_dict(), run_id=run_id,
     )
+    results_missing = not list(out.glob("rank*.json"))
+    if results_missing and launch.nproc_per_node is not None and record.exit.reason == "killed":
+        record.exit.message = (
+            "no rank reported back: torchrun's rendezvous did not complete (e.g. other nodes never joined "
+            "within the join timeout, see --rdzv-timeout) or every rank failed before the script started; "
+            "torchrun's own output above says which"
+        )
     record.config["launch"] = {"nproc_per_node": launch.nproc_per_node,
                                "torchrun_args": launch.torchrun_args, "timeout_s": launch.timeout_s}
     if interrupted and record.exit.reason != "interrupted":

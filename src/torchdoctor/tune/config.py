@@ -40,6 +40,8 @@ class TuneConfig:
     """Seed of Optuna's sampler and of the bootstrap."""
 
     def __post_init__(self) -> None:
+        if self.torchrun_args and self.nproc_per_node is None:
+            raise ValueError("--torchrun-arg needs --nproc-per-node (the options are passed to torchrun)")
         if self.max_trials < 1:
             raise ValueError(f"max_trials must be >= 1, got {self.max_trials}")
         if self.timing_steps < 5:

@@ -80,9 +80,10 @@ def run_trial(
     # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
     # script that hashes strings (tokenisers, sets) reproducible from trial to trial.
     env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
+    # --standalone (no option given): a free port, so concurrent jobs never clash.
+    torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     launch = LaunchConfig(extra_env=env, timeout_s=config.trial_timeout_s, nproc_per_node=config.nproc_per_node,
-                          # --standalone (no option given): a free port, so concurrent jobs never clash.
-                          torchrun_args=list(config.torchrun_args) or ["--standalone"])
+                          torchrun_args=torchrun_args)
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - start
