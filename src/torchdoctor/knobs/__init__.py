@@ -3,18 +3,11 @@ permanent. Importing this package registers every knob in `REGISTRY` (name -> Kn
 
 from __future__ import annotations
 
-from torchdoctor.knobs import (  # noqa: F401  (each module registers its knobs)
-    batch_size,
-    checkpointing,
-    compile,
-    dataloader,
-    distributed,
-    optimizer,
-    precision,
-    runtime,
-)
+from torchdoctor.discovery import import_submodules
 from torchdoctor.knobs.base import REGISTRY, CallEdit, IntRange, Knob
 from torchdoctor.knobs.order import COMPOSITION_ORDER, apply_knobs, composition_order, knob_env
+
+import_submodules(__name__)  # each knob module registers its knobs
 
 __all__ = ["COMPOSITION_ORDER", "REGISTRY", "CallEdit", "IntRange", "Knob", "apply_knobs",
            "composition_order", "knob_env"]

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from torchdoctor.knobs.base import Knob, Undo, cuda_capability, register, trains
+from torchdoctor.knobs.base import Knob, Undo, cuda_capability, register
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 

@@ -9,13 +9,14 @@ the rule in :data:`REGISTRY`; the rule modules are imported once by :func:`all_r
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from torchdoctor.discovery import import_submodules
+
 SEVERITIES = ("info", "warning", "problem")
 LAYERS = ("data", "compute", "memory", "scale", "config")
-RULE_MODULES = ("data", "compute", "tensor_cores", "debug", "inference", "compile", "memory", "scale", "config")
+
 
 
 class MissingEvidence(Exception):
@@ -108,8 +109,7 @@ def rule(rule_id: str, layer: str, *, knob: str | None = None,
 
 def all_rules() -> tuple[Rule, ...]:
     """Every rule, in id order (importing the rule modules fills the registry)."""
-    for name in RULE_MODULES:
-        importlib.import_module(f"torchdoctor.rules.{name}")
+    import_submodules("torchdoctor.rules")
     return tuple(REGISTRY[k] for k in sorted(REGISTRY))
 
 

@@ -5,15 +5,10 @@ Default ladders: :data:`CPU_LADDER` and :data:`CUDA_LADDER`, in the order they a
 
 from __future__ import annotations
 
-from torchdoctor.infer.variants import (  # noqa: F401  (imported to register)
-    compiled,
-    eager,
-    exported,
-    onnx_runtime,
-    precision,
-    quantized,
-)
+from torchdoctor.discovery import import_submodules
 from torchdoctor.infer.variants.base import REGISTRY, Prepared, PrepareContext, resolve
+
+import_submodules(__name__)  # each variant module registers its variants
 
 CPU_LADDER = ("eager", "no_grad", "inference_mode", "compile", "export", "onnxruntime", "int8_dynamic")
 CUDA_LADDER = (

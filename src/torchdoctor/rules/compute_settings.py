@@ -1,0 +1,159 @@
+"""Compute-layer rules about how the step is set up: debug switches, grad mode, threads, cuDNN,
+zero_grad, the optimizer's implementation, work outside the step's phases, Conv bias before BN.
+
+Sources: the guides' key-metrics and troubleshooting tables; the PyTorch Performance Tuning Guide
+and the docs of each switch named in the rules. (Device-utilisation and operator rules are in
+compute.py.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
+from torchdoctor.rules.evidence import Evidence
+
+# Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
+ANOMALY_SLOWDOWN = 2.5  # forward+backward under anomaly mode (compute_anomaly's MLP)
+GRAD_MODE_SLOWDOWN = 1.07  # forward with autograd recording vs inference_mode (compute_grad_inference's MLP)
+MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead matters
+FOREACH_SPEEDUP = 1.67  # Adam foreach vs for-loop over 400 small tensors (compute_loop_optimizer's)
+
+
+@rule("TD-COMP-007", "compute", knob="compute.no_anomaly", lint_topic="compute.debug_tools")
+def anomaly_detection_on(ev: Evidence) -> Hit | None:
+    """Autograd anomaly detection is on during the measured steps. PyTorch docs for
+    torch.autograd.detect_anomaly ("should be enabled only for debugging")."""
+    if not ev.anomaly_detection():
+        return None
+    phases = ev.summary("forward_fraction") + ev.summary("backward_fraction")
+    share = phases * (1 - 1 / ANOMALY_SLOWDOWN)
+    return Hit(severity_at(share, 0.0, 0.15) or "warning", "autograd anomaly detection is on", share,
+               {"anomaly_detection": True, "forward_backward_fraction": round(phases, 4)},
+               "Anomaly mode records a Python stack for every autograd node and checks every gradient for NaN.",
+               Fix("Turn it off outside debugging.",
+                   "torch.autograd.set_detect_anomaly(False)  # or remove the detect_anomaly() context"))
+
+
+@rule("TD-COMP-008", "compute", knob="compute.inference_mode", lint_topic="compute.grad_without_backward")
+def grad_without_backward(ev: Evidence) -> Hit | None:
+    """Steps never call backward, yet autograd records every forward. PyTorch docs "Autograd
+    mechanics: locally disabling gradient computation" (no_grad / inference_mode)."""
+    state = ev.env("forward_state")
+    if ev.step_detection() != "forward" or not state.get("grad_enabled") or state.get("inference_mode"):
+        return None
+    forward = ev.summary("forward_fraction")
+    share = forward * (1 - 1 / GRAD_MODE_SLOWDOWN)
+    return Hit(severity_at(share, 0.05, 0.5) or "info", "forward passes build autograd graphs that no backward uses",
+               share, {"step_detection": "forward", "grad_enabled": True, "forward_fraction": round(forward, 4)},
+               "Outside training the autograd graph and the tensors it keeps are pure overhead.",
+               Fix("Run inference without autograd.", "with torch.inference_mode():\n    out = model(x)"))
+
+
+@rule("TD-COMP-009", "compute", knob="compute.threads")
+def threads_oversubscribed(ev: Evidence) -> Hit | None:
+    """Intra-op threads (plus busy DataLoader workers) exceed the physical cores, so threads fight for
+    them. PyTorch docs "CPU threading and TorchScript inference" (set_num_threads, oversubscription)."""
+    threads, cores = int(ev.env_section("torch", "num_threads")), ev.physical_cores()
+    workers = (ev.record.env.get("dataloaders") or [{}])[0].get("num_workers") or 0
+    wanted = threads + workers
+    if wanted <= cores:
+        return None
+    compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
+    share = compute * (1 - cores / wanted)
+    severity = "problem" if threads > cores else severity_at(share, 0.05, 0.25)
+    if severity is None:
+        return None
+    return Hit(severity, f"{threads} intra-op threads + {workers} workers on {cores} cores", share,
+               {"num_threads": threads, "num_workers": workers, "physical_cores": cores,
+                "compute_fraction": round(compute, 4)},
+               "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down.",
+               Fix("Use at most one intra-op thread per free physical core.",
+                   f"torch.set_num_threads({max(1, cores - workers)})  # or OMP_NUM_THREADS"))
+
+
+@rule("TD-COMP-010", "compute", knob="compute.cudnn_benchmark")
+def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
+    """Convolutions on a GPU with cudnn.benchmark off (fixed shapes let cuDNN pick the fastest
+    algorithm). Guides' troubleshooting row and config reference (cudnn.benchmark=True)."""
+    if not ev.uses_gpu() or ev.env_section("torch", "cudnn_benchmark"):
+        return None
+    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    if not any(t.startswith("Conv") for t in types):
+        return None
+    kernels = ev.device()["kernels"]["top"]
+    share = sum(k["share_fraction"] for k in kernels if re.search(r"conv|cudnn|implicit", k["name"], re.I))
+    return Hit("warning" if share >= 0.2 else "info", "cudnn.benchmark is off for a convolutional model",
+               share * gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
+               "Without benchmarking cuDNN uses a heuristic algorithm choice, often not the fastest.",
+               Fix("Enable it when input shapes are fixed.", "torch.backends.cudnn.benchmark = True"))
+
+
+@rule("TD-COMP-011", "compute", lint_topic="compute.zero_grad")
+def zero_grad_fills(ev: Evidence) -> Hit | None:
+    """zero_grad(set_to_none=False) writes zeros into every gradient each step (lint proves the call,
+    the trace measures aten::zero_). PyTorch Optimizer.zero_grad docs (set_to_none default True)."""
+    hits = ev.lint_hits("compute.zero_grad")
+    if not hits:
+        return None
+    rank = ev.profiled_rank()
+    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
+    zero_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if o["name"] in ("aten::zero_", "aten::fill_"))
+    share = zero_us / window_us
+    return Hit(severity_at(share, 0.05, 0.2) or "info", "gradients are zero-filled instead of freed", share,
+               {"zero_fill_share_fraction": round(share, 4), "lint": hits},
+               "Writing zeros costs a pass over every gradient; setting them to None costs nothing.",
+               Fix("Use the default.", "optimizer.zero_grad()  # set_to_none=True"))
+
+
+@rule("TD-COMP-012", "compute", knob="compute.foreach_optimizer")
+def for_loop_optimizer(ev: Evidence) -> Hit | None:
+    """The optimizer updates parameters one tensor at a time (foreach/fused off) and the optimizer step
+    takes a large share. PyTorch torch.optim docs ("Algorithms: for-loop, foreach, fused")."""
+    optimizers = ev.env("optimizers")
+    looped = [o for o in optimizers if not o.get("fused") and (o.get("num_params") or 0) >= MANY_TENSORS
+              and (o.get("foreach") is False or (o.get("foreach") is None and not ev.uses_gpu()))]
+    share = ev.summary("optimizer_fraction")
+    severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
+    if not looped or severity is None:
+        return None
+    return Hit(severity, f"optimizer step takes {share:.0%} of the step, one parameter at a time",
+               share * (1 - 1 / FOREACH_SPEEDUP),
+               {"optimizer_fraction": round(share, 4), "optimizer": looped[0]["class"],
+                "num_params": looped[0].get("num_params"), "foreach": looped[0].get("foreach")},
+               "The per-tensor loop pays Python and dispatch overhead for each parameter tensor.",
+               Fix("Use the multi-tensor (foreach) or fused implementation.",
+                   f"torch.optim.{looped[0]['class']}(model.parameters(), foreach=True)  # or fused=True"))
+
+
+@rule("TD-COMP-013", "compute")
+def work_outside_phases(ev: Evidence) -> Hit | None:
+    """A large share of the step is in none of data, forward, backward or optimizer: per-step host work
+    (metrics, logging, checkpoints). Guides' "measure first" loop: find where the step time goes."""
+    share = ev.summary("other_fraction")
+    try:
+        share = max(0.0, share - ev.gradcheck_fraction())  # measured and explained by TD-COMP-017
+    except MissingEvidence:
+        pass
+    severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
+    if severity is None:
+        return None
+    return Hit(severity, f"{share:.0%} of each step is spent outside the model and the optimizer", share,
+               {"other_fraction": round(share, 4), "step_s": ev.summary("step_s")},
+               "Work between steps (evaluation, logging, saving, Python bookkeeping) stalls training every step.",
+               Fix("Do it every N steps, or in a background thread.",
+                   "if step % 100 == 0:\n    log_metrics(...)"))
+
+
+@rule("TD-COMP-014", "compute", lint_topic="compute.conv_bias_before_bn")
+def conv_bias_before_bn(ev: Evidence) -> Hit | None:
+    """A convolution's bias feeds a BatchNorm that subtracts it again (lint proves the pattern; the
+    model facts confirm BatchNorm is in the measured model). PyTorch performance tuning guide."""
+    hits = ev.lint_hits("compute.conv_bias_before_bn")
+    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    if not hits or not any(t.startswith("BatchNorm") for t in types):
+        return None
+    return Hit("info", "convolution bias before BatchNorm is wasted work", 0.0, {"lint": hits},
+               "BatchNorm removes the mean, so the bias has no effect; it costs an add and a gradient.",
+               Fix("Drop the bias.", "nn.Conv2d(c_in, c_out, 3, bias=False)"))
