@@ -17,6 +17,7 @@ Contracts:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,36 +46,39 @@ class IntRange:
     first: int
 
 
-class Knob:
+class Knob(ABC):
     name: str = ""
     kind: str = "bool"  # "bool" (value True), "choice" (one of `choices`), "int" (an IntRange)
     loss_rtol: float = 1e-3
     per_sample: bool = False  # compare time per sample, not per step (the knob changes the batch)
     summary: str = ""
 
+    @abstractmethod
     def applies(self, record: Record) -> bool:
-        raise NotImplementedError
+        """Whether this knob makes sense for what the Record measured and the device present."""
 
     def choices(self, record: Record) -> list[Any]:
         """Values to try, in order (bool knobs: [True])."""
         return [True]
 
     def int_range(self, record: Record) -> IntRange:
-        raise NotImplementedError(f"{self.name} is not an integer knob")
+        raise TypeError(f"{self.name} is not an integer knob")
 
     def current(self, record: Record) -> Any:
         """The value the script already runs with (None: unknown); never worth a trial."""
         return None
 
+    @abstractmethod
     def apply(self, value: Any) -> Undo:
-        raise NotImplementedError
+        """Apply the value in the observed child; returns its undo."""
 
     def env(self, value: Any) -> dict[str, str]:
         """Environment variables the child needs for this value (set before it starts)."""
         return {}
 
+    @abstractmethod
     def code_change(self, value: Any) -> str:
-        raise NotImplementedError
+        """The code that makes the value permanent (a snippet)."""
 
     def call_edit(self, value: Any) -> CallEdit | None:
         return None
