@@ -7,13 +7,18 @@ from pathlib import Path
 import pytest
 
 from tests.observe.helpers import FAST, run_diagnose
+from tests.observe.helpers import SCRIPTS as OBSERVE_SCRIPTS
 
 pytestmark = pytest.mark.slow
 SCRIPTS = Path(__file__).resolve().parent / "scripts"  # absolute: run_diagnose joins it as is
 
 
-def _diagnose(tmp_path, name, nproc="2"):
-    return run_diagnose(tmp_path, str(SCRIPTS / name), options=[*FAST, "--no-profile", "--nproc-per-node", nproc])
+BALANCED = (str(OBSERVE_SCRIPTS / "ddp_gloo.py"), "128", "512", "64")  # a balanced DDP job
+
+
+def _diagnose(tmp_path, name, *args, nproc="2"):
+    return run_diagnose(tmp_path, str(SCRIPTS / name), *args,
+                        options=[*FAST, "--no-profile", "--nproc-per-node", nproc])
 
 
 def test_a_rank_that_sleeps_each_step_is_the_straggler(tmp_path):
@@ -27,7 +32,7 @@ def test_a_rank_that_sleeps_each_step_is_the_straggler(tmp_path):
 
 
 def test_balanced_ddp_has_no_straggler(tmp_path):
-    proc, record = _diagnose(tmp_path, "ddp_balanced.py")
+    proc, record = _diagnose(tmp_path, *BALANCED)
     assert proc.returncode == 0, proc.stderr
     assert record.distributed["ranks_count"] == 2
     assert record.distributed["stragglers"] == []

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import orjson
 import pytest
 
 from torchdoctor.distributed.errors import ScaleError
 from torchdoctor.distributed.scale import process_counts, scaling_document
+from tests.observe.helpers import SCRIPTS as OBSERVE_SCRIPTS  # ddp_gloo.py, a balanced DDP job
 from tests.observe.helpers import WIDE_ENV
-
-SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
 @pytest.mark.slow
@@ -21,7 +19,7 @@ def test_scale_runs_one_and_two_processes_and_derives_speedup(tmp_path):
     out = tmp_path / "scale.json"
     command = [sys.executable, "-m", "torchdoctor", "scale", "--max-nproc", "2", "--warmup-steps", "2",
                "--steps", "6", "--json", str(out), "--html", str(tmp_path / "scale.html"), "--",
-               str(SCRIPTS / "ddp_balanced.py")]
+               str(OBSERVE_SCRIPTS / "ddp_gloo.py"), "128", "512", "64"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=WIDE_ENV)
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(out.read_bytes())
