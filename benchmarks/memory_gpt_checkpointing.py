@@ -6,7 +6,7 @@ Run: `PYTHONPATH=. python benchmarks/memory_gpt_checkpointing.py` from the repos
 
 from __future__ import annotations
 
-from torchdoctor.memory.render import fmt_bytes
+from torchdoctor.report.format import fmt_bytes
 from torchdoctor.memory.whatif import BatchScaling, autocast_peak, checkpointing_peak
 from tests.memory.test_gpt_validation import CONFIG, measure
 

@@ -83,7 +83,8 @@ class ExitInfo:
     traceback: str | None = None
 
 
-def _new_run_id() -> str:
+def new_run_id() -> str:
+    """A sortable, unique run id: local time to the second, then six random hex digits."""
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
 
@@ -99,7 +100,7 @@ class Record:
     argv: list[str] = field(default_factory=list)
     cwd: str = ""
     kind: str = "script"  # "script" (a run was observed) or "traces" (trace files only)
-    run_id: str = field(default_factory=_new_run_id)
+    run_id: str = field(default_factory=new_run_id)
     created_at: str = field(default_factory=_now_iso)
     schema_version: int = SCHEMA_VERSION
     config: dict[str, Any] = field(default_factory=dict)
@@ -195,3 +196,19 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         version += 1
         data["schema_version"] = version
     return data
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """The searchable columns of a stored Record: one line of `runs list`."""
+
+    run_id: str
+    created_at: str
+    kind: str
+    script: str | None
+    argv: list[str]
+    exit_status: int
+    exit_reason: str
+    step_s: float | None
+    samples_per_s: float | None
+    tag: str | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch._dynamo
 
-from torchdoctor.compile import CompileCapture
+from torchdoctor.observe.probes.compile import CompileCapture
 
 
 def break_on_item(x: torch.Tensor) -> torch.Tensor:

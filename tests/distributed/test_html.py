@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.distributed.analysis import rank_analysis
-from torchdoctor.distributed.html import rank_bars, scale_html
+from torchdoctor.report.distributed_html import rank_bars, scale_html
 from torchdoctor.distributed.scale import scaling_document
 from torchdoctor.record import Record, Summary
 from torchdoctor.report.html import HtmlRenderer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from torch.utils.data.distributed import DistributedSampler
 
-from torchdoctor.distributed.runtime import RuntimeProbe
+from torchdoctor.observe.probes.distributed import RuntimeProbe
 from torchdoctor.distributed.runtime_analysis import runtime_analysis
 
 

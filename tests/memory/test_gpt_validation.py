@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from tests.memory.scripts.gpt import GPT, GPTConfig, training_step
-from torchdoctor.memory import BatchScaling, MemoryBreakdown, StepMemoryTracker
+from torchdoctor.memory import BatchScaling, MemoryBreakdown
+from torchdoctor.observe.probes.memory_tracker import StepMemoryTracker
 from torchdoctor.memory.whatif import autocast_peak, checkpointing_peak
 
 CONFIG = GPTConfig(block_size=128)

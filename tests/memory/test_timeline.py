@@ -10,7 +10,7 @@ import torch.nn as nn
 from tests.memory.test_snapshot import snapshot
 from torchdoctor.memory.snapshot import analyse_snapshot, snapshot_timeline
 from torchdoctor.memory.timeline import thin
-from torchdoctor.memory.window import MemoryWindow
+from torchdoctor.observe.probes.memory import MemoryWindow
 
 
 def _measured_step() -> dict:

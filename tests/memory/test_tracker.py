@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from torchdoctor.memory import StepMemoryTracker, mem_tracker_support
+from torchdoctor.observe.probes.memory_tracker import StepMemoryTracker, mem_tracker_support
 
 
 def _mlp_step(accumulate: int = 1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from torchdoctor.memory.window import MemoryWindow
+from torchdoctor.observe.probes.memory import MemoryWindow
 
 
 def _model_and_optimizer():

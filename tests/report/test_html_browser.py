@@ -11,7 +11,7 @@ from tests.report.browser import CHROMIUM, visit
 from tests.report.conftest import HOSTILE
 from torchdoctor.record import Record
 from torchdoctor.report.base import write_report
-from torchdoctor.trace.report import analyse_traces
+from torchdoctor.trace.analysis import analyse_traces
 
 COUNTS = {
     "images": "document.images.length",

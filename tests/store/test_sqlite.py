@@ -6,7 +6,8 @@ import pytest
 
 from torchdoctor.errors import StoreError
 from torchdoctor.record import Record, Summary
-from torchdoctor.store import RunStore, compare_records
+from torchdoctor.analyse import compare_records
+from torchdoctor.store import RunStore
 
 
 def test_saved_records_come_back_whole_and_newest_first(tmp_path):

@@ -1,4 +1,4 @@
-"""analyse_traces on CPU-only traces recorded here, and the report's contract (trace/report.py)."""
+"""analyse_traces on CPU-only traces recorded here, and the report's contract (trace/analysis.py)."""
 
 from __future__ import annotations
 

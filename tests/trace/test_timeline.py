@@ -7,7 +7,7 @@ from pathlib import Path
 
 from torchdoctor.trace import load_trace
 from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
-from torchdoctor.trace.report import analyse_traces
+from torchdoctor.trace.analysis import analyse_traces
 
 
 def _event(name: str, ts: float, dur: float, cat: str = "cpu_op", **args) -> dict:

@@ -32,7 +32,7 @@ def comm(
 
     from torchdoctor.distributed.collectives import COLLECTIVES
     from torchdoctor.distributed.comm import CommConfig, run_comm
-    from torchdoctor.distributed.render import render_comm
+    from torchdoctor.report.distributed import render_comm
 
     config = CommConfig(nproc_per_node=nproc_per_node, backend=backend, ops=list(op or COLLECTIVES),
                         min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor, iters=iters,

@@ -38,8 +38,8 @@ def compile_command(
     from rich.console import Console
 
     from torchdoctor.compile.modes import parse_modes
-    from torchdoctor.compile.render import render_advice, render_comparison, render_compile, render_modes
-    from torchdoctor.compile.run import compile_report
+    from torchdoctor.report.compile import render_advice, render_comparison, render_compile, render_modes
+    from torchdoctor.workflow.compile import compile_script
     from torchdoctor.observe import LaunchConfig, ObserveConfig
 
     if not command:
@@ -50,7 +50,7 @@ def compile_command(
         launch = LaunchConfig(timeout_s=timeout)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result, records = compile_report(command[0], command[1:], config, launch, store_path=store, save=save,
+    result, records = compile_script(command[0], command[1:], config, launch, store_path=store, save=save,
                                      modes=parse_modes(modes) if modes else None, dynamic=dynamic,
                                      backend=backend)  # fmt: skip
     if json_out:

@@ -39,7 +39,7 @@ def infer(
     from rich.console import Console
 
     from torchdoctor.infer import DEMO_SPEC, InferConfig, load_model, run_ladder
-    from torchdoctor.infer.render import render_infer
+    from torchdoctor.report.infer import render_infer
 
     if demo == (factory is not None):
         raise typer.BadParameter("give a model FACTORY or --demo (not both)", param_hint="FACTORY")

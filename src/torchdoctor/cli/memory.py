@@ -31,8 +31,8 @@ def memory(
     """Run SCRIPT unmodified and break one step's peak memory into categories and modules."""
     from rich.console import Console
 
-    from torchdoctor.memory.render import render_memory
-    from torchdoctor.memory.run import memory_config, observe_memory
+    from torchdoctor.report.memory import render_memory
+    from torchdoctor.workflow.memory import memory_config, observe_memory
     from torchdoctor.memory.whatif import parse_bytes
     from torchdoctor.observe import LaunchConfig
 

@@ -20,7 +20,7 @@ def list_runs(
     limit: int = typer.Option(20, help="Show at most this many runs."),
 ) -> None:
     """List stored runs, newest first."""
-    from torchdoctor.report.console import runs_table
+    from torchdoctor.report.runs import runs_table
     from torchdoctor.store import RunStore
 
     with RunStore(store) as runs:
@@ -59,8 +59,9 @@ def compare(
     """Two runs side by side: step-time change with a verdict, and what differs."""
     import orjson
 
-    from torchdoctor.report.console import render_comparison
-    from torchdoctor.store import RunStore, compare_records
+    from torchdoctor.analyse import compare_records
+    from torchdoctor.report.runs import render_comparison
+    from torchdoctor.store import RunStore
 
     with RunStore(store) as runs:
         comparison = compare_records(runs.load(run_a), runs.load(run_b))

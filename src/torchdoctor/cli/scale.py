@@ -30,8 +30,9 @@ def scale(
     from rich.console import Console
     from rich.progress import Progress
 
-    from torchdoctor.distributed.render import render_scale
-    from torchdoctor.distributed.scale import ScaleConfig, process_counts, scale_script
+    from torchdoctor.report.distributed import render_scale
+    from torchdoctor.distributed.scale import process_counts
+    from torchdoctor.workflow.scale import ScaleConfig, scale_script
     from torchdoctor.observe import ObserveConfig
 
     script, *args = command
@@ -47,6 +48,6 @@ def scale(
     if json_out:
         json_out.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     if html_out:
-        from torchdoctor.distributed.html import scale_html
+        from torchdoctor.report.distributed_html import scale_html
 
         html_out.write_text(scale_html(doc), encoding="utf-8")

@@ -70,7 +70,7 @@ def load(
     from rich.console import Console
 
     from torchdoctor.serve import LoadConfig, run_load
-    from torchdoctor.serve.render import render_load, render_sweep
+    from torchdoctor.report.serve import render_load, render_sweep
 
     if clients is not None and rate is not None:
         raise typer.BadParameter("give --clients (closed loop) or --rate (open loop), not both")

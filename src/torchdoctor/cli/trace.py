@@ -32,7 +32,7 @@ def analyze(
     from rich.console import Console
 
     from torchdoctor.trace import TraceConfig, analyse_traces
-    from torchdoctor.trace.render import render_report
+    from torchdoctor.report.trace import render_report
 
     console = Console(stderr=True)
     config = TraceConfig(top_n=top, steps=_parse_steps(steps))
@@ -56,7 +56,7 @@ def diff(
     from rich.console import Console
 
     from torchdoctor.trace import diff_traces
-    from torchdoctor.trace.render import render_diff
+    from torchdoctor.report.trace import render_diff
 
     data = diff_traces(a, b).to_dict()
     if json_path is not None:

@@ -49,11 +49,8 @@ def tune(
 ) -> None:
     """Apply fixes to the unmodified script one at a time; keep those that are faster and still correct."""
     from torchdoctor.observe.run import check_script
-    from rich.console import Console
-
-    from torchdoctor.store import RunStore
-    from torchdoctor.tune import TuneConfig, Tuner
-    from torchdoctor.tune.render import render_result, tune_progress
+    from torchdoctor.tune import TuneConfig
+    from torchdoctor.workflow.tune import tune_script
 
     script, args = _script_and_args(command, demo)
     check_script(script)
@@ -64,15 +61,7 @@ def tune(
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    out = Console()
-    with RunStore(store) as run_store, tune_progress(out, max_trials + 2) as progress:
-        tuner = Tuner(script, args, config, store=run_store, work_dir=Path(store).parent / "tune", progress=progress)
-        result = tuner.run()
-    render_result(result, out)
-    if json_out:
-        result.save(json_out)
-        out.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store}[/]")
-
+    tune_script(script, args, config, store_path=store, json_out=json_out)
 
 def run(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),

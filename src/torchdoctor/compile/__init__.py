@@ -1,5 +1,6 @@
-"""What torch.compile did in a run, and whether it paid off (see docs/compile.md)."""
+"""What torch.compile did in a run, and whether it paid off (see docs/compile.md).
 
-from torchdoctor.compile.capture import CompileCapture, CompileReport
-
-__all__ = ["CompileCapture", "CompileReport"]
+The facts are gathered inside the observed child by `torchdoctor.observe.probes.compile`; this
+package reads them as values: log parsing, capability probes, the eager-vs-compiled comparison,
+the mode variants and the advice.
+"""

@@ -1,7 +1,7 @@
 """`torch._dynamo.explain` on a callable and example inputs: the graphs and breaks of one call.
 
 For library users who hold the model and an input (the observation reads a whole run instead, see
-torchdoctor.compile.capture). Dynamo traces without compiling; nothing is cached afterwards.
+torchdoctor.observe.probes.compile). Dynamo traces without compiling; nothing is cached afterwards.
 """
 
 from __future__ import annotations

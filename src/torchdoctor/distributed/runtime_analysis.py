@@ -1,4 +1,4 @@
-"""From the ranks' run-time facts (`record.ranks[i]["runtime"]`, see `distributed/runtime.py`) to
+"""From the ranks' run-time facts (`record.ranks[i]["runtime"]`, see `observe/probes/distributed.py`) to
 `record.distributed["runtime"]` (docs/distributed.md).
 
 Definitions:

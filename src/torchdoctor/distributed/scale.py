@@ -1,4 +1,6 @@
-"""`torchdoctor scale`: observe one script at 1, 2, 4 ... processes and compare throughput.
+"""`torchdoctor scale`'s analysis: throughput, speed-up and efficiency of one script at 1, 2, 4 ... processes.
+
+The sweep itself (one observation per size) is `torchdoctor.workflow.scale`.
 
 Definitions, for a size of n processes (all launched through torch.distributed.run):
 - `throughput_per_s`: sum over ranks of samples per second when the batch size is known
@@ -15,10 +17,7 @@ A size whose run did not complete has null figures and its exit reason.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from torchdoctor.distributed.errors import ScaleError
 
@@ -40,14 +39,6 @@ def process_counts(max_nproc: int) -> list[int]:
     return counts if counts[-1] == max_nproc else [*counts, max_nproc]
 
 
-@dataclass(kw_only=True, slots=True)
-class ScaleConfig:
-    max_nproc: int = 2
-    torchrun_args: list[str] = field(default_factory=list)
-    """Extra torchrun options; none: --standalone (a free port, so concurrent jobs never clash)."""
-    timeout_s: float | None = None
-
-
 def _throughput(record: Any) -> tuple[float | None, str]:
     summaries = [r["summary"] for r in record.ranks] or [record.summary]
     summaries = [dataclasses.asdict(s) if dataclasses.is_dataclass(s) else s for s in summaries]
@@ -58,7 +49,8 @@ def _throughput(record: Any) -> tuple[float | None, str]:
     return None, "samples/s"
 
 
-def _size_row(nproc: int, record: Any) -> dict[str, Any]:
+def size_row(nproc: int, record: Any) -> dict[str, Any]:
+    """One size of the sweep, from the Record observed at `nproc` processes."""
     throughput, unit = _throughput(record) if record.exit.reason == "completed" else (None, "samples/s")
     summary = record.summary
     step_s = summary.step_s or 0.0
@@ -67,26 +59,6 @@ def _size_row(nproc: int, record: Any) -> dict[str, Any]:
             "data_wait_s": (summary.data_wait_fraction or 0.0) * step_s,
             "backward_s": (summary.backward_fraction or 0.0) * step_s,
             "throughput_per_s": throughput, "unit": unit, "distributed": record.distributed}
-
-
-def scale_script(script: str | Path, args: Sequence[str], observe_config: Any, config: ScaleConfig,
-                 on_size: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Observe the script at each size and return the scaling document (docs/distributed.md)."""
-    from torchdoctor.analyse import analyse_record
-    from torchdoctor.observe import LaunchConfig, observe
-
-    rows = []
-    for nproc in process_counts(config.max_nproc):
-        if on_size:
-            on_size(nproc)
-        launch = LaunchConfig(nproc_per_node=nproc, torchrun_args=config.torchrun_args or ["--standalone"],
-                              timeout_s=config.timeout_s)
-        with tempfile.TemporaryDirectory(prefix=f"torchdoctor-scale-{nproc}-") as out:
-            record = observe(script, args, observe_config, launch, out_dir=out)
-            if record.ranks:
-                record = analyse_record(record, lint=False)
-        rows.append(_size_row(nproc, record))
-    return scaling_document(str(script), list(args), rows)
 
 
 def scaling_document(script: str, args: list[str], rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Public API (other stages use only these names)::
 
-    lint_paths(paths, *, select=(), ignore=()) -> LintReport
-    lint_script_with_local_imports(script) -> LintReport
+    lint_paths(paths, *, select=(), ignore=()) -> LintResult
+    lint_script_with_local_imports(script) -> LintResult
     plan_fixes(paths, *, select=(), ignore=()) -> list[FileFix]
     all_checks() -> tuple[Check, ...]
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from torchdoctor.lint.base import Check
 from torchdoctor.lint.registry import all_checks
-from torchdoctor.lint.report import SCHEMA_VERSION, FileError, LintReport, SkippedFile, Violation
+from torchdoctor.lint.result import SCHEMA_VERSION, FileError, LintResult, SkippedFile, Violation
 from torchdoctor.lint.run import FileFix, lint_paths, lint_script_with_local_imports, plan_fixes
 from torchdoctor.lint.selection import LintUsageError
 
@@ -21,7 +21,7 @@ __all__ = [
     "Check",
     "FileError",
     "FileFix",
-    "LintReport",
+    "LintResult",
     "LintUsageError",
     "SkippedFile",
     "Violation",

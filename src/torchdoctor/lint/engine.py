@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.lint.base import Hit
 from torchdoctor.lint.registry import visitor_classes
-from torchdoctor.lint.report import FileError, Violation
+from torchdoctor.lint.result import FileError, Violation
 from torchdoctor.lint.selection import Selection, suppressed
 
 #: Fix passes per file; a pass can only apply the outermost of two nested fixes.

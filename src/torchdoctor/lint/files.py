@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 
-from torchdoctor.lint.report import SkippedFile
+from torchdoctor.lint.result import SkippedFile
 from torchdoctor.lint.selection import LintUsageError
 
 #: Folders never descended into when a directory is given.

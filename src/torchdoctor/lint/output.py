@@ -9,14 +9,14 @@ import orjson
 
 from torchdoctor import __version__
 from torchdoctor.lint.registry import all_checks
-from torchdoctor.lint.report import LintReport
+from torchdoctor.lint.result import LintResult
 
 FORMATS = ("text", "json", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS_URI = "https://github.com/torchdoctor/torchdoctor/blob/main/docs/lint.md"
 
 
-def render(report: LintReport, fmt: str) -> str:
+def render(report: LintResult, fmt: str) -> str:
     """The report in `fmt` (one of :data:`FORMATS`)."""
     if fmt == "json":
         return orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode()
@@ -25,7 +25,7 @@ def render(report: LintReport, fmt: str) -> str:
     return render_text(report)
 
 
-def render_text(report: LintReport) -> str:
+def render_text(report: LintResult) -> str:
     """`path:line:col CODE message` per violation, then `path:line:col error: reason` per
     unreadable file."""
     lines = [v.to_text() for v in report.violations]
@@ -35,7 +35,7 @@ def render_text(report: LintReport) -> str:
     return "\n".join(lines)
 
 
-def to_sarif(report: LintReport) -> dict[str, Any]:
+def to_sarif(report: LintResult) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every check as a rule, every violation as a result, and
     unreadable files as tool execution notifications."""
     checks = all_checks()

@@ -12,13 +12,13 @@ from pathlib import Path
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.lint.engine import fix_source, lint_source
 from torchdoctor.lint.files import local_imports, python_files
-from torchdoctor.lint.report import FileError, LintReport
+from torchdoctor.lint.result import FileError, LintResult
 from torchdoctor.lint.selection import Selection
 
 
 def lint_paths(
     paths: Iterable[str | Path], *, select: Iterable[str] = (), ignore: Iterable[str] = ()
-) -> LintReport:
+) -> LintResult:
     """Lint files and folders (recursively, `*.py`). A file that cannot be parsed is reported in
     `errors` and the others are still linted; non-Python files given explicitly are `skipped`.
 
@@ -28,10 +28,10 @@ def lint_paths(
     selection = Selection(tuple(select), tuple(ignore))
     files, skipped = python_files([Path(p) for p in paths])
     report = _lint_files(files, selection)
-    return LintReport(report.violations, report.errors, tuple(skipped), report.files_checked)
+    return LintResult(report.violations, report.errors, tuple(skipped), report.files_checked)
 
 
-def lint_script_with_local_imports(script: Path) -> LintReport:
+def lint_script_with_local_imports(script: Path) -> LintResult:
     """Lint `script` and the modules it imports from its own folder tree, with every check."""
     script = Path(script)
     if not script.is_file():
@@ -82,7 +82,7 @@ def plan_fixes(
     return fixes
 
 
-def _lint_files(files: list[Path], selection: Selection) -> LintReport:
+def _lint_files(files: list[Path], selection: Selection) -> LintResult:
     violations, errors, checked = [], [], 0
     for path in files:
         source = _read(path)
@@ -93,7 +93,7 @@ def _lint_files(files: list[Path], selection: Selection) -> LintReport:
             continue
         checked += 1
         violations.extend(result.violations)
-    return LintReport(violations=tuple(violations), errors=tuple(errors), files_checked=checked)
+    return LintResult(violations=tuple(violations), errors=tuple(errors), files_checked=checked)
 
 
 def _read(path: Path) -> tuple[str, str] | FileError:

@@ -64,7 +64,7 @@ class MemoryBreakdown:
     reason: str | None = None
     """Why the categories are missing or partial (fallback, OOM, step not finished)."""
     allocator: dict[str, Any] | None = None
-    """CUDA allocator figures (see torchdoctor.memory.cuda), when a CUDA device was used."""
+    """CUDA allocator figures (see torchdoctor.observe.probes.cuda_memory), when a CUDA device was used."""
 
     @property
     def activations_bytes(self) -> int:

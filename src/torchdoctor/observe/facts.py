@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from torchdoctor.distributed.runtime import RuntimeProbe
+from torchdoctor.observe.probes.distributed import RuntimeProbe
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
 _MAX_LAYER_SHAPES = 64  # distinct Linear/Conv shapes recorded per model

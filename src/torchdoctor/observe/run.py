@@ -29,7 +29,7 @@ import psutil
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.summary import build_record
-from torchdoctor.record import Record, _new_run_id
+from torchdoctor.record import Record, new_run_id
 
 ProgressCallback = Callable[[str, int, int], None]
 #: After a timeout's SIGINT, how long the script may take to save its results before it is killed.
@@ -178,7 +178,7 @@ def observe(
     """Run SCRIPT ARGS under observation and return its Record (saved nowhere yet)."""
     path = check_script(script)
     launch = launch or LaunchConfig()
-    run_id = run_id or _new_run_id()
+    run_id = run_id or new_run_id()
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     config = config or ObserveConfig()

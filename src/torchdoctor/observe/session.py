@@ -19,8 +19,8 @@ import orjson
 import torch
 
 from torchdoctor.knobs import apply_knobs
-from torchdoctor.compile import CompileCapture
-from torchdoctor.memory.window import MemoryWindow
+from torchdoctor.observe.probes.compile import CompileCapture
+from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -98,7 +98,7 @@ class ObservationSession:
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
         self.compile_capture = CompileCapture() if config.compile else None
-        self.compile_report: dict[str, Any] | None = None
+        self.compile_summary: dict[str, Any] | None = None
         self.profiler: torch.profiler.profile | None = None
         self.distributed: dict[str, Any] = env.distributed()
         self._finished = False
@@ -174,7 +174,7 @@ class ObservationSession:
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
-            self.compile_report = self.compile_capture.stop().to_dict_if_used()
+            self.compile_summary = self.compile_capture.stop().to_dict_if_used()
 
     def _stop_profiler(self) -> None:
         if self.profiler is not None:
@@ -247,5 +247,5 @@ class ObservationSession:
             "system": self.sampler.to_dict(),
             "traces": traces,
             "memory": self.memory.to_dict() if self.memory is not None else None,
-            "compile": self.compile_report,
+            "compile": self.compile_summary,
         }

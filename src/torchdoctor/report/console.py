@@ -1,4 +1,4 @@
-"""Terminal renderer: the step-time breakdown, the main figures, the findings, and stored-run listings."""
+"""Terminal renderer: the step-time breakdown, the main figures and the findings of a Record."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.text import Text
 
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
-from torchdoctor.store import RunComparison, RunRow
+from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
 
 _PARTS = (
     ("data_wait_fraction", "DataLoader wait", "magenta"),
@@ -37,18 +37,6 @@ def print_error(message: str) -> None:
     err_console().print(Text("torchdoctor: error: ", style="bold red") + Text(message))
 
 
-def fmt_seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value >= 1:
-        return f"{value:.3f} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.2f} ms"
-    return f"{value * 1e6:.1f} µs"
-
-
-def fmt_percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _bar(fraction: float, width: int = 30) -> str:
@@ -57,8 +45,6 @@ def _bar(fraction: float, width: int = 30) -> str:
 
 def memory_line(breakdown: dict[str, Any]) -> str:
     """'33.6 MiB on cpu during backward: activations 64%, optimizer state 20%, ...'."""
-    from torchdoctor.memory.render import fmt_bytes
-
     peak = breakdown["peak_bytes"]
     parts = sorted(((v, k) for k, v in (breakdown.get("categories_bytes") or {}).items() if v), reverse=True)
     shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3])
@@ -137,47 +123,3 @@ class TextRenderer:
         console = Console(file=StringIO(), width=120, color_system=None, record=True)
         render_record(record, console)
         return console.export_text()
-
-
-def runs_table(rows: list[RunRow]) -> Table:
-    table = Table(title="Stored runs (newest first)", title_justify="left")
-    for column in ("id", "when", "script", "exit", "median step", "samples/s"):
-        table.add_column(column)
-    for row in rows:
-        command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
-        exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
-        sps = f"{row.samples_per_s:,.1f}" if row.samples_per_s else "-"
-        table.add_row(row.run_id, row.created_at, Text(command), exit_text, fmt_seconds(row.step_s), sps)
-    return table
-
-
-def _cell(value: Any) -> Text:
-    if isinstance(value, float):
-        return Text(f"{value:.4g}")
-    return Text(str(value) if value is not None else "-")
-
-
-def render_comparison(comparison: RunComparison, console: Console) -> None:
-    table = Table(title=f"A = {comparison.a_id}   B = {comparison.b_id}", title_justify="left")
-    for column in ("figure", "A", "B"):
-        table.add_column(column)
-    for key, a, b in comparison.summary_rows:
-        table.add_row(key, _cell(a), _cell(b))
-    console.print(table)
-    change, verdict = comparison.step_change, comparison.verdict
-    if change is not None:
-        line = f"median step time: {100 * change:+.1f}% (B against A)"
-        if verdict:
-            line += (f"; verdict: B is {verdict['verdict']} (ratio {verdict['ratio']:.3f}, "
-                     f"95% CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f})")
-        console.print(line)
-    for title, rows in (("environment", comparison.env_diff), ("configuration", comparison.config_diff)):
-        if not rows:
-            console.print(f"no difference in {title}")
-            continue
-        diff = Table(title=f"What differs in {title}", title_justify="left")
-        for column in ("key", "A", "B"):
-            diff.add_column(column)
-        for key, a, b in rows:
-            diff.add_row(key, _cell(a), _cell(b))
-        console.print(diff)

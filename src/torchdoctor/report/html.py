@@ -24,9 +24,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from torchdoctor.distributed.html import rank_bars
+from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
-from torchdoctor.report.console import fmt_percent, fmt_seconds
+from torchdoctor.report.format import fmt_percent, fmt_seconds
 from torchdoctor.report.console_findings import evidence_text, fix_parts, ranked
 
 _BREAKDOWN = (

@@ -28,7 +28,7 @@ def _shape_recompile_s(ev: Evidence) -> float:
 def shape_recompiles(ev: Evidence) -> Hit | None:
     """Dynamo recompiles because input shapes change (guards failing on a size). Upside: the compile
     time of those recompilations against the timed window (recompile_s / (recompile_s + window_s))."""
-    found = advice.shape_recompiles({"recompiles": ev.compile_report("recompiles"),
+    found = advice.shape_recompiles({"recompiles": ev.compile_fact("recompiles"),
                                      "recompile_limit_hit": ev.record.compile.get("recompile_limit_hit")})
     if not found:
         return None
@@ -51,7 +51,7 @@ def graph_breaks(ev: Evidence) -> Hit | None:
     """Graph breaks in the compiled code that runs every step, each with its file:line and the usual
     fix for its reason. Their cost is not measured here (upside 0): `torchdoctor compile` compares
     against eager."""
-    found = advice.graph_breaks({"graph_breaks": ev.compile_report("graph_breaks")})
+    found = advice.graph_breaks({"graph_breaks": ev.compile_fact("graph_breaks")})
     if not found:
         return None
     breaks = ev.record.compile["graph_breaks"]
@@ -67,7 +67,7 @@ def graph_breaks(ev: Evidence) -> Hit | None:
 
 def _comparison(ev: Evidence) -> dict:
     """`record.compile.comparison`: the eager-vs-compiled comparison of `torchdoctor compile`."""
-    return ev.compile_report("comparison")
+    return ev.compile_fact("comparison")
 
 
 @rule("TD-COMP-023", "compute")

@@ -96,7 +96,7 @@ class Evidence:
         models = self.env("models")
         return bool(models) and all(set(m.get("parameter_devices") or {}) <= {"cpu"} for m in models)
 
-    def compile_report(self, key: str) -> Any:
+    def compile_fact(self, key: str) -> Any:
         """`record.compile[key]` (docs/compile.md): only when the script compiled something."""
         value = (self.record.compile or {}).get(key)
         if value is None:

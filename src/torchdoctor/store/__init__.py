@@ -1,6 +1,6 @@
-"""Persistence of Records and tuner trials in SQLite, and comparison of two stored runs."""
+"""Persistence of Records and tuner trials in SQLite, and where a run's artefacts live."""
 
-from torchdoctor.store.compare import RunComparison, compare_records
-from torchdoctor.store.sqlite import DEFAULT_STORE, RunRow, RunStore
+from torchdoctor.record import RunRow
+from torchdoctor.store.sqlite import DEFAULT_STORE, RunStore, run_dir_for
 
-__all__ = ["DEFAULT_STORE", "RunComparison", "RunRow", "RunStore", "compare_records"]
+__all__ = ["DEFAULT_STORE", "RunRow", "RunStore", "run_dir_for"]

@@ -7,16 +7,20 @@ schema is upgraded when loaded (record.upgrade). Table `trials` keeps the tuner'
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import orjson
 
 from torchdoctor.errors import StoreError
-from torchdoctor.record import Record
+from torchdoctor.record import Record, RunRow
 
 DEFAULT_STORE = Path(".torchdoctor") / "runs.db"
+
+
+def run_dir_for(store_path: str | Path, run_id: str) -> Path:
+    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it."""
+    return Path(store_path).parent / "runs" / run_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -44,22 +48,6 @@ CREATE TABLE IF NOT EXISTS trials (
     PRIMARY KEY (tune_id, trial)
 );
 """
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    """One line of `runs list`."""
-
-    run_id: str
-    created_at: str
-    kind: str
-    script: str | None
-    argv: list[str]
-    exit_status: int
-    exit_reason: str
-    step_s: float | None
-    samples_per_s: float | None
-    tag: str | None
 
 
 class RunStore:

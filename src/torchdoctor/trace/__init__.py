@@ -2,7 +2,7 @@
 
 Public API (kept stable; see docs/trace.md):
     load_trace(path) -> Trace
-    analyse_traces(paths, config=None) -> TraceReport   (TraceReport.to_dict() is JSON-ready)
+    analyse_traces(paths, config=None) -> TraceAnalysis   (TraceAnalysis.to_dict() is JSON-ready)
     diff_traces(a, b) -> TraceDiff                       (TraceDiff.to_dict())
 """
 
@@ -12,9 +12,9 @@ from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.diff import TraceDiff, diff_traces
 from torchdoctor.trace.events import Trace
 from torchdoctor.trace.loader import load_trace
-from torchdoctor.trace.report import SCHEMA_VERSION, TraceReport, analyse_traces
+from torchdoctor.trace.analysis import SCHEMA_VERSION, TraceAnalysis, analyse_traces
 
 __all__ = [
-    "SCHEMA_VERSION", "Trace", "TraceConfig", "TraceDiff", "TraceReport",
+    "SCHEMA_VERSION", "Trace", "TraceConfig", "TraceDiff", "TraceAnalysis",
     "analyse_traces", "diff_traces", "load_trace",
 ]  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Sequence
 
 import orjson
 
@@ -16,9 +16,6 @@ from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import unified_diff
 from torchdoctor.tune.errors import TuneInputError
 from torchdoctor.tune.trial import FAILED, REJECTED, Trial
-
-if TYPE_CHECKING:
-    from torchdoctor.tune.search import Tuner
 
 SCHEMA_VERSION = 1
 
@@ -58,25 +55,26 @@ class TuneResult:
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
-    def build(cls, tuner: Tuner) -> TuneResult:
-        baseline, best = tuner.baseline, tuner.best
-        per_sample = any(REGISTRY[name].per_sample for name in tuner.kept)
+    def build(cls, *, tune_id: str, script: Path, args: list[str], baseline: Trial, best: Trial,
+              repeat: Trial | None, loss_noise: float | None, kept: dict[str, Any], trials: Sequence[Trial],
+              stop_reason: str) -> TuneResult:
+        """The result of a search that ran `trials` from `baseline` and ended at `best` with `kept`."""
+        per_sample = any(REGISTRY[name].per_sample for name in kept)
         before = baseline.sample_s if per_sample else baseline.step_s
         after = best.sample_s if per_sample else best.step_s
         return cls(
-            tune_id=tuner.tune_id, script=str(tuner.script), args=tuner.args,
+            tune_id=tune_id, script=str(script), args=list(args),
             baseline_step_s=baseline.step_s, best_step_s=best.step_s,
             speedup=before / after if before and after else None,
             metric="time per sample" if per_sample else "time per step",
-            kept=dict(tuner.kept),
+            kept=dict(kept),
             rejected=[{"knob": t.knob, "value": t.value, "status": t.status, "reason": t.reason}
-                      for t in tuner.trials if t.status in (REJECTED, FAILED)],
-            overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden}
-                        for t in tuner.trials if t.overridden],
-            trials=[t.to_dict() for t in tuner.trials], stop_reason=tuner.stop_reason,
-            noise=baseline_noise(baseline, tuner.repeat, tuner.loss_noise),
-            changes=[{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v)} for n, v in tuner.kept.items()],
-            diff=unified_diff(tuner.script, tuner.kept),
+                      for t in trials if t.status in (REJECTED, FAILED)],
+            overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden} for t in trials if t.overridden],
+            trials=[t.to_dict() for t in trials], stop_reason=stop_reason,
+            noise=baseline_noise(baseline, repeat, loss_noise),
+            changes=[{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v)} for n, v in kept.items()],
+            diff=unified_diff(script, kept),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,7 +14,6 @@ far are kept and reported).
 from __future__ import annotations
 
 import time
-import uuid
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
@@ -22,7 +21,7 @@ import optuna
 
 from torchdoctor.bench import FASTER, compare_samples
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
-from torchdoctor.store import RunStore
+from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.candidates import ordered_candidates
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError
@@ -45,16 +44,24 @@ class TuneProgress(Protocol):
     def trial_finished(self, trial: Trial, best: Trial) -> None: ...
 
 
+class TrialStore(Protocol):
+    """Where trials are kept as they finish (`torchdoctor.store.RunStore` is one)."""
+
+    def save(self, record: Record) -> None: ...
+    def save_trial(self, tune_id: str, trial: int, *, run_id: str | None, knobs: dict[str, Any], verdict: str,
+                   reason: str, figures: dict[str, Any]) -> None: ...
+
+
 class _Interrupted(Exception):
     """A trial was stopped by Ctrl-C."""
 
 
 class Tuner:
-    def __init__(self, script: str | Path, args: Sequence[str], config: TuneConfig, *, store: RunStore,
+    def __init__(self, script: str | Path, args: Sequence[str], config: TuneConfig, *, store: TrialStore,
                  work_dir: Path, progress: TuneProgress | None = None) -> None:
         self.script, self.args, self.config = Path(script), list(args), config
         self.store, self.work_dir, self.progress = store, Path(work_dir), progress
-        self.tune_id = time.strftime("tune-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.tune_id = "tune-" + new_run_id()
         self.trials: list[Trial] = []
         self.kept: dict[str, Any] = {}
         self.stop_reason = "every applicable knob was tried"
@@ -85,7 +92,9 @@ class Tuner:
                     break
         except (KeyboardInterrupt, _Interrupted):
             self.stop_reason = "interrupted (Ctrl-C): best so far reported"
-        return TuneResult.build(self)
+        return TuneResult.build(tune_id=self.tune_id, script=self.script, args=self.args, baseline=self.baseline,
+                                best=self.best, repeat=self.repeat, loss_noise=self.loss_noise, kept=self.kept,
+                                trials=self.trials, stop_reason=self.stop_reason)
 
     def _repeat_baseline(self) -> None:
         """Run the baseline again: its difference from the first run is the script's own noise.

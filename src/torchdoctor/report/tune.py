@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from torchdoctor.report.console import fmt_seconds
+from torchdoctor.report.format import fmt_seconds
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 

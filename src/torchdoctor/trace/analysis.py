@@ -1,4 +1,4 @@
-"""`analyse_traces`: every analysis of one or more ranks' traces, as a TraceReport value.
+"""`analyse_traces`: every analysis of one or more ranks' traces, as a TraceAnalysis value.
 
 The report's dict (`to_dict`) is what the observe step stores in `Record.trace` and what the
 diagnosis rules read; its keys are documented in docs/trace.md. Keys are only added within a
@@ -22,7 +22,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class TraceReport:
+class TraceAnalysis:
     """Per-rank sections (`ranks`, ordered by rank), the cross-rank summary and all warnings."""
 
     files: tuple[str, ...]
@@ -49,7 +49,7 @@ def analyse_traces(
     config: TraceConfig | None = None,
     *,
     progress: Callable[[str], None] | None = None,
-) -> TraceReport:
+) -> TraceAnalysis:
     """Load and analyse each file (one per rank), one at a time so memory holds one trace.
 
     Raises TraceFormatError for a file that is not a Kineto trace; a truncated file is analysed
@@ -72,7 +72,7 @@ def analyse_traces(
     if len({s["rank"] for s in sections}) < len(sections):
         warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
     summary = rank_summary([_rank_figures(s) for s in sections], config)
-    return TraceReport(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings),
+    return TraceAnalysis(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings),
                        timelines.first, tuple(timelines.by_rank()))  # fmt: skip
 
 

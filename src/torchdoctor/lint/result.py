@@ -1,6 +1,6 @@
 """The result of linting: violations and unreadable files, as a frozen, JSON-ready value.
 
-JSON contract (`LintReport.to_dict()`, stored as `Record.lint`, documented in docs/lint.md):
+JSON contract (`LintResult.to_dict()`, stored as `Record.lint`, documented in docs/lint.md):
 keys are only added within a `schema_version`; renaming, removing or changing a key's meaning
 bumps `SCHEMA_VERSION`. Lines and columns are 1-based.
 """
@@ -50,7 +50,7 @@ class SkippedFile:
 
 
 @dataclass(frozen=True)
-class LintReport:
+class LintResult:
     """Everything one lint run found; `files_checked` counts the files parsed successfully."""
 
     violations: tuple[Violation, ...] = ()

@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from torchdoctor.report.console import fmt_seconds
+from torchdoctor.report.format import fmt_seconds
 
 
 def rank_bars(distributed: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from torchdoctor.report.console import fmt_seconds
+from torchdoctor.report.format import fmt_seconds
 from torchdoctor.serve.load import LoadResult
 from torchdoctor.serve.sweep import SweepResult
 

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from torchdoctor.infer.result import BatchMeasurement, InferResult
-from torchdoctor.report.console import fmt_seconds
+from torchdoctor.report.format import fmt_seconds
 
 _STATUS_STYLE = {"ok": "green", "failed": "red", "diverged": "yellow"}
 _VERDICT = {"faster": "faster", "slower": "slower", "no clear difference": "~same"}

@@ -7,12 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.report.format import fmt_bytes
 
-def fmt_bytes(size: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:g} {unit}"
-    return f"{size} B"
 
 
 def comm_table(op: str, result: dict[str, Any]) -> Table:

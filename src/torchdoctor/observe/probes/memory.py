@@ -15,9 +15,9 @@ from typing import Any
 
 import torch
 
-from torchdoctor.memory import cuda
+from torchdoctor.observe.probes import cuda_memory as cuda
 from torchdoctor.memory.breakdown import SCHEMA_VERSION, MemoryBreakdown
-from torchdoctor.memory.tracker import StepMemoryTracker
+from torchdoctor.observe.probes.memory_tracker import StepMemoryTracker
 from torchdoctor.memory.whatif import what_if
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.report.format import fmt_seconds
+
 
 def _where(filename: str | None, lineno: int | None) -> str:
     return f"{Path(filename).name}:{lineno}" if filename else "?"
@@ -65,9 +67,6 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
-def _fmt_s(value: float | None) -> str:
-    return "-" if value is None else f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
-
 
 def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
     """One line per compiled variant against eager; not-applicable and failed ones with the reason."""
@@ -79,7 +78,7 @@ def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_column(column)
     for r in (r for r in rows if r["status"] == "measured"):
         v = r["verdict"] or {}
-        table.add_row(r["mode"], str(r["dynamic"]), _fmt_s(r["compile_time_s"]), _fmt_s(r["step_s"]),
+        table.add_row(r["mode"], str(r["dynamic"]), fmt_seconds(r["compile_time_s"]), fmt_seconds(r["step_s"]),
                       str(r["graph_count"]), str(r["graph_break_count"]), str(r["recompile_count"]),
                       v.get("verdict", "-"), f"{v['ratio']:.3f}" if v.get("ratio") is not None else "-")  # fmt: skip
     if table.row_count:

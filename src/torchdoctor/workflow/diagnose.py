@@ -1,7 +1,4 @@
-"""Composition roots of the commands that chain stages: observe -> analyse -> store -> render.
-
-Each step is a call into the stage's own package; nothing here measures or analyses by itself.
-"""
+"""`torchdoctor diagnose`: observe a script (or read traces) -> analyse -> diagnose -> store -> render."""
 
 from __future__ import annotations
 
@@ -13,16 +10,11 @@ from rich.console import Console
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.run import external_rank, shared_run_id
-from torchdoctor.record import Record, _new_run_id
+from torchdoctor.record import Record, new_run_id
 from torchdoctor.rules import diagnose_record
 from torchdoctor.report.console import render_record
-from torchdoctor.report.progress import observation_progress
-from torchdoctor.store import RunStore
-
-
-def run_dir_for(store_path: Path, run_id: str) -> Path:
-    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it."""
-    return Path(store_path).parent / "runs" / run_id
+from torchdoctor.store import run_dir_for
+from torchdoctor.workflow.observation import observe_with_progress, store_records
 
 
 def diagnose_script(
@@ -41,13 +33,10 @@ def diagnose_script(
     """Observe SCRIPT, keep the Record, and print the report; returns the Record."""
     console = console or Console()
     rank = external_rank()
-    run_id = shared_run_id() if rank is not None else _new_run_id()
-    out_dir = run_dir_for(store_path, run_id)
+    run_id = shared_run_id() if rank is not None else new_run_id()
     if rank:  # another rank of the user's own torchrun job: observe, rank 0 reports for all
-        return observe(script, args, config, launch, out_dir=out_dir, run_id=run_id)
-    with observation_progress() as progress:
-        record = observe(script, args, config, launch, out_dir=out_dir, progress=progress, run_id=run_id)
-    record = analyse_record(record)
+        return observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id), run_id=run_id)
+    record = analyse_record(observe_with_progress(script, args, config, launch, store_path=store_path, run_id=run_id))
     return _diagnose_and_report(record, store_path, save, json_out, console, select, ignore)
 
 
@@ -77,8 +66,7 @@ def _diagnose_and_report(
     """The stages after analysis: findings, the store, the JSON file, the terminal report."""
     record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
     if save:
-        with RunStore(store_path) as store:
-            store.save(record)
+        store_records(store_path, [record])
     if json_out:
         record.save(json_out)
     render_record(record, console)

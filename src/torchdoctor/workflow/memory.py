@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.record import Record, _new_run_id
-from torchdoctor.report.progress import observation_progress
-from torchdoctor.store import RunStore
+from torchdoctor.observe import LaunchConfig, ObserveConfig
+from torchdoctor.record import Record
+from torchdoctor.workflow.observation import observe_with_progress, store_records
 
 
 def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, snapshot: Path | None = None) -> ObserveConfig:
@@ -20,13 +19,7 @@ def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, sna
 def observe_memory(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
                    store_path: Path, save: bool = True) -> Record:
     """Observe SCRIPT for its memory window; the Record (with `record.memory`) is stored if `save`."""
-    from torchdoctor.workflow import run_dir_for
-
-    run_id = _new_run_id()
-    with observation_progress() as progress:
-        record = observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id),
-                         progress=progress, run_id=run_id)
+    record = observe_with_progress(script, args, config, launch, store_path=store_path)
     if save:
-        with RunStore(store_path) as store:
-            store.save(record)
+        store_records(store_path, [record])
     return record

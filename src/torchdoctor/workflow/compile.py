@@ -13,23 +13,12 @@ from typing import Any, Sequence
 from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
 from torchdoctor.compile.modes import mode_row, not_applicable, variants
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.record import Record, _new_run_id
+from torchdoctor.observe import LaunchConfig, ObserveConfig
+from torchdoctor.record import Record
 from torchdoctor.rules import diagnose_record
-from torchdoctor.report.progress import observation_progress
-from torchdoctor.store import RunStore
+from torchdoctor.workflow.observation import observe_with_progress, store_records
 
 SCHEMA_VERSION = 1
-
-
-def _observe(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
-             store_path: Path) -> Record:
-    from torchdoctor.workflow import run_dir_for
-
-    run_id = _new_run_id()
-    with observation_progress() as progress:
-        return observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id),
-                       progress=progress, run_id=run_id)
 
 
 def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
@@ -37,7 +26,7 @@ def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: O
     """The script compiled itself: compare it against a run with Dynamo disabled."""
     eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
                                 timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
-    eager = _observe(script, args, config, eager_launch, store_path)
+    eager = observe_with_progress(script, args, config, eager_launch, store_path=store_path)
     return (compare_eager_compiled(eager, compiled) if eager.steps else None), [eager]
 
 
@@ -51,7 +40,8 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
         if reason is not None:
             result["modes"].append(mode_row(variant, reason=reason))
             continue
-        compiled = _observe(script, args, variant.config(config, backend), launch, store_path)
+        compiled = observe_with_progress(script, args, variant.config(config, backend), launch,
+                                         store_path=store_path)
         records.append(compiled)
         comparison = compare_eager_compiled(eager, compiled) if eager.steps and compiled.steps else None
         _attach(compiled, comparison)
@@ -62,7 +52,7 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
     return result
 
 
-def compile_report(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
+def compile_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
                    store_path: Path, save: bool = True, modes: Sequence[str] | None = None,
                    dynamic: bool = False, backend: str = "inductor") -> tuple[dict[str, Any], list[Record]]:
     """Observe SCRIPT as written, then eager or its compiled variants (see the module docstring).
@@ -70,7 +60,7 @@ def compile_report(script: str, args: Sequence[str], config: ObserveConfig, laun
     `modes`/`dynamic`/`backend` choose the knob's variants (modes None: ["default"]). Returns the
     JSON-ready result (keys in docs/compile.md) and the Records, as written first (stored if `save`).
     """
-    first = _observe(script, args, config, launch, store_path)
+    first = observe_with_progress(script, args, config, launch, store_path=store_path)
     records = [first]
     result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "eager_run_id": None, "compiled_run_id": None,
                               "compile": None, "comparison": None, "modes": []}  # fmt: skip
@@ -91,10 +81,9 @@ def compile_report(script: str, args: Sequence[str], config: ObserveConfig, laun
         result.update(knob)
     result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
     if save:
-        with RunStore(store_path) as store:
-            for record in records:
-                record.findings = [f.to_dict() for f in diagnose_record(record)]
-                store.save(record)
+        for record in records:
+            record.findings = [f.to_dict() for f in diagnose_record(record)]
+        store_records(store_path, records)
     return result, records
 
 

@@ -7,14 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.report.format import fmt_bytes
 
-def fmt_bytes(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(value) >= size:
-            return f"{value / size:.2f} {unit}"
-    return f"{int(value)} B"
 
 
 def _categories(b: dict[str, Any]) -> Table:
