@@ -1,13 +1,14 @@
-"""Registries filled by module scan: a new rule, knob or inference variant needs a file, no list."""
+"""Registries filled by module scan: a new rule, knob, lint check or inference variant needs a file,
+no list."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from types import ModuleType
 
 
-def import_submodules(package: str) -> None:
-    """Import every module of `package`, so that their registering decorators run."""
+def import_submodules(package: str) -> list[ModuleType]:
+    """Import every module of `package`, so that their registering decorators run; returns them."""
     root = importlib.import_module(package)
-    for info in pkgutil.iter_modules(root.__path__):
-        importlib.import_module(f"{package}.{info.name}")
+    return [importlib.import_module(f"{package}.{info.name}") for info in pkgutil.iter_modules(root.__path__)]

@@ -13,11 +13,6 @@ class ScriptNotFoundError(TorchDoctorError):
     """The script to observe does not exist or cannot be read."""
 
 
-class NoStepsError(TorchDoctorError):
-    """The observed script never reached a training or inference step."""
-
-    exit_code = 3
-
 
 class RecordFormatError(TorchDoctorError):
     """A saved Record cannot be read (not JSON, unknown schema version, missing fields)."""

@@ -23,11 +23,11 @@ def compare_outputs(reference: Any, output: Any) -> Accuracy:
     return Accuracy(max_abs, max_abs / scale if scale > 0 else max_abs, top1)
 
 
-def within_tolerance(accuracy: Accuracy, tolerance: float, min_top1_agreement: float) -> str:
-    """'' when `accuracy` is acceptable, else the reason it is not."""
+def tolerance_violation(accuracy: Accuracy, tolerance: float, min_top1_agreement: float) -> str | None:
+    """Why `accuracy` is out of tolerance; None when it is acceptable."""
     if accuracy.max_rel_error != accuracy.max_rel_error or accuracy.max_rel_error > tolerance:
         return f"max relative error {accuracy.max_rel_error:.3g} exceeds the tolerance {tolerance:g}"
     top1 = accuracy.top1_agreement
     if top1 is not None and top1 < min_top1_agreement:
         return f"top-1 agreement {top1:.3f} is below {min_top1_agreement:g}"
-    return ""
+    return None

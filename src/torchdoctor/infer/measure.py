@@ -7,25 +7,21 @@ on CPU only bounds the variant's footprint from above, since all variants share 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import psutil
 
 from torchdoctor.infer.accuracy import compare_outputs
 from torchdoctor.infer.config import InferConfig
+from torchdoctor.infer.live import Live, failure_reason
 from torchdoctor.infer.result import Accuracy, BatchMeasurement
 from torchdoctor.infer.timing import device_sync, interleaved_latencies
 from torchdoctor.infer.variants.base import first_tensor
 
-if TYPE_CHECKING:
-    from torchdoctor.infer.runner import Live
-
 
 def measure_variants(live: Live, batch: tuple[Any, ...], config: InferConfig) -> None:
     """Append a BatchMeasurement to each live variant's result; drop those that fail here."""
-    from torchdoctor.infer.runner import failure_reason
-
     sync = device_sync(config.device)
     reference = first_tensor(live["eager"][1].run(*batch))
     checked: dict[str, tuple[Accuracy, int | None]] = {}

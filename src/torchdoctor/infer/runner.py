@@ -12,17 +12,17 @@ reason; one outside tolerance is marked diverged; neither is dropped from the re
 from __future__ import annotations
 
 import copy
-import re
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from torchdoctor.infer.accuracy import within_tolerance
+from torchdoctor.infer.accuracy import tolerance_violation
 from torchdoctor.infer.config import InferConfig
 from torchdoctor.infer.env import environment
 from torchdoctor.infer.errors import InferConfigError, InputRejectedError
 from torchdoctor.infer.factory import ModelAndExample, resize_batch
+from torchdoctor.infer.live import Live, failure_reason
 from torchdoctor.infer.measure import measure_variants
 from torchdoctor.infer.recommend import recommend
 from torchdoctor.infer.result import InferResult, VariantResult
@@ -30,9 +30,7 @@ from torchdoctor.infer.timing import device_sync
 from torchdoctor.infer.variants import Prepared, PrepareContext, resolve
 from torchdoctor.infer.variants.base import first_tensor
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 Progress = Callable[[str], None]
-Live = dict[str, tuple[VariantResult, Prepared]]
 
 
 def run_ladder(loaded: ModelAndExample, config: InferConfig, progress: Progress | None = None) -> InferResult:
@@ -105,13 +103,6 @@ def _prepare(
     return result, prepared
 
 
-def failure_reason(exc: BaseException, max_lines: int = 4) -> str:
-    """The exception's type and the first non-blank lines of its message."""
-    plain = _ANSI.sub("", str(exc))
-    lines = [line.strip() for line in plain.splitlines() if line.strip()][:max_lines]
-    return f"{type(exc).__name__}: {' '.join(lines)}"[:600]
-
-
 def _on_device(args: tuple[Any, ...], device: str) -> tuple[Any, ...]:
     return tuple(a.to(device) for a in args)
 
@@ -119,7 +110,7 @@ def _on_device(args: tuple[Any, ...], device: str) -> tuple[Any, ...]:
 def _mark_diverged(results: list[VariantResult], config: InferConfig) -> None:
     for result in results:
         for m in result.measurements if result.status == "ok" else ():
-            problem = m.accuracy and within_tolerance(m.accuracy, config.tolerance, config.min_top1_agreement)
+            problem = m.accuracy and tolerance_violation(m.accuracy, config.tolerance, config.min_top1_agreement)
             if problem:
                 result.fail("diverged", f"at batch size {m.batch_size}: {problem}")
                 break

@@ -3,12 +3,10 @@ there registers it; there is no hand-kept list."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 from functools import cache
 
-from torchdoctor.lint import checks as _checks_package
+from torchdoctor.discovery import import_submodules
 from torchdoctor.lint.base import Check, LintVisitor
 
 
@@ -16,8 +14,7 @@ from torchdoctor.lint.base import Check, LintVisitor
 def visitor_classes() -> tuple[type[LintVisitor], ...]:
     """The `LintVisitor` subclasses defined in the check modules, in code order."""
     found: list[type[LintVisitor]] = []
-    for info in pkgutil.iter_modules(_checks_package.__path__):
-        module = importlib.import_module(f"{_checks_package.__name__}.{info.name}")
+    for module in import_submodules("torchdoctor.lint.checks"):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, LintVisitor) and cls.__module__ == module.__name__ and cls.CHECKS:
                 found.append(cls)

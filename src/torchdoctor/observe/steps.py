@@ -119,7 +119,3 @@ class StepClock:
             self.callbacks.on_progress("timing", self.count - warm, timed)
         else:
             self.callbacks.on_progress("profiling", self.count - warm - timed, self.profile_steps)
-
-    @property
-    def timing_complete(self) -> bool:
-        return self.window_ns is not None

@@ -46,10 +46,8 @@ def findings_of(record: Record) -> list[dict[str, Any]]:
     """The Record's findings, or the diagnosis's when the Record has none yet."""
     if record.findings:
         return list(record.findings)
-    try:
-        from torchdoctor.rules import diagnose_record
-    except ImportError:  # the diagnosis rules are not installed in this build
-        return []
+    from torchdoctor.rules import diagnose_record
+
     return [f if isinstance(f, dict) else f.to_dict() for f in diagnose_record(record)]
 
 
