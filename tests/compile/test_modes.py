@@ -12,7 +12,6 @@ import pytest
 from tests.observe.helpers import WIDE_ENV
 from torchdoctor.compile.modes import UnknownCompileModeError, Variant, not_applicable, parse_modes, variants
 from torchdoctor.errors import TorchDoctorError
-from torchdoctor.observe import ObserveConfig
 from torchdoctor.record import Record
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -32,8 +31,8 @@ def test_dynamic_tries_each_mode_both_ways():
 
 
 def test_a_variant_is_the_compile_knob_added_to_the_observation():
-    config = Variant("max-autotune", True).config(ObserveConfig(knobs={"threads": 2}), "eager")
-    assert config.knobs == {"threads": 2, "compile": {"mode": "max-autotune", "dynamic": True, "backend": "eager"}}
+    knobs = Variant("max-autotune", True).knobs({"threads": 2}, "eager")
+    assert knobs == {"threads": 2, "compile": {"mode": "max-autotune", "dynamic": True, "backend": "eager"}}
 
 
 def test_cuda_graph_modes_and_self_compiling_scripts_are_not_applicable_with_the_reason():

@@ -12,13 +12,11 @@ Row keys are documented in docs/compile.md.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from torchdoctor.errors import TorchDoctorError
 from torchdoctor.knobs.compile import MODES
-from torchdoctor.observe import ObserveConfig
 from torchdoctor.record import Record
 
 #: Modes that need a CUDA device, and why.
@@ -38,9 +36,9 @@ class Variant:
     def knob_value(self, backend: str) -> dict[str, Any]:
         return {"mode": self.mode, "dynamic": self.dynamic, "backend": backend}
 
-    def config(self, base: ObserveConfig, backend: str) -> ObserveConfig:
-        """`base` with this variant's compile knob added."""
-        return dataclasses.replace(base, knobs={**base.knobs, "compile": self.knob_value(backend)})
+    def knobs(self, base: dict[str, Any], backend: str) -> dict[str, Any]:
+        """An observation's knobs `base` with this variant's compile knob added."""
+        return {**base, "compile": self.knob_value(backend)}
 
 
 def parse_modes(text: str) -> list[str]:

@@ -7,6 +7,7 @@ baseline). If not, it is the eager baseline, and each requested mode (torchdocto
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,7 +41,7 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
         if reason is not None:
             result["modes"].append(mode_row(variant, reason=reason))
             continue
-        compiled = observe_with_progress(script, args, variant.config(config, backend), launch,
+        compiled = observe_with_progress(script, args, replace(config, knobs=variant.knobs(config.knobs, backend)), launch,
                                          store_path=store_path)
         records.append(compiled)
         comparison = compare_eager_compiled(eager, compiled) if eager.steps and compiled.steps else None
