@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from torchdoctor.workflow import diagnose_traces
+from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
 
 IDLE_RULES = {"TD-COMP-001", "TD-COMP-002", "TD-COMP-003"}
 # file -> (rules that must be found, rules that must not be)
@@ -30,7 +30,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_trace_findings_match_what_the_fixture_shows(gpu_traces: Path, tmp_path: Path, name: str) -> None:
-    record = diagnose_traces([gpu_traces / name], store_path=tmp_path / "runs.db", save=False)
+    record = diagnose_traces([gpu_traces / name], DiagnoseOutputs(store_path=tmp_path / "runs.db", save=False))
     found = {f["id"] for f in record.findings}
     present, absent = EXPECTED[name]
     assert record.kind == "traces"
@@ -39,7 +39,7 @@ def test_trace_findings_match_what_the_fixture_shows(gpu_traces: Path, tmp_path:
 
 def test_two_ranks_of_one_job_get_scale_findings(gpu_traces: Path, tmp_path: Path) -> None:
     ranks = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
-    record = diagnose_traces(ranks, store_path=tmp_path / "runs.db", save=False)
+    record = diagnose_traces(ranks, DiagnoseOutputs(store_path=tmp_path / "runs.db", save=False))
     assert {"TD-SCALE-001", "TD-SCALE-003"} <= {f["id"] for f in record.findings}
 
 

@@ -12,6 +12,7 @@ from torchdoctor.store import DEFAULT_STORE
 
 if TYPE_CHECKING:
     from torchdoctor.record import Record
+    from torchdoctor.workflow import DiagnoseOutputs
 
 _CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -47,24 +48,21 @@ def diagnose(
     save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
-    from torchdoctor.workflow import diagnose_traces
+    from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
 
-    chosen = {"select": tuple(select or ()), "ignore": tuple(ignore or ())}
+    outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
+                              select=tuple(select or ()), ignore=tuple(ignore or ()))
     config_options = dict(
         warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
         profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
     )
     if trace:
         traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-        record = diagnose_traces(traces, store_path=store, save=save, json_out=json_out, **chosen)
+        record = diagnose_traces(traces, outputs)
     else:
         launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
                               torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
-        record = _diagnose_script(command, demo, config_options, launch_options, store, save, json_out, chosen)
-    if html_out:
-        from torchdoctor.report.base import write_report
-
-        write_report(record, html_out, "html")
+        record = _diagnose_script(command, demo, config_options, launch_options, outputs)
     sys.exit(record.exit.status)
 
 
@@ -77,7 +75,7 @@ def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list
 
 def _diagnose_script(
     command: list[str] | None, demo: bool, options: dict[str, Any], launch_options: dict[str, Any],
-    store: Path, save: bool, json_out: Path | None, chosen: dict[str, tuple[str, ...]],
+    outputs: DiagnoseOutputs,
 ) -> Record:
     """Observe the script (or the demo) and diagnose it; bad options are usage errors."""
     from torchdoctor.observe import LaunchConfig, ObserveConfig
@@ -95,4 +93,4 @@ def _diagnose_script(
         launch = LaunchConfig(**launch_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    return diagnose_script(script, args, config, launch, store_path=store, save=save, json_out=json_out, **chosen)
+    return diagnose_script(script, args, config, launch, outputs)

@@ -12,6 +12,6 @@ here measures or analyses by itself):
 imported on use (the CLI's start-up stays fast), so import the command's own module.
 """
 
-from torchdoctor.workflow.diagnose import diagnose_script, diagnose_traces
+from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_script, diagnose_traces
 
-__all__ = ["diagnose_script", "diagnose_traces"]
+__all__ = ["DiagnoseOutputs", "diagnose_script", "diagnose_traces"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -12,65 +13,58 @@ from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.rules import diagnose_record
+from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
-from torchdoctor.store import run_dir_for
+from torchdoctor.store import DEFAULT_STORE, run_dir_for
 from torchdoctor.workflow.observation import observe_with_progress, store_records
 
 
-def diagnose_script(
-    script: str,
-    args: Sequence[str],
-    config: ObserveConfig,
-    launch: LaunchConfig,
-    *,
-    store_path: Path,
-    save: bool = True,
-    json_out: Path | None = None,
-    console: Console | None = None,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-) -> Record:
+@dataclass(frozen=True, kw_only=True)
+class DiagnoseOutputs:
+    """Where a diagnosis goes (the store unless `save` is off, a JSON and an HTML file, the
+    console) and which rules it runs (`select`/`ignore`: rule ids or prefixes)."""
+
+    store_path: Path = DEFAULT_STORE
+    save: bool = True
+    json_out: Path | None = None
+    html_out: Path | None = None
+    console: Console | None = None
+    select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+
+
+def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
+                    outputs: DiagnoseOutputs = DiagnoseOutputs()) -> Record:
     """Observe SCRIPT, keep the Record, and print the report; returns the Record."""
-    console = console or Console()
     rank = external_rank()
     run_id = shared_run_id() if rank is not None else new_run_id()
     if rank:  # another rank of the user's own torchrun job: observe, rank 0 reports for all
-        return observe(script, args, config, launch, out_dir=run_dir_for(store_path, run_id), run_id=run_id)
-    record = analyse_record(observe_with_progress(script, args, config, launch, store_path=store_path, run_id=run_id))
-    return _diagnose_and_report(record, store_path, save, json_out, console, select, ignore)
+        return observe(script, args, config, launch, out_dir=run_dir_for(outputs.store_path, run_id), run_id=run_id)
+    record = observe_with_progress(script, args, config, launch, store_path=outputs.store_path, run_id=run_id)
+    return _diagnose_and_report(analyse_record(record), outputs)
 
 
-def diagnose_traces(
-    traces: Sequence[Path],
-    *,
-    store_path: Path,
-    save: bool = True,
-    json_out: Path | None = None,
-    console: Console | None = None,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-) -> Record:
+def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs()) -> Record:
     """Diagnose from profiler trace files alone (nothing is run): a Record of kind "traces"."""
     from torchdoctor.trace import analyse_traces
 
-    console = console or Console()
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
     record.trace = analyse_traces([str(t) for t in traces]).to_dict()
-    return _diagnose_and_report(record, store_path, save, json_out, console, select, ignore)
+    return _diagnose_and_report(record, outputs)
 
 
-def _diagnose_and_report(
-    record: Record, store_path: Path, save: bool, json_out: Path | None, console: Console,
-    select: Sequence[str], ignore: Sequence[str],
-) -> Record:
-    """The stages after analysis: findings, the store, the JSON file, the terminal report."""
-    record.findings = [f.to_dict() for f in diagnose_record(record, select=select, ignore=ignore)]
-    if save:
-        store_records(store_path, [record])
-    if json_out:
-        record.save(json_out)
+def _diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
+    """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report."""
+    console = outputs.console or Console()
+    record.findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    if outputs.save:
+        store_records(outputs.store_path, [record])
+    if outputs.json_out:
+        record.save(outputs.json_out)
+    if outputs.html_out:
+        write_report(record, outputs.html_out, "html")
     render_record(record, console)
-    if save:
+    if outputs.save:
         console.print(f"[dim]stored as {record.run_id}; show it again with "
                       f"`torchdoctor runs show {record.run_id}`[/dim]")
     return record
