@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from torchdoctor.bench import FASTER, SLOWER, TOO_FEW, UNCLEAR, BenchResult, Verdict
+from torchdoctor.report.format import fmt_seconds
 
 _STYLE = {FASTER: "green", SLOWER: "red"}
 _SHORT = {UNCLEAR: "no clear diff.", TOO_FEW: "too few samples"}
@@ -35,19 +36,11 @@ def bench_table(results: Sequence[BenchResult], *, title: str = "torchdoctor ben
     table.add_column("rounds", justify="right")
     for result in results:
         cells = [result.label or "-"]
-        cells += [format_time_s(result.median_s(name)) for name in names]
+        cells += [fmt_seconds(result.median_s(name)) for name in names]
         cells += [_verdict_cell(result.verdicts[name]) for name in names[1:]]
         cells += [f"{result.noise_floor:.1%}", f"{result.rounds}\n{result.stop_reason}"]
         table.add_row(*cells)
     return table
-
-
-def format_time_s(seconds: float) -> str:
-    """A time with the unit that keeps it between 1 and 1000 (ns to s)."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds / 1e-9:.4g} ns"
 
 
 def _verdict_cell(verdict: Verdict) -> str:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 
 def fmt_seconds(value: float | None) -> str:
-    """'1.234 s', '12.34 ms' or '56.7 µs'; '-' for a missing figure."""
+    """'1.234 s', '12.34 ms', '56.7 µs' or '812 ns'; '-' for a missing figure."""
     if value is None:
         return "-"
     if value >= 1:
         return f"{value:.3f} s"
     if value >= 1e-3:
         return f"{value * 1e3:.2f} ms"
-    return f"{value * 1e6:.1f} µs"
+    if value >= 1e-6:
+        return f"{value * 1e6:.1f} µs"
+    return f"{value * 1e9:.0f} ns"
 
 
 def fmt_percent(value: float | None) -> str:
