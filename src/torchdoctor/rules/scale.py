@@ -15,7 +15,7 @@ STRAGGLER_WARNING, STRAGGLER_PROBLEM = 0.05, 0.20  # slowest rank's excess over 
 IMBALANCE_WARNING, IMBALANCE_PROBLEM = 0.10, 0.30  # (max - min) / max of compute over ranks
 
 
-@rule("TD-SCALE-001", "scale", knob="scale.ddp_buckets")
+@rule("TD-SCALE-001", "scale", knob="bucket_cap_mb")
 def exposed_communication(ev: Evidence) -> Hit | None:
     """Communication kernels not overlapped with compute take a share of device time (HTA
     comm/comp overlap). Guides' DDP section (NCCL bandwidth, bucket sizes)."""
@@ -87,7 +87,7 @@ def compute_imbalance(ev: Evidence) -> Hit | None:
                    "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
 
 
-@rule("TD-SCALE-004", "scale", knob="scale.ddp", lint_topic="scale.data_parallel")
+@rule("TD-SCALE-004", "scale", lint_topic="scale.data_parallel")
 def data_parallel(ev: Evidence) -> Hit | None:
     """nn.DataParallel instead of DistributedDataParallel. PyTorch docs: "use DistributedDataParallel
     instead of DataParallel" (single process, GIL-bound, replicates the model every step)."""
@@ -122,7 +122,7 @@ def sampler_without_set_epoch(ev: Evidence) -> Hit | None:
                Fix("Call set_epoch at the start of each epoch.", "for epoch in range(epochs):\n    sampler.set_epoch(epoch)"))
 
 
-@rule("TD-SCALE-006", "scale", knob="scale.no_sync")
+@rule("TD-SCALE-006", "scale", knob="no_sync")
 def accumulation_without_no_sync(ev: Evidence) -> Hit | None:
     """Gradient accumulation where every micro-batch's backward all-reduces (no `no_sync()`), measured
     as synchronising backwards per optimizer step. Guides' FSDP/DDP advice on accumulation; PyTorch
