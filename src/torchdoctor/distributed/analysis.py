@@ -30,6 +30,7 @@ import numpy as np
 
 from torchdoctor.distributed.failures import failed_ranks
 from torchdoctor.distributed.runtime_analysis import runtime_analysis
+from torchdoctor.finding import Finding, Fix, new_finding, severity_at
 from torchdoctor.trace.analyses.ranks import spread, stragglers
 
 SCHEMA_VERSION = 1
@@ -122,3 +123,28 @@ def _straggler(i: int, excess: float, rows: list[dict[str, Any]], median_step: f
     return {"rank": rows[i]["rank"], "excess_s": excess, "cause": cause,
             "excess_of_step_fraction": excess / median_step}
 
+
+#: The finding a straggler gives (the diagnosis rule TD-SCALE-002 and `torchdoctor scale` report it).
+STRAGGLER_FINDING = "TD-SCALE-002"
+#: Severity by the straggler's excess over the others, as a share of a step.
+STRAGGLER_WARNING, STRAGGLER_PROBLEM = 0.05, 0.20
+STRAGGLER_EXPLANATION = "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks."
+STRAGGLER_FIX = Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
+                    "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns")
+
+
+def straggler_finding(slow_ranks: list[dict[str, Any]], nproc: int | None = None) -> Finding | None:
+    """TD-SCALE-002 for the worst of `slow_ranks` (a `stragglers` list of this section), or None when
+    there is none. Upside: its excess as a share of the median step (`excess_of_step_fraction`).
+    `nproc`: the job's size, named in the title and the evidence (the scaling sweep's sizes)."""
+    if not slow_ranks:
+        return None
+    worst = max(slow_ranks, key=lambda s: s["excess_of_step_fraction"])
+    share = worst["excess_of_step_fraction"]
+    at = f"at {nproc} processes " if nproc is not None else ""
+    evidence = {"nproc": nproc} if nproc is not None else {}
+    evidence |= {"slowest_rank": worst["rank"], "excess_s": worst["excess_s"], "excess_of_step_fraction": share,
+                 "cause": worst["cause"]}
+    return new_finding(STRAGGLER_FINDING, "scale", severity_at(share, STRAGGLER_WARNING, STRAGGLER_PROBLEM) or "info",
+                       f"{at}rank {worst['rank']} holds the others back by {share:.0%} of a step ({worst['cause']})",
+                       share, evidence, STRAGGLER_EXPLANATION, STRAGGLER_FIX)
