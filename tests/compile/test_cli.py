@@ -30,4 +30,5 @@ def test_breaks_recompiles_and_the_eager_comparison_are_reported(tmp_path):
     assert comparison["verdict"]["n_a"] == 6 and comparison["verdict"]["n_b"] == 6
     assert comparison["operators"] is not None
     assert "graph breaks" in proc.stdout and "compiled vs eager" in proc.stdout
-    assert {"compile.graph_break", "compile.shape_recompiles"} <= {a["code"] for a in result["advice"]}
+    assert result["schema_version"] == 2
+    assert {"TD-COMP-022", "TD-COMP-021"} <= {a["id"] for a in result["advice"]}

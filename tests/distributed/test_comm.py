@@ -21,7 +21,7 @@ def test_gloo_sweep_on_two_ranks_gives_consistent_bandwidths(tmp_path):
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=WIDE_ENV)
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(out.read_bytes())
-    assert doc["schema_version"] == 1 and doc["backend"] == "gloo" and doc["world_size"] == 2
+    assert doc["schema_version"] == 2 and doc["backend"] == "gloo" and doc["world_size"] == 2
     assert doc["expected_busbw_gb_per_s"] is None  # no theoretical figure for gloo on loopback
     assert list(doc["collectives"]) == ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all"]
     for op, result in doc["collectives"].items():
@@ -46,13 +46,27 @@ def _raw(device_name: str | None, busbw: float, supported: bool = True) -> dict:
 def test_unsupported_collectives_are_reported_not_dropped():
     doc = build_document(_raw(None, 0.0, supported=False), CommConfig(), "gloo")
     assert doc["collectives"]["all_reduce"]["supported"] is False
-    assert [f["id"] for f in doc["findings"]] == ["comm.unsupported"]
+    [finding] = doc["findings"]
+    assert finding["id"] == "TD-SCALE-011" and finding["layer"] == "scale" and finding["severity"] == "warning"
+    assert finding["evidence"] == {"collective": "all_reduce", "backend": "gloo"}
+    assert finding["title"] == "all_reduce is not supported by gloo: not supported" and finding["fix"]["text"]
+
+
+def test_wrong_results_are_a_problem_finding():
+    raw = _raw(None, 1.0)
+    raw["collectives"]["all_reduce"]["rows"][0]["correct"] = False
+    [finding] = build_document(raw, CommConfig(), "gloo")["findings"]
+    assert finding["id"] == "TD-SCALE-012" and finding["severity"] == "problem"
+    assert finding["evidence"]["wrong_sizes_bytes"] == [1 << 20]
 
 
 def test_bandwidth_far_below_a_known_interconnect_is_a_finding():
     slow = build_document(_raw("NVIDIA H100 80GB HBM3", 40.0), CommConfig(), "nccl")
     assert slow["expected_busbw_gb_per_s"] == 450.0
-    assert [f["id"] for f in slow["findings"]] == ["comm.far_below_theoretical"]
+    [finding] = slow["findings"]
+    assert finding["id"] == "TD-SCALE-013" and finding["upside"] == 0.0  # a sweep has no training step
+    assert finding["evidence"]["peak_busbw_gb_per_s"] == 40.0 and finding["evidence"]["expected_busbw_gb_per_s"] == 450.0
+    assert "nvidia-smi topo -m" in finding["fix"]["code"]
     healthy = build_document(_raw("NVIDIA H100 80GB HBM3", 380.0), CommConfig(), "nccl")
     assert healthy["findings"] == []
     unknown = build_document(_raw("NVIDIA H100 PCIe", 1.0), CommConfig(), "nccl")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from torchdoctor.report.console_findings import evidence_text, findings_renderables, fix_parts, ranked
+from torchdoctor.report.console_findings import evidence_text, findings_renderables, fix_parts, print_findings, ranked
 
 
 def _text(findings: list[dict]) -> str:
@@ -46,3 +46,17 @@ def test_fix_may_be_plain_text_and_evidence_is_summarised() -> None:
     assert fix_parts({"fix": "use torch.compile"}) == ("use torch.compile", "")
     assert fix_parts({}) == ("", "")
     assert evidence_text({"a": 1, "b": 2.0, "c": 3, "d": 4, "e": 5}, limit=2) == "a=1, b=2, ..."
+
+
+def test_print_findings_renders_a_commands_findings_and_nothing_without_them() -> None:
+    from torchdoctor.distributed.comm import CommConfig, build_document
+
+    raw = {"meta": {"world_size": 2, "device": "cpu", "device_name": None, "nnodes": 1},
+           "collectives": {"all_to_all": {"supported": False, "reason": "not in gloo", "rows": []}}}
+    doc = build_document(raw, CommConfig(), "gloo")
+    console = Console(width=160, record=True, color_system=None, file=open("/dev/null", "w"))
+    print_findings(doc["findings"], console)
+    text = console.export_text()
+    assert "TD-SCALE-011" in text and "all_to_all is not supported by gloo" in text and "torchdoctor comm" in text
+    print_findings([], console)
+    assert console.export_text() == ""

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from torchdoctor.finding import LAYERS
 from torchdoctor.record import Record
 from torchdoctor.rules import UnknownRuleError, all_rules, diagnose, diagnose_record, selected_rules
-from torchdoctor.rules.base import LAYERS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
@@ -22,6 +22,23 @@ def test_rule_ids_are_unique_stable_and_match_their_layer() -> None:
     for r in rules:
         assert re.fullmatch(rf"TD-{prefixes[r.layer]}-\d{{3}}", r.id), r.id
     assert {r.layer for r in rules} == set(LAYERS)
+
+
+def test_every_knob_a_rule_names_is_a_registered_tune_knob() -> None:
+    from torchdoctor.knobs import REGISTRY as KNOBS
+
+    named = {r.id: r.knob for r in all_rules() if r.knob is not None}
+    assert {rule_id: knob for rule_id, knob in named.items() if knob not in KNOBS} == {}
+    # the knobs that the old `layer.topic` names and alias table used to reach
+    assert named["TD-COMP-002"] == named["TD-COMP-003"] == "compile"
+    assert named["TD-COMP-007"] == "no_anomaly_detection" and named["TD-COMP-012"] == "optimizer_impl"
+    assert named["TD-SCALE-001"] == "bucket_cap_mb" and named["TD-COMP-011"] == "zero_grad_set_to_none"
+
+
+def test_a_finding_names_its_rules_knob() -> None:
+    record = Record.load(FIXTURES / "TD-COMP-009" / "fires.json")
+    (finding,) = diagnose(record, select=["TD-COMP-009"]).findings
+    assert finding.knob == "threads" and finding.to_dict()["knob"] == "threads"
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)

@@ -43,3 +43,27 @@ def test_a_slow_rank_is_named_as_a_straggler(gpu_traces: Path, derive) -> None:
     multi = analyse_traces([rank0, derive(rank1, slow_down)]).to_dict()["multi_rank"]
     assert multi["stragglers"] == [1]
     assert multi["slowest_rank_excess_fraction"] > 0.1
+
+
+def test_one_straggler_definition_for_traces_and_observed_ranks() -> None:
+    import torchdoctor.distributed.analysis as observed
+    from torchdoctor.trace.analyses.ranks import stragglers
+
+    assert observed.stragglers is stragglers  # the per-rank analysis of observed runs uses this one
+    # 100 ms steps: 8 ms over the other ranks' median is under 10 % of a step, 12 ms is over it.
+    assert stragglers([0.100, 0.100, 0.108], 0.100) == []
+    assert [(i, round(e, 3)) for i, e in stragglers([0.100, 0.100, 0.112], 0.100)] == [(2, 0.012)]
+    # 2 ms steps: 1 ms is 50 % of a step but under the 5 ms floor of a shared host's jitter.
+    assert stragglers([0.002, 0.003], 0.0025) == []
+    assert stragglers([0.1], 0.1) == []
+
+
+def test_a_rank_slower_by_a_few_percent_is_not_a_trace_straggler(gpu_traces: Path, derive) -> None:
+    def slow_down(doc: dict) -> None:
+        for event in doc["traceEvents"]:
+            if str(event.get("name", "")).startswith("ProfilerStep"):
+                event["dur"] *= 1.08  # 8 % slower: above the old 5 % threshold, under the shared 10 %
+
+    rank0, rank1 = _pair(gpu_traces)
+    multi = analyse_traces([rank0, derive(rank1, slow_down)]).to_dict()["multi_rank"]
+    assert multi["slowest_rank"] == 1 and multi["stragglers"] == []

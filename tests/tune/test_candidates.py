@@ -26,3 +26,20 @@ def test_batch_size_only_with_allow_batch_size() -> None:
 def test_unknown_knob_is_a_user_error() -> None:
     with pytest.raises(TuneInputError, match="warp_drive"):
         ordered_candidates(Record(), allow_batch_size=False, only=["warp_drive"])
+
+
+def test_a_record_stored_with_layer_topic_knobs_is_rediagnosed_for_its_knobs() -> None:
+    # Before findings named registered knobs, TD-COMP-009 stored `compute.threads`; the rules name `threads`.
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TD-COMP-009" / "fires.json"
+    record = Record.load(fixture)
+    record.findings = [{"id": "TD-COMP-009", "upside": 0.5, "knob": "compute.threads"}]
+    assert ordered_candidates(record, allow_batch_size=False, only=[])[0] == "threads"
+
+
+def test_only_registered_knob_names_count() -> None:
+    # a name that is not a knob (here in a Record whose findings would be re-diagnosed to nothing) is ignored
+    record = Record(findings=[{"id": "a", "upside": 0.9, "knob": "warp_drive"}])
+    assert ordered_candidates(record, allow_batch_size=False, only=[]) == \
+        [n for n in DEFAULT_ORDER if n != "batch_size"]

@@ -38,7 +38,8 @@ def compile_command(
     from rich.console import Console
 
     from torchdoctor.compile.modes import parse_modes
-    from torchdoctor.report.compile import render_advice, render_comparison, render_compile, render_modes
+    from torchdoctor.report.compile import render_comparison, render_compile, render_modes
+    from torchdoctor.report.console_findings import print_findings
     from torchdoctor.workflow.compile import compile_script
     from torchdoctor.observe import LaunchConfig, ObserveConfig
 
@@ -62,4 +63,4 @@ def compile_command(
     render_modes(result["modes"], console)
     if result["comparison"]:
         render_comparison(result["comparison"], console)
-    render_advice(result["advice"], console)
+    print_findings(result["advice"], console)

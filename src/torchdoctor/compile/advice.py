@@ -1,14 +1,26 @@
-"""Evidence-backed advice from a compile report and an eager-vs-compiled comparison (dicts).
+"""torch.compile findings from a compile report and an eager-vs-compiled comparison (dicts).
 
-Each piece of advice names what was seen and the usual fix. The diagnosis rules (torchdoctor.rules)
-may wrap these; this module only reads the keys documented in docs/compile.md.
+Each function returns a :class:`~torchdoctor.finding.Finding` (or None when its evidence is absent)
+with the id of the diagnosis rule that reports the same problem on a Record (TD-COMP-021..024,
+`torchdoctor.rules.compile`, thresholds in docs/rules.md): the `compile` command reports them from its
+report and comparison; the rules pass what only a Record has (the timed window, the epoch length).
+This module only reads the keys documented in docs/compile.md.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from torchdoctor.finding import Finding, Fix, new_finding, severity_at
+
+SHAPE_RECOMPILES, GRAPH_BREAKS, SLOWER, NOT_REPAID = "TD-COMP-021", "TD-COMP-022", "TD-COMP-023", "TD-COMP-024"
+LAYER = "compute"
+#: Share of the compiled step lost against eager (1 - 1/ratio) for a warning / a problem.
+SLOWER_WARNING, SLOWER_PROBLEM = 0.02, 0.10
+#: Share of the timed window spent recompiling for shape changes (TD-COMP-021), and share of the
+#: epoch spent on compile time not repaid (TD-COMP-024), for a warning / a problem.
+SHARE_WARNING, SHARE_PROBLEM = 0.05, 0.2
 
 #: (substring of a graph-break reason, the usual fix), first match wins.
 BREAK_FIXES = (
@@ -21,57 +33,108 @@ BREAK_FIXES = (
 DEFAULT_BREAK_FIX = "wrap the offending submodule in torch.compiler.disable, or move the call out of forward"
 
 
-@dataclass(frozen=True, slots=True)
-class Advice:
-    code: str
-    message: str
-    fix: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
-def _break_fix(reason: str) -> str:
+def break_fix(reason: str) -> str:
+    """The usual fix for a graph break with this reason."""
     return next((fix for key, fix in BREAK_FIXES if key in reason), DEFAULT_BREAK_FIX)
 
 
-def graph_breaks(report: dict[str, Any]) -> list[Advice]:
-    return [Advice("compile.graph_break",
-                   f"graph break at {Path(b['filename']).name}:{b['lineno']} ({b['count']}x): {b['reason']}",
-                   _break_fix(b["reason"]))
-            for b in report.get("graph_breaks", [])]  # fmt: skip
+def graph_breaks(report: dict[str, Any]) -> Finding | None:
+    """TD-COMP-022: graph breaks, each with its file:line and the usual fix for its reason. Their cost
+    is not measured from a report (upside 0): the eager-vs-compiled comparison measures it."""
+    breaks = report.get("graph_breaks") or []
+    if not breaks:
+        return None
+    where = [f"{Path(b['filename']).name}:{b['lineno']}" for b in breaks]
+    fixes = [break_fix(b["reason"]) for b in breaks]
+    return new_finding(
+        GRAPH_BREAKS, LAYER, "warning", f"{len(breaks)} graph break(s) in compiled code, first at {where[0]}", 0.0,
+        {"graph_break_count": report.get("graph_break_count"),
+         "graph_breaks": [{"at": w, "reason": b["reason"], "fix": f} for w, b, f in zip(where, breaks, fixes)]},
+        "Each break ends a graph: the code around it runs in Python, and the compiler cannot fuse across it.",
+        Fix(f"At {where[0]}: {fixes[0]}.",
+            "@torch.compiler.disable\ndef log_stats(x): ...   # keep unavoidable Python out of the graph"))
 
 
-def shape_recompiles(report: dict[str, Any]) -> list[Advice]:
-    shapes = [r for r in report.get("recompiles", []) if "size mismatch" in (r.get("guard") or "")]
+def shape_guards(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recompilations whose failing guard is a size mismatch (input shapes changed)."""
+    return [r for r in report.get("recompiles") or [] if "size mismatch" in (r.get("guard") or "")]
+
+
+def shape_recompiles(report: dict[str, Any], window_s: float | None = None) -> Finding | None:
+    """TD-COMP-021: Dynamo recompiles because input shapes change. Upside: the compile time of those
+    recompilations against the timed window, recompile_s / (recompile_s + window_s); 0 without
+    `window_s`. A problem when the recompile limit was hit."""
+    shapes = shape_guards(report)
     if not shapes:
-        return []
-    limit = " and hit the recompile limit (later calls run eagerly)" if report.get("recompile_limit_hit") else ""
-    return [Advice("compile.shape_recompiles",
-                   f"{len(shapes)} recompilations because input shapes changed{limit}, e.g. {shapes[0]['guard']}",
-                   "compile with dynamic=True, or pad/bucket inputs to a few fixed shapes")]  # fmt: skip
+        return None
+    limit = report.get("recompile_limit_hit")
+    recompile_s = sum(f.get("compile_time_s") or 0.0 for f in report.get("frames") or []
+                      if "size mismatch" in (f.get("recompile_reason") or ""))
+    total_s = recompile_s + (window_s or 0.0)
+    share = recompile_s / total_s if window_s is not None and total_s > 0 else 0.0
+    severity = "problem" if limit else (severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "warning")
+    note = " and hit the recompile limit (later calls run eagerly)" if limit else ""
+    return new_finding(
+        SHAPE_RECOMPILES, LAYER, severity,
+        f"{len(shapes)} recompilations because input shapes changed{note}, e.g. {shapes[0]['guard']}", share,
+        {"shape_recompiles_count": len(shapes), "recompile_s": round(recompile_s, 3),
+         "window_s": round(window_s, 3) if window_s is not None else None, "recompile_limit_hit": limit,
+         "guard": shapes[0]["guard"]},
+        "Each new input shape fails a size guard and compiles the graph again; past the recompile limit "
+        "the function runs eagerly.",
+        Fix(_sentence("compile with dynamic=True, or pad/bucket inputs to a few fixed shapes"),
+            "model = torch.compile(model, dynamic=True)\n"
+            "# or: torch._dynamo.mark_dynamic(x, 1) on the varying dimension"))
 
 
-def speed(comparison: dict[str, Any] | None, run_steps: int | None) -> list[Advice]:
-    if not comparison:
-        return []
-    advice = []
-    verdict = comparison["verdict"]
-    if verdict["verdict"] == "slower":
-        advice.append(Advice("compile.slower", f"compiled steps are slower than eager (ratio {verdict['ratio']:.2f})",
-                             "remove the graph breaks and recompilations above, or do not compile this model"))
+def slower(comparison: dict[str, Any] | None) -> Finding | None:
+    """TD-COMP-023: compiled steps measurably slower than eager (benchmark verdict "slower"). Upside: the
+    share of the compiled step lost against eager, 1 - 1/ratio."""
+    if not comparison or comparison["verdict"]["verdict"] != "slower":
+        return None
+    ratio = comparison["verdict"]["ratio"]
+    share = 1 - 1 / ratio
+    return new_finding(
+        SLOWER, LAYER, severity_at(share, SLOWER_WARNING, SLOWER_PROBLEM) or "info",
+        f"compiled steps are slower than eager (ratio {ratio:.2f})", share,
+        {"ratio": round(ratio, 4), "eager_step_s": comparison.get("eager_step_s"),
+         "compiled_step_s": comparison.get("compiled_step_s")},
+        "Graph breaks, recompilations and guard checks can cost more than fusion wins, especially for small models.",
+        Fix(_sentence("remove the graph breaks and recompilations above, or do not compile this model"),
+            "model = model  # not compiled"))
+
+
+def not_repaid(comparison: dict[str, Any] | None, run_steps: int | None) -> Finding | None:
+    """TD-COMP-024: compilation not repaid within `run_steps` steps (the job's length; the rule passes one
+    epoch of the script's DataLoader). Upside: the compile time not repaid, as a share of those
+    steps run compiled plus the compile time."""
+    if not comparison or not run_steps:
+        return None
     payoff, compile_s = comparison.get("payoff_steps"), comparison.get("compile_time_s")
-    if compile_s and run_steps and (payoff is None or payoff > run_steps):
-        repaid = f"repaid after ~{payoff:.0f} steps" if payoff else "never repaid"
-        advice.append(Advice("compile.not_repaid", f"{compile_s:.1f} s of compilation is {repaid}; "
-                             f"the run has {run_steps} steps", "compile only for long runs, or cache "
-                             "compilation (TORCHINDUCTOR_FX_GRAPH_CACHE, mega-cache)"))  # fmt: skip
-    return advice
+    if not compile_s or (payoff is not None and payoff <= run_steps):
+        return None
+    compiled_s, eager_s = comparison["compiled_step_s"], comparison["eager_step_s"]
+    lost_s = compile_s - run_steps * max(0.0, eager_s - compiled_s)
+    share = max(0.0, lost_s) / (compile_s + run_steps * compiled_s)
+    repaid = f"repaid after ~{payoff:.0f} steps" if payoff else "never repaid"
+    return new_finding(
+        NOT_REPAID, LAYER, severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+        f"{compile_s:.1f} s of compilation is {repaid}; the run has {run_steps} steps", share,
+        {"compile_time_s": compile_s, "payoff_steps": payoff, "steps_per_epoch": run_steps},
+        "Compilation is paid once per process; it pays back only over many steps.",
+        Fix(_sentence("compile only for long runs, or cache compilation (TORCHINDUCTOR_FX_GRAPH_CACHE, mega-cache)"),
+            "export TORCHINDUCTOR_FX_GRAPH_CACHE=1   # reuse compiled graphs across runs"))
 
 
 def advise(report: dict[str, Any] | None, comparison: dict[str, Any] | None = None,
-           run_steps: int | None = None) -> list[Advice]:
-    """Every piece of advice the evidence supports; `run_steps`: the job's length in steps."""
+           run_steps: int | None = None) -> list[Finding]:
+    """Every compile finding the evidence supports; `run_steps`: the job's length in steps."""
     if not report:
         return []
-    return graph_breaks(report) + shape_recompiles(report) + speed(comparison, run_steps)
+    found = (graph_breaks(report), shape_recompiles(report), slower(comparison), not_repaid(comparison, run_steps))
+    return [f for f in found if f is not None]
+

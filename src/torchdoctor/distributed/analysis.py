@@ -10,12 +10,14 @@ Definitions (seconds are medians over a rank's timed steps, or fractions of its 
   rank the others wait for is then the one with the most `work_s`. Otherwise step_s ranks them.
 - `slowest_rank`, `gap_s` (its load minus the fastest rank's), `excess_fraction` (its load over the
   median over ranks, minus one), where load is work_s in lockstep and step_s otherwise.
-- `stragglers`: ranks whose load exceeds the median load of the other ranks by more than
-  `STRAGGLER_EXCESS` of the median step time and by more than `STRAGGLER_MIN_S` (`excess_s`); `cause` is "data loading" when the
-  rank's data wait, over the others' median, explains more than half of its excess.
+- `stragglers`: the ranks `torchdoctor.trace.analyses.ranks.stragglers` names from the loads (the one
+  straggler definition, shared with the trace analysis): load over the median load of the other ranks
+  (`excess_s`) above both `STRAGGLER_EXCESS` (10 %) of the median step time and `STRAGGLER_MIN_S`
+  (5 ms); `cause` is "data loading" when the rank's data wait, over the others' median, explains more
+  than half of its excess.
 - `slowest_by_step`: for each rank, the share of step indices in which its wall time was the
   largest (unsynchronised scripts: a persistent straggler shows a share near 1).
-- `imbalance_fraction`: (max - min) / max of the load over ranks.
+- `imbalance_fraction`: (max - min) / max of the load over ranks (`ranks.spread`).
 """
 
 from __future__ import annotations
@@ -28,13 +30,11 @@ import numpy as np
 
 from torchdoctor.distributed.failures import failed_ranks
 from torchdoctor.distributed.runtime_analysis import runtime_analysis
+from torchdoctor.finding import Finding, Fix, new_finding, severity_at
+from torchdoctor.trace.analyses.ranks import spread, stragglers
 
 SCHEMA_VERSION = 1
 LOCKSTEP_SPREAD = 0.05
-STRAGGLER_EXCESS = 0.10
-#: Below this a per-step difference is within the scheduling jitter of a shared host (measured:
-#: about 1 ms between the ranks of a balanced gloo DDP job on a loaded 2-core machine).
-STRAGGLER_MIN_S = 0.005
 
 
 def _summary(rank: dict[str, Any]) -> dict[str, Any]:
@@ -97,10 +97,7 @@ def _timing(measured: list[dict[str, Any]]) -> dict[str, Any]:
     loads = np.array([r["work_s"] if lockstep else r["step_s"] for r in rows])
     median_load = float(np.median(loads))
     slow, fast = int(np.argmax(loads)), int(np.argmin(loads))
-    stragglers = [s for s in (_straggler(i, rows, loads) for i in range(len(rows)))
-                  if s["excess_s"] > max(STRAGGLER_EXCESS * median_step, STRAGGLER_MIN_S)]
-    for straggler in stragglers:
-        straggler["excess_of_step_fraction"] = straggler["excess_s"] / median_step
+    slow_ranks = [_straggler(i, excess, rows, median_step) for i, excess in stragglers(loads, median_step)]
     counts = [r["steps_count"] for r in rows]
     return {
         "ranks_count": len(rows),
@@ -111,17 +108,43 @@ def _timing(measured: list[dict[str, Any]]) -> dict[str, Any]:
         "fastest_rank": rows[fast]["rank"],
         "gap_s": float(loads[slow] - loads[fast]),
         "excess_fraction": float(loads[slow] / median_load - 1) if median_load > 0 else None,
-        "imbalance_fraction": float((loads.max() - loads.min()) / loads.max()) if loads.max() > 0 else 0.0,
-        "stragglers": stragglers,
+        "imbalance_fraction": spread(loads),
+        "stragglers": slow_ranks,
         "slowest_by_step": _slowest_by_step(measured),
         "step_counts_match": len(set(counts)) == 1,
         "per_rank": rows,
     }
 
 
-def _straggler(i: int, rows: list[dict[str, Any]], loads: np.ndarray) -> dict[str, Any]:
+def _straggler(i: int, excess: float, rows: list[dict[str, Any]], median_step: float) -> dict[str, Any]:
     others = [j for j in range(len(rows)) if j != i]
-    excess = float(loads[i] - np.median(loads[others]))
     data_excess = rows[i]["data_wait_s"] - float(np.median([rows[j]["data_wait_s"] for j in others]))
     cause = "data loading" if data_excess > excess / 2 else "compute or host work"
-    return {"rank": rows[i]["rank"], "excess_s": excess, "cause": cause}
+    return {"rank": rows[i]["rank"], "excess_s": excess, "cause": cause,
+            "excess_of_step_fraction": excess / median_step}
+
+
+#: The finding a straggler gives (the diagnosis rule TD-SCALE-002 and `torchdoctor scale` report it).
+STRAGGLER_FINDING = "TD-SCALE-002"
+#: Severity by the straggler's excess over the others, as a share of a step.
+STRAGGLER_WARNING, STRAGGLER_PROBLEM = 0.05, 0.20
+STRAGGLER_EXPLANATION = "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks."
+STRAGGLER_FIX = Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
+                    "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns")
+
+
+def straggler_finding(slow_ranks: list[dict[str, Any]], nproc: int | None = None) -> Finding | None:
+    """TD-SCALE-002 for the worst of `slow_ranks` (a `stragglers` list of this section), or None when
+    there is none. Upside: its excess as a share of the median step (`excess_of_step_fraction`).
+    `nproc`: the job's size, named in the title and the evidence (the scaling sweep's sizes)."""
+    if not slow_ranks:
+        return None
+    worst = max(slow_ranks, key=lambda s: s["excess_of_step_fraction"])
+    share = worst["excess_of_step_fraction"]
+    at = f"at {nproc} processes " if nproc is not None else ""
+    evidence = {"nproc": nproc} if nproc is not None else {}
+    evidence |= {"slowest_rank": worst["rank"], "excess_s": worst["excess_s"], "excess_of_step_fraction": share,
+                 "cause": worst["cause"]}
+    return new_finding(STRAGGLER_FINDING, "scale", severity_at(share, STRAGGLER_WARNING, STRAGGLER_PROBLEM) or "info",
+                       f"{at}rank {worst['rank']} holds the others back by {share:.0%} of a step ({worst['cause']})",
+                       share, evidence, STRAGGLER_EXPLANATION, STRAGGLER_FIX)

@@ -18,8 +18,12 @@ import orjson
 from torchdoctor.distributed.collectives import COLLECTIVES, bus_factor
 from torchdoctor.distributed.errors import CommError
 from torchdoctor.distributed.expected import FAR_BELOW_FRACTION, expected_bandwidth
+from torchdoctor.finding import Finding, Fix, new_finding
 
-SCHEMA_VERSION = 1
+#: 2: `findings` are Findings (torchdoctor.finding, ids TD-SCALE-NNN) instead of {id, collective, message} dicts.
+SCHEMA_VERSION = 2
+#: The sweep's findings (docs/rules.md).
+UNSUPPORTED, INCORRECT, FAR_BELOW_THEORETICAL = "TD-SCALE-011", "TD-SCALE-012", "TD-SCALE-013"
 
 
 @dataclass(kw_only=True, slots=True)
@@ -112,30 +116,44 @@ def build_document(raw: dict[str, Any], config: CommConfig, backend: str) -> dic
         "expected_source": expected.source if expected else None,
         "collectives": collectives,
     }
-    doc["findings"] = comm_findings(doc)
+    doc["findings"] = [f.to_dict() for f in comm_findings(doc)]
     return doc
 
 
-def comm_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Unsupported collectives, wrong results, and peaks far below the expected bandwidth."""
+def comm_findings(doc: dict[str, Any]) -> list[Finding]:
+    """Unsupported collectives, wrong results, and peaks far below the expected bandwidth. The sweep
+    measures no training step, so their upside is 0 and the severity ranks them."""
     findings = []
     expected = doc["expected_busbw_gb_per_s"]
     for op, result in doc["collectives"].items():
         if not result["supported"]:
-            findings.append({"id": "comm.unsupported", "collective": op,
-                             "message": f"{op} is not supported by {doc['backend']}: {result['reason']}"})
+            findings.append(new_finding(
+                UNSUPPORTED, "scale", "warning", f"{op} is not supported by {doc['backend']}: {result['reason']}",
+                0.0, {"collective": op, "backend": doc["backend"]},
+                "A job that calls this collective with this backend fails; the sweep reports it rather than "
+                "dropping it.",
+                Fix("Use a backend that implements it (NCCL on GPUs), or express the exchange with collectives "
+                    "this backend has.", f"torchdoctor comm --backend nccl --ops {op}")))
             continue
         wrong = [r["size_bytes"] for r in result["rows"] if not r["correct"]]
         if wrong:
-            findings.append({"id": "comm.incorrect", "collective": op,
-                             "message": f"{op} returned wrong values at sizes {wrong} bytes"})
+            findings.append(new_finding(
+                INCORRECT, "scale", "problem", f"{op} returned wrong values at sizes {wrong} bytes", 0.0,
+                {"collective": op, "wrong_sizes_bytes": wrong, "backend": doc["backend"]},
+                "A collective that returns wrong values corrupts training silently (gradients averaged wrongly).",
+                Fix("Check the backend's and the driver's versions and the interconnect, then rerun the sweep.",
+                    f"NCCL_DEBUG=INFO torchdoctor comm --ops {op}")))
         peak = result["peak_busbw_gb_per_s"]
         if expected and peak is not None and peak < FAR_BELOW_FRACTION * expected:
-            findings.append({
-                "id": "comm.far_below_theoretical", "collective": op,
-                "message": f"{op} peaks at {peak:.1f} GB/s bus bandwidth, {peak / expected:.0%} of the "
-                f"{expected:.0f} GB/s the interconnect offers ({doc['expected_source']}); check NCCL_P2P/"
-                "NCCL_IB settings, the GPU topology (nvidia-smi topo -m) and raise --max-bytes",
-                "peak_busbw_gb_per_s": peak, "expected_busbw_gb_per_s": expected,
-            })
+            findings.append(new_finding(
+                FAR_BELOW_THEORETICAL, "scale", "warning",
+                f"{op} peaks at {peak:.1f} GB/s bus bandwidth, {peak / expected:.0%} of the {expected:.0f} GB/s "
+                f"the interconnect offers ({doc['expected_source']})", 0.0,
+                {"collective": op, "peak_busbw_gb_per_s": peak, "expected_busbw_gb_per_s": expected,
+                 "peak_of_expected_fraction": peak / expected},
+                "Every all-reduce of a training step moves data at this rate; far below the interconnect's "
+                "figure, the traffic takes a slower path (PCIe or sockets instead of NVLink/InfiniBand) or "
+                "the messages are too small to reach the peak.",
+                Fix("Check NCCL_P2P/NCCL_IB settings, the GPU topology (nvidia-smi topo -m) and raise --max-bytes.",
+                    "nvidia-smi topo -m\nNCCL_DEBUG=INFO torchdoctor comm --max-bytes 1073741824")))
     return findings

@@ -19,14 +19,19 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from torchdoctor.distributed.analysis import straggler_finding
 from torchdoctor.distributed.errors import ScaleError
+from torchdoctor.finding import Finding, Fix, new_finding
 
-SCHEMA_VERSION = 1
-#: Efficiency under this at some size is reported as a finding.
+#: 2: `findings` are Findings (torchdoctor.finding, ids TD-SCALE-NNN) instead of {id, nproc, message} dicts.
+SCHEMA_VERSION = 2
+#: Efficiency under this at some size is reported as a finding (TD-SCALE-010).
 LOW_EFFICIENCY = 0.7
 #: A single process waiting on data this share of its step should be fixed before scaling out
-#: (the guides' rule of thumb: saturate one device first).
+#: (the guides' rule of thumb: saturate one device first; TD-SCALE-008).
 SINGLE_PROCESS_DATA_WAIT = 0.3
+#: The findings of the sweep (docs/rules.md); a straggler at some size is the rule's TD-SCALE-002.
+SINGLE_PROCESS_FIRST, RUN_FAILED, LOW_EFFICIENCY_FINDING = "TD-SCALE-008", "TD-SCALE-009", "TD-SCALE-010"
 
 
 def process_counts(max_nproc: int) -> list[int]:
@@ -70,7 +75,7 @@ def scaling_document(script: str, args: list[str], rows: list[dict[str, Any]]) -
         row["efficiency"] = row["speedup"] / row["nproc"] if ok else None
         row["lost_s_by_layer"], row["layer"] = _lost_by_layer(rows[0], row) if ok and row["nproc"] > 1 else ({}, None)
     return {"schema_version": SCHEMA_VERSION, "script": script, "args": args, "sizes": rows,
-            "findings": scale_findings(rows)}
+            "findings": [f.to_dict() for f in scale_findings(rows)]}
 
 
 def _lost_by_layer(base: dict[str, Any], row: dict[str, Any]) -> tuple[dict[str, float], str | None]:
@@ -87,30 +92,74 @@ def _lost_by_layer(base: dict[str, Any], row: dict[str, Any]) -> tuple[dict[str,
     return lost, max(lost, key=lambda k: lost[k]) if grown else None
 
 
-def scale_findings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def scale_findings(rows: list[dict[str, Any]]) -> list[Finding]:
     """Single-process efficiency first, failed sizes, low efficiency and its layer, stragglers."""
     findings = []
     base = rows[0] if rows else None
     if base and base["exit_reason"] == "completed" and base.get("step_s"):
         share = base.get("data_wait_s", 0.0) / base["step_s"]
         if share >= SINGLE_PROCESS_DATA_WAIT:
-            findings.append({"id": "scale.single_process_first", "nproc": 1, "data_wait_fraction": share,
-                             "message": f"one process already waits on data {share:.0%} of its step: make one "
-                             "process fast (DataLoader workers, see `torchdoctor diagnose`) before adding more"})
+            findings.append(_single_process_first(base, share))
     for row in rows:
         if row["exit_reason"] != "completed":
-            findings.append({"id": "scale.run_failed", "nproc": row["nproc"],
-                             "message": f"at {row['nproc']} processes: {row['exit_message']}"})
+            findings.append(_run_failed(row))
         elif row["efficiency"] is not None and row["nproc"] > 1 and row["efficiency"] < LOW_EFFICIENCY:
-            findings.append({"id": "scale.low_efficiency", "nproc": row["nproc"], "efficiency": row["efficiency"],
-                             "layer": row.get("layer"),
-                             "message": f"at {row['nproc']} processes the speed-up is {row['speedup']:.2f}x "
-                             f"({row['efficiency']:.0%} efficiency)" + _layer_note(row)})
+            findings.append(_low_efficiency(row))
         for straggler in (row["distributed"] or {}).get("stragglers", []):
-            findings.append({"id": "scale.straggler", "nproc": row["nproc"], "rank": straggler["rank"],
-                             "message": f"at {row['nproc']} processes rank {straggler['rank']} is a straggler "
-                             f"(+{straggler['excess_s'] * 1e3:.1f} ms per step, {straggler['cause']})"})
+            findings.append(straggler_finding([straggler], nproc=row["nproc"]))
     return findings
+
+
+def _single_process_first(base: dict[str, Any], share: float) -> Finding:
+    return new_finding(
+        SINGLE_PROCESS_FIRST, "scale", "warning", f"one process already waits on data {share:.0%} of its step",
+        share, {"nproc": 1, "data_wait_fraction": share, "data_wait_s": base.get("data_wait_s", 0.0),
+                "step_s": base["step_s"]},
+        "Every added process waits on its own loader the same way, so scaling out multiplies a data-bound "
+        "step instead of speeding it up: saturate one device first.",
+        Fix("Make one process fast before adding more: load batches in DataLoader workers (see `torchdoctor "
+            "diagnose`).", "DataLoader(dataset, batch_size=batch_size, num_workers=4, persistent_workers=True)"),
+        knob="num_workers")
+
+
+def _run_failed(row: dict[str, Any]) -> Finding:
+    nproc = row["nproc"]
+    return new_finding(
+        RUN_FAILED, "scale", "problem", f"at {nproc} processes: {row['exit_message']}", 0.0,
+        {"nproc": nproc, "exit_reason": row["exit_reason"], "run_id": row.get("run_id")},
+        "A size that fails has no throughput: the scaling curve stops before it.",
+        Fix("Run that size alone and read the first failing rank's error (`record.distributed.failed_ranks`).",
+            f"torchdoctor diagnose --nproc-per-node {nproc} -- SCRIPT ARGS"))
+
+
+#: The fix for a low efficiency, by the layer that lost most (`lost_s_by_layer`), and its knob.
+_LOSS_FIXES: dict[str | None, tuple[Fix, str | None]] = {
+    "data": (Fix("Each rank waits longer on data than one process did: give every rank more DataLoader "
+                 "workers, within its share of the cores.",
+                 "DataLoader(dataset, batch_size=batch_size, num_workers=workers_per_rank, pin_memory=True)"),
+             "num_workers"),
+    "communication": (Fix("Backward grew with the gradient all-reduce: overlap it (DDP bucket sizes), or "
+                          "communicate less often (larger per-rank batches, no_sync with accumulation).",
+                          "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"), "bucket_cap_mb"),
+    "imbalance": (Fix("The ranks wait for the slowest one: balance the work per rank (see the straggler "
+                      "findings).", "torchdoctor diagnose --nproc-per-node N -- SCRIPT ARGS  # per-rank figures"),
+                  None),
+    None: (Fix("Find where the time goes at that size.",
+               "torchdoctor diagnose --nproc-per-node N -- SCRIPT ARGS  # per-rank figures"), None),
+}
+
+
+def _low_efficiency(row: dict[str, Any]) -> Finding:
+    layer = row.get("layer")
+    fix, knob = _LOSS_FIXES.get(layer, _LOSS_FIXES[None])
+    return new_finding(
+        LOW_EFFICIENCY_FINDING, "scale", "warning",
+        f"at {row['nproc']} processes the speed-up is {row['speedup']:.2f}x ({row['efficiency']:.0%} efficiency)"
+        + _layer_note(row), 1 - row["efficiency"],
+        {"nproc": row["nproc"], "speedup": row["speedup"], "efficiency": row["efficiency"], "loss_layer": layer,
+         "lost_s_by_layer": row.get("lost_s_by_layer") or {}},
+        "With the per-rank batch fixed, n processes should give n times the throughput of one; the rest is lost "
+        "to data waits, communication, or waiting for the slowest rank.", fix, knob)
 
 
 def _layer_note(row: dict[str, Any]) -> str:

@@ -1,4 +1,7 @@
-"""Terminal rendering of `record.compile` and of an eager-vs-compiled comparison (dicts)."""
+"""Terminal rendering of `record.compile` and of an eager-vs-compiled comparison (dicts).
+
+The compile findings (`advice`) are rendered by `report.console_findings.print_findings`, as every
+command's findings are."""
 
 from __future__ import annotations
 
@@ -87,7 +90,3 @@ def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
         console.print(f"[yellow]{r['mode']} (dynamic={r['dynamic']}): {r['status'].replace('_', ' ')}[/yellow]"
                       f" - {r['reason']}")  # fmt: skip
 
-
-def render_advice(advice: list[dict[str, str]], console: Console) -> None:
-    for item in advice:
-        console.print(f"[bold yellow]{item['message']}[/bold yellow]\n  fix: {item['fix']}")

@@ -1,6 +1,8 @@
-"""Terminal rendering of a Record's findings: a table ranked by upside, then each fix with its code.
+"""Terminal rendering of findings: a table ranked by upside, then each fix with its code.
 
-A finding is a dict (produced by torchdoctor.rules; keys in docs/report.md): `id`, `layer`,
+The one renderer of every command's findings: a Record's (diagnose, report), the compile advice and
+the `scale` and `comm` sweeps'. A finding is a dict (`torchdoctor.finding.Finding.to_dict()`; keys in
+docs/rules.md and docs/report.md): `id`, `layer`,
 `severity` ("info" | "warning" | "problem"), `title`, `upside` (fraction 0..1 of step time or memory
 it can win back), `evidence` (dict), `explanation`, `fix` ({"text", "code"} or a plain string) and
 `knob`. Missing keys render as "-", so an older or partial finding never breaks the report.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -91,3 +93,10 @@ def findings_renderables(findings: list[dict[str, Any]], max_fixes: int = 5) -> 
         return [Text("no findings: nothing measured points at a bottleneck torchdoctor knows how to fix", style="green")]
     panels = [fix_panel(rank, f) for rank, f in enumerate(ranked(findings)[:max_fixes], 1)]
     return [findings_table(findings), *[p for p in panels if p is not None]]
+
+
+def print_findings(findings: list[dict[str, Any]], console: Console, max_fixes: int = 5) -> None:
+    """`findings_renderables` on `console`; nothing at all when there are no findings (for commands whose
+    own output already says what was measured)."""
+    if findings:
+        console.print(*findings_renderables(findings, max_fixes))

@@ -7,8 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.report.console_findings import print_findings
 from torchdoctor.report.format import fmt_bytes
-
 
 
 def comm_table(op: str, result: dict[str, Any]) -> Table:
@@ -33,8 +33,7 @@ def render_comm(doc: dict[str, Any], console: Console) -> None:
     expected = doc["expected_busbw_gb_per_s"]
     known = f"{expected:.0f} GB/s ({doc['expected_source']})" if expected else "unknown for this backend/device"
     console.print(f"expected bus bandwidth: {known}")
-    for finding in doc["findings"]:
-        console.print(f"[bold yellow]finding[/bold yellow] {finding['id']}: {finding['message']}")
+    print_findings(doc["findings"], console)
 
 
 def render_scale(doc: dict[str, Any], console: Console) -> None:
@@ -49,5 +48,4 @@ def render_scale(doc: dict[str, Any], console: Console) -> None:
         eff = f"{row['efficiency']:.0%}" if row["efficiency"] is not None else "-"
         table.add_row(str(row["nproc"]), ms, rate, speedup, eff, row.get("layer") or "-", row["exit_reason"])
     console.print(table)
-    for finding in doc["findings"]:
-        console.print(f"[bold yellow]finding[/bold yellow] {finding['id']}: {finding['message']}")
+    print_findings(doc["findings"], console)

@@ -50,7 +50,7 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}.subtle{co
 <table><tr><th>processes</th><th>throughput</th><th>speed-up</th><th>efficiency</th><th>exit</th></tr>
 {% for s in sizes %}<tr><td>{{ s.nproc }}</td><td>{{ s.throughput }}</td><td>{{ s.speedup }}</td><td>{{ s.efficiency }}</td><td>{{ s.exit_reason }}</td></tr>{% endfor %}
 </table>
-<ul>{% for f in findings %}<li>{{ f.message }}</li>{% endfor %}</ul>
+<ul>{% for f in findings %}<li>{{ f.id }} ({{ f.severity }}): {{ f.title }}. {{ f.fix.text }}</li>{% endfor %}</ul>
 </body></html>
 """
 

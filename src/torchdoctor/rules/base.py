@@ -1,4 +1,4 @@
-"""Findings and the rule registry.
+"""The rule registry (Findings themselves live in torchdoctor.finding).
 
 A rule is a small function decorated with :func:`rule`. It takes the :class:`Evidence` of one Record,
 returns a :class:`Hit` when the problem it names is measured (or None when it is not), and raises
@@ -9,14 +9,14 @@ the rule in :data:`REGISTRY`; the rule modules are imported once by :func:`all_r
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from torchdoctor.discovery import import_submodules
+from torchdoctor.finding import LAYERS, SEVERITIES, Finding, Fix, new_finding, severity_at
 
-SEVERITIES = ("info", "warning", "problem")
-LAYERS = ("data", "compute", "memory", "scale", "config")
-
+__all__ = ["LAYERS", "REGISTRY", "SEVERITIES", "Finding", "Fix", "Hit", "MissingEvidence", "Rule", "all_rules",
+           "hit_of", "rule", "severity_at"]
 
 
 class MissingEvidence(Exception):
@@ -25,14 +25,6 @@ class MissingEvidence(Exception):
     def __init__(self, what: str) -> None:
         super().__init__(f"no {what} in the Record")
         self.what = what
-
-
-@dataclass(frozen=True)
-class Fix:
-    """What to change: one sentence and the code that does it."""
-
-    text: str
-    code: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,27 +39,12 @@ class Hit:
     fix: Fix
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One located problem. `upside`: fraction (0-1) of step time (or memory, for the memory layer)
-    that the fix can win back at most, computed from `evidence` (numbers with units in the keys)."""
-
-    id: str
-    layer: str
-    severity: str
-    title: str
-    upside: float
-    evidence: dict[str, Any]
-    explanation: str
-    fix: Fix
-    knob: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def rank_key(self) -> tuple[float, int]:
-        return (-self.upside, -SEVERITIES.index(self.severity))
+def hit_of(finding: Finding | None) -> Hit | None:
+    """The Hit of a Finding built outside the rules (compile advice, the distributed analysis), so a rule
+    that reports the same problem under the same id gives the same finding."""
+    if finding is None:
+        return None
+    return Hit(finding.severity, finding.title, finding.upside, finding.evidence, finding.explanation, finding.fix)
 
 
 @dataclass(frozen=True)
@@ -82,11 +59,8 @@ class Rule:
     doc: str = field(default="", repr=False)
 
     def finding(self, hit: Hit) -> Finding:
-        if hit.severity not in SEVERITIES:
-            raise ValueError(f"{self.id}: unknown severity {hit.severity!r}")
-        upside = min(1.0, max(0.0, float(hit.upside)))
-        return Finding(self.id, self.layer, hit.severity, hit.title, round(upside, 4),
-                       hit.evidence, hit.explanation, hit.fix, self.knob)
+        return new_finding(self.id, self.layer, hit.severity, hit.title, hit.upside, hit.evidence,
+                           hit.explanation, hit.fix, self.knob)
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -111,13 +85,3 @@ def all_rules() -> tuple[Rule, ...]:
     """Every rule, in id order (importing the rule modules fills the registry)."""
     import_submodules("torchdoctor.rules")
     return tuple(REGISTRY[k] for k in sorted(REGISTRY))
-
-
-def severity_at(value: float, warning: float, problem: float) -> str | None:
-    """'problem' at or above `problem`, 'warning' at or above `warning`, else None (silent).
-    For a metric where lower is worse, pass negated values."""
-    if value >= problem:
-        return "problem"
-    if value >= warning:
-        return "warning"
-    return None

@@ -84,7 +84,7 @@ def low_gpu_utilisation(ev: Evidence) -> Hit | None:
                    "torchdoctor diagnose --html report.html -- train.py  # look at the step timeline"))
 
 
-@rule("TD-COMP-002", "compute", knob="compute.compile")
+@rule("TD-COMP-002", "compute", knob="compile")
 def host_bound(ev: Evidence) -> Hit | None:
     """The GPU idles mostly because the host has not launched the next kernel yet (HTA idle time:
     host wait). Guides' key-metrics row "CPU total time far above CUDA total time"."""
@@ -103,7 +103,7 @@ def host_bound(ev: Evidence) -> Hit | None:
                    "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"))
 
 
-@rule("TD-COMP-003", "compute", knob="compute.compile")
+@rule("TD-COMP-003", "compute", knob="compile")
 def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work. Guides'
     key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics."""
@@ -203,7 +203,7 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
                    "if step % 100 == 0: print(running.item() / 100)"))
 
 
-@rule("TD-COMP-006", "compute", knob="compute.tf32")
+@rule("TD-COMP-006", "compute", knob="tf32")
 def fp32_matmuls(ev: Evidence) -> Hit | None:
     """Matmul/conv kernels run in full fp32 on a GPU with Tensor Cores (TF32/bf16 unused). PyTorch
     docs "TensorFloat-32 on Ampere" and torch.amp; guides' AMP section (1.5-2x)."""

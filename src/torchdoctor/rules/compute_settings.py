@@ -21,7 +21,7 @@ MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead mat
 FOREACH_SPEEDUP = 1.67  # Adam foreach vs for-loop over 400 small tensors (compute_loop_optimizer's)
 
 
-@rule("TD-COMP-007", "compute", knob="compute.no_anomaly", lint_topic="compute.debug_tools")
+@rule("TD-COMP-007", "compute", knob="no_anomaly_detection", lint_topic="compute.debug_tools")
 def anomaly_detection_on(ev: Evidence) -> Hit | None:
     """Autograd anomaly detection is on during the measured steps. PyTorch docs for
     torch.autograd.detect_anomaly ("should be enabled only for debugging")."""
@@ -36,7 +36,7 @@ def anomaly_detection_on(ev: Evidence) -> Hit | None:
                    "torch.autograd.set_detect_anomaly(False)  # or remove the detect_anomaly() context"))
 
 
-@rule("TD-COMP-008", "compute", knob="compute.inference_mode", lint_topic="compute.grad_without_backward")
+@rule("TD-COMP-008", "compute", knob="inference_mode", lint_topic="compute.grad_without_backward")
 def grad_without_backward(ev: Evidence) -> Hit | None:
     """Steps never call backward, yet autograd records every forward. PyTorch docs "Autograd
     mechanics: locally disabling gradient computation" (no_grad / inference_mode)."""
@@ -51,7 +51,7 @@ def grad_without_backward(ev: Evidence) -> Hit | None:
                Fix("Run inference without autograd.", "with torch.inference_mode():\n    out = model(x)"))
 
 
-@rule("TD-COMP-009", "compute", knob="compute.threads")
+@rule("TD-COMP-009", "compute", knob="threads")
 def threads_oversubscribed(ev: Evidence) -> Hit | None:
     """Intra-op threads (plus busy DataLoader workers) exceed the physical cores, so threads fight for
     them. PyTorch docs "CPU threading and TorchScript inference" (set_num_threads, oversubscription)."""
@@ -73,7 +73,7 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
                    f"torch.set_num_threads({max(1, cores - workers)})  # or OMP_NUM_THREADS"))
 
 
-@rule("TD-COMP-010", "compute", knob="compute.cudnn_benchmark")
+@rule("TD-COMP-010", "compute", knob="cudnn_benchmark")
 def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
     """Convolutions on a GPU with cudnn.benchmark off (fixed shapes let cuDNN pick the fastest
     algorithm). Guides' troubleshooting row and config reference (cudnn.benchmark=True)."""
@@ -90,7 +90,7 @@ def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
                Fix("Enable it when input shapes are fixed.", "torch.backends.cudnn.benchmark = True"))
 
 
-@rule("TD-COMP-011", "compute", lint_topic="compute.zero_grad")
+@rule("TD-COMP-011", "compute", knob="zero_grad_set_to_none", lint_topic="compute.zero_grad")
 def zero_grad_fills(ev: Evidence) -> Hit | None:
     """zero_grad(set_to_none=False) writes zeros into every gradient each step (lint proves the call,
     the trace measures aten::zero_). PyTorch Optimizer.zero_grad docs (set_to_none default True)."""
@@ -107,7 +107,7 @@ def zero_grad_fills(ev: Evidence) -> Hit | None:
                Fix("Use the default.", "optimizer.zero_grad()  # set_to_none=True"))
 
 
-@rule("TD-COMP-012", "compute", knob="compute.foreach_optimizer")
+@rule("TD-COMP-012", "compute", knob="optimizer_impl")
 def for_loop_optimizer(ev: Evidence) -> Hit | None:
     """The optimizer updates parameters one tensor at a time (foreach/fused off) and the optimizer step
     takes a large share. PyTorch torch.optim docs ("Algorithms: for-loop, foreach, fused")."""

@@ -70,7 +70,7 @@ def _wait_evidence(ev: Evidence, loader: dict) -> dict:
             "num_workers": loader.get("num_workers"), "batch_size": loader.get("batch_size")}
 
 
-@rule("TD-DATA-001", "data", knob="data.num_workers")
+@rule("TD-DATA-001", "data", knob="num_workers")
 def data_wait_high(ev: Evidence) -> Hit | None:
     """The step waits for data, and no DataLoader setting explains it (a custom iterator, or
     no DataLoader seen). Guides, key-metrics table, row "CPU total far above CUDA total"."""
@@ -90,7 +90,7 @@ def data_wait_high(ev: Evidence) -> Hit | None:
                    _WORKERS_FIX.code))
 
 
-@rule("TD-DATA-002", "data", knob="data.num_workers", lint_topic="data.num_workers")
+@rule("TD-DATA-002", "data", knob="num_workers", lint_topic="data.num_workers")
 def no_workers(ev: Evidence) -> Hit | None:
     """num_workers=0 while a typical step waits for data. Guides' BERT case study (37% of CPU time
     in the DataLoader, num_workers left at 0) and both tables' num_workers rows."""
@@ -106,7 +106,7 @@ def no_workers(ev: Evidence) -> Hit | None:
                f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch.", _workers_fix(ev))
 
 
-@rule("TD-DATA-003", "data", knob="data.num_workers")
+@rule("TD-DATA-003", "data", knob="num_workers")
 def too_few_workers(ev: Evidence) -> Hit | None:
     """Workers exist but a typical step still waits: fewer workers than the measured load time per
     batch needs. PyTorch torch.utils.data docs (multi-process loading); guides' num_workers rows."""
@@ -130,7 +130,7 @@ def too_few_workers(ev: Evidence) -> Hit | None:
                    f"DataLoader(dataset, num_workers={evidence['workers_needed']}, persistent_workers=True)"))
 
 
-@rule("TD-DATA-004", "data", knob="data.persistent_workers", lint_topic="data.persistent_workers")
+@rule("TD-DATA-004", "data", knob="persistent_workers", lint_topic="data.persistent_workers")
 def workers_restart_each_epoch(ev: Evidence) -> Hit | None:
     """Workers are re-created at every epoch start (persistent_workers=False) and the waits at
     epoch starts cost step time. PyTorch DataLoader docs (persistent_workers); guides' loader config."""
@@ -158,7 +158,7 @@ def workers_restart_each_epoch(ev: Evidence) -> Hit | None:
                    "DataLoader(dataset, num_workers=..., persistent_workers=True)"))
 
 
-@rule("TD-DATA-005", "data", knob="data.prefetch_factor")
+@rule("TD-DATA-005", "data", knob="prefetch_factor")
 def bursty_waits(ev: Evidence) -> Hit | None:
     """Waits come in bursts: most steps find a batch ready, a few wait long, and the prefetch queue
     is short. PyTorch DataLoader docs (prefetch_factor); guides' loader config (prefetch_factor=4)."""
@@ -181,7 +181,7 @@ def bursty_waits(ev: Evidence) -> Hit | None:
                    "DataLoader(dataset, num_workers=..., prefetch_factor=8)"))
 
 
-@rule("TD-DATA-006", "data", knob="data.pin_memory", lint_topic="data.pin_memory")
+@rule("TD-DATA-006", "data", knob="pin_memory", lint_topic="data.pin_memory")
 def pageable_copies(ev: Evidence) -> Hit | None:
     """Host-to-device copies from pageable (unpinned) memory. PyTorch "pin_memory" docs and the
     guides' rows recommending pin_memory; measured as pageable Memcpy events in the trace."""
@@ -200,7 +200,7 @@ def pageable_copies(ev: Evidence) -> Hit | None:
                    "DataLoader(dataset, pin_memory=True)\nx = x.to('cuda', non_blocking=True)"))
 
 
-@rule("TD-DATA-007", "data", knob="data.num_workers")
+@rule("TD-DATA-007", "data", knob="num_workers")
 def io_bound_loading(ev: Evidence) -> Hit | None:
     """The step waits for data while the CPU idles: loading waits on storage or network, not on CPU.
     Measured as the main thread's CPU time inside its waits (num_workers=0) or the script's and

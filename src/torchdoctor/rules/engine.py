@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from torchdoctor.errors import TorchDoctorError
+from torchdoctor.finding import LAYERS, Finding, Fix
 from torchdoctor.record import Record
-from torchdoctor.rules.base import LAYERS, Finding, Fix, MissingEvidence, Rule, all_rules
+from torchdoctor.rules.base import MissingEvidence, Rule, all_rules
 from torchdoctor.rules.evidence import Evidence
 
 

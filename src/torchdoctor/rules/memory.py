@@ -41,7 +41,7 @@ def _share_of_peak(ev: Evidence, category: str) -> tuple[float, int, int]:
     return (part / peak if peak else 0.0), part, peak
 
 
-@rule("TD-MEM-002", "memory", knob="memory.activation_checkpointing")
+@rule("TD-MEM-002", "memory", knob="activation_checkpointing")
 def activations_dominate(ev: Evidence) -> Hit | None:
     """Under memory pressure, saved activations are most of the peak: activation checkpointing trades
     recompute for memory. Guides' key-metrics row "memory peak near the limit"."""
@@ -56,7 +56,7 @@ def activations_dominate(ev: Evidence) -> Hit | None:
                    "from torch.utils.checkpoint import checkpoint\nx = checkpoint(block, x, use_reentrant=False)"))
 
 
-@rule("TD-MEM-003", "memory", knob="memory.optimizer_state")
+@rule("TD-MEM-003", "memory")
 def optimizer_state_dominates(ev: Evidence) -> Hit | None:
     """Under memory pressure, optimizer state (Adam's two moments) is a large share of the peak: shard
     it (FSDP/ZeRO) or use 8-bit or lighter optimizers. Guides' troubleshooting row "peak over the limit"."""
@@ -71,7 +71,7 @@ def optimizer_state_dominates(ev: Evidence) -> Hit | None:
                    "model = torch.distributed.fsdp.fully_shard(model)"))
 
 
-@rule("TD-MEM-004", "memory", knob="memory.expandable_segments")
+@rule("TD-MEM-004", "memory")
 def fragmentation(ev: Evidence) -> Hit | None:
     """A large share of reserved memory sits in split, free blocks (allocator `fragmentation` =
     inactive split bytes / reserved). PyTorch CUDA semantics docs: expandable_segments:True."""
@@ -86,7 +86,7 @@ def fragmentation(ev: Evidence) -> Hit | None:
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py"))
 
 
-@rule("TD-MEM-005", "memory", knob="memory.expandable_segments")
+@rule("TD-MEM-005", "memory")
 def allocator_retries(ev: Evidence) -> Hit | None:
     """The caching allocator had to free its cache and retry (num_alloc_retries > 0), typically because
     input shapes vary step to step. PyTorch CUDA semantics docs (memory management, cudaMalloc retries)."""

@@ -7,15 +7,16 @@ HolisticTraceAnalysis communication/computation overlap and straggler definition
 
 from __future__ import annotations
 
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.distributed.analysis import (STRAGGLER_EXPLANATION, STRAGGLER_FINDING, STRAGGLER_FIX,
+                                              STRAGGLER_PROBLEM, STRAGGLER_WARNING, straggler_finding)
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, hit_of, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
 COMM_WARNING, COMM_PROBLEM = 0.10, 0.30  # exposed (not overlapped) communication share of device time
-STRAGGLER_WARNING, STRAGGLER_PROBLEM = 0.05, 0.20  # slowest rank's excess over the median
 IMBALANCE_WARNING, IMBALANCE_PROBLEM = 0.10, 0.30  # (max - min) / max of compute over ranks
 
 
-@rule("TD-SCALE-001", "scale", knob="scale.ddp_buckets")
+@rule("TD-SCALE-001", "scale", knob="bucket_cap_mb")
 def exposed_communication(ev: Evidence) -> Hit | None:
     """Communication kernels not overlapped with compute take a share of device time (HTA
     comm/comp overlap). Guides' DDP section (NCCL bandwidth, bucket sizes)."""
@@ -33,25 +34,18 @@ def exposed_communication(ev: Evidence) -> Hit | None:
                    "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"))
 
 
-@rule("TD-SCALE-002", "scale")
+@rule(STRAGGLER_FINDING, "scale")
 def straggler_rank(ev: Evidence) -> Hit | None:
     """One rank's steps are slower than the others' and everyone waits for it: the observed ranks'
-    `distributed.stragglers` (work outside backward), else the traces' `multi_rank` (HTA straggler
-    analysis). Guides' distributed troubleshooting: "one rank's operators clearly longer"."""
+    `distributed.stragglers` (work outside backward; the finding is built by
+    `torchdoctor.distributed.analysis.straggler_finding`, which `torchdoctor scale` reports too), else
+    the traces' `multi_rank` (HTA straggler analysis). Guides' distributed troubleshooting: "one rank's
+    operators clearly longer"."""
     try:
         stragglers = ev.distributed("stragglers")
     except MissingEvidence:
         return _trace_straggler(ev)
-    if not stragglers:
-        return None
-    worst = max(stragglers, key=lambda s: s["excess_of_step_fraction"])
-    share = worst["excess_of_step_fraction"]
-    return Hit(severity_at(share, STRAGGLER_WARNING, STRAGGLER_PROBLEM) or "info",
-               f"rank {worst['rank']} holds the others back by {share:.0%} of a step ({worst['cause']})", share,
-               {"slowest_rank": worst["rank"], "excess_s": worst["excess_s"], "excess_of_step_fraction": share,
-                "cause": worst["cause"]},
-               "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks.",
-               _STRAGGLER_FIX)
+    return hit_of(straggler_finding(stragglers))
 
 
 def _trace_straggler(ev: Evidence) -> Hit | None:
@@ -63,12 +57,7 @@ def _trace_straggler(ev: Evidence) -> Hit | None:
     return Hit(severity, f"rank {multi['slowest_rank']} is {excess:.0%} slower than the median rank",
                excess / (1 + excess), {"slowest_rank": multi["slowest_rank"], "slowest_rank_excess_fraction":
                                        round(excess, 4), "stragglers": multi.get("stragglers")},
-               "Collectives finish only when the slowest rank arrives, so its extra time is paid by all ranks.",
-               _STRAGGLER_FIX)
-
-
-_STRAGGLER_FIX = Fix("Look at that rank's host (data, CPU, thermal throttling) and its share of the data.",
-                     "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns")
+               STRAGGLER_EXPLANATION, STRAGGLER_FIX)
 
 
 @rule("TD-SCALE-003", "scale")
@@ -87,7 +76,7 @@ def compute_imbalance(ev: Evidence) -> Hit | None:
                    "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
 
 
-@rule("TD-SCALE-004", "scale", knob="scale.ddp", lint_topic="scale.data_parallel")
+@rule("TD-SCALE-004", "scale", lint_topic="scale.data_parallel")
 def data_parallel(ev: Evidence) -> Hit | None:
     """nn.DataParallel instead of DistributedDataParallel. PyTorch docs: "use DistributedDataParallel
     instead of DataParallel" (single process, GIL-bound, replicates the model every step)."""
@@ -122,7 +111,7 @@ def sampler_without_set_epoch(ev: Evidence) -> Hit | None:
                Fix("Call set_epoch at the start of each epoch.", "for epoch in range(epochs):\n    sampler.set_epoch(epoch)"))
 
 
-@rule("TD-SCALE-006", "scale", knob="scale.no_sync")
+@rule("TD-SCALE-006", "scale", knob="no_sync")
 def accumulation_without_no_sync(ev: Evidence) -> Hit | None:
     """Gradient accumulation where every micro-batch's backward all-reduces (no `no_sync()`), measured
     as synchronising backwards per optimizer step. Guides' FSDP/DDP advice on accumulation; PyTorch

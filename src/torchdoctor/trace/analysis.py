@@ -71,7 +71,7 @@ def analyse_traces(
     warnings = [w for s in sections for w in s["warnings"]]
     if len({s["rank"] for s in sections}) < len(sections):
         warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
-    summary = rank_summary([_rank_figures(s) for s in sections], config)
+    summary = rank_summary([_rank_figures(s) for s in sections])
     return TraceAnalysis(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings),
                        timelines.first, tuple(timelines.by_rank()))  # fmt: skip
 

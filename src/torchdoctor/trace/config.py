@@ -21,7 +21,6 @@ class TraceConfig:
     runtime_outlier_us: float = 50.0  # HTA's runtime_cutoff
     launch_delay_outlier_us: float = 100.0  # HTA's launch_delay_cutoff
     queue_saturation_depth: int = 1000  # CUDA's launch queue holds 1024 entries
-    straggler_threshold_fraction: float = 0.05  # slower than the median rank by more than this
     hta_ns_rounding: bool = False  # round float timestamps to whole us as HTA does (parity checks)
     timeline: bool = True  # keep one step of the first file's events for the HTML report
 

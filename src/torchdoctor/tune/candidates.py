@@ -1,7 +1,7 @@
 """Which knobs to try, in which order.
 
-Knobs named by the diagnosis's findings (`finding["knob"]`) come first, by decreasing upside; then
-every other knob of DEFAULT_ORDER. DEFAULT_ORDER puts cheap, safe fixes of the commonest
+Knobs named by the diagnosis's findings (`finding["knob"]`, a `REGISTRY` name) come first, by
+decreasing upside; then every other knob of DEFAULT_ORDER. DEFAULT_ORDER puts cheap, safe fixes of the commonest
 bottlenecks first (data loading, debug switches), then precision, then memory layout and
 optimizer kernels, and torch.compile last, as its trials are the slowest to run.
 `activation_checkpointing` (a memory knob, rarely faster) is tried only when a finding names it,
@@ -24,39 +24,25 @@ DEFAULT_ORDER: tuple[str, ...] = (
     "batch_size",
 )
 
-#: A finding's `knob` is a `layer.topic` name (docs/rules.md); its topic names the tune knob, or
-#: one of these aliases does.
-FINDING_KNOBS: dict[str, str] = {
-    "no_anomaly": "no_anomaly_detection", "foreach_optimizer": "optimizer_impl",
-    "ddp_buckets": "bucket_cap_mb",
-}
-
-
-def knob_of(finding: dict[str, Any]) -> str | None:
-    """The registered knob a finding names (`data.num_workers` -> `num_workers`), or None."""
-    name = str(finding.get("knob") or "")
-    topic = name.rsplit(".", 1)[-1]
-    for candidate in (name, FINDING_KNOBS.get(topic), topic):
-        if candidate in REGISTRY:
-            return candidate
-    return None
-
 
 def findings_of(record: Record) -> list[dict[str, Any]]:
-    """The Record's findings, or the diagnosis's when the Record has none yet."""
-    if record.findings:
-        return list(record.findings)
+    """The Record's findings; the diagnosis's when the Record has none yet, or when its findings name a
+    knob that is not registered (Records stored before findings named knobs by their registered
+    name, e.g. `compute.threads`): re-diagnosing the Record names them as the rules do now."""
+    stored = list(record.findings)
+    if stored and all(f.get("knob") is None or f.get("knob") in REGISTRY for f in stored):
+        return stored
     from torchdoctor.rules import diagnose_record
 
-    return [f if isinstance(f, dict) else f.to_dict() for f in diagnose_record(record)]
+    return [f.to_dict() for f in diagnose_record(record)]
 
 
 def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
     """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
     upside: dict[str, float] = {}
     for finding in findings_of(record):
-        name = knob_of(finding)
-        if name is not None:
+        name = finding.get("knob")
+        if name in REGISTRY:
             upside[name] = max(upside.get(name, 0.0), float(finding.get("upside") or 0.0))
     named = sorted(upside, key=lambda n: -upside[n])
     order = named + [n for n in DEFAULT_ORDER if n not in upside]

@@ -19,7 +19,8 @@ from torchdoctor.record import Record
 from torchdoctor.rules import diagnose_record
 from torchdoctor.workflow.observation import observe_with_progress, store_records
 
-SCHEMA_VERSION = 1
+#: 2: `advice` holds Findings (torchdoctor.finding, TD-COMP-021..024) instead of {code, message, fix}.
+SCHEMA_VERSION = 2
 
 
 def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
