@@ -18,7 +18,7 @@ from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.loader import load_trace
 from torchdoctor.trace.rank import analyse_rank
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
