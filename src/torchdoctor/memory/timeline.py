@@ -59,19 +59,23 @@ class TimelineRecorder:
         self.max_points = max_points
         self._t0 = time.perf_counter()
         self._points: list[Point] = []
-        self._peak: Point | None = None
+        self._peaks: dict[Any, Point] = {}  # device -> the moment its peak last grew
 
     def mark(self, label: str, snapshot: dict[Any, dict[str, int]]) -> None:
         """A point now; `snapshot` is MemTracker's current snapshot (copied)."""
         self._points.append((time.perf_counter() - self._t0, label, {d: dict(s) for d, s in snapshot.items()}))
 
-    def mark_peak(self, snapshot: dict[Any, dict[str, int]]) -> None:
-        """The global peak grew: keep (only) the latest such moment."""
-        self._peak = (time.perf_counter() - self._t0, "peak", {d: dict(s) for d, s in snapshot.items()})
+    def mark_peak(self, snapshot: dict[Any, dict[str, int]], devices: Any = None) -> None:
+        """The peak of `devices` (default: every device in `snapshot`) grew: keep, per device,
+        (only) the latest such moment. `snapshot` is MemTracker's peak snapshot (copied)."""
+        point = (time.perf_counter() - self._t0, "peak", {d: dict(s) for d, s in snapshot.items()})
+        for device in snapshot if devices is None else devices:
+            self._peaks[device] = point
 
     def timeline(self, device: Any) -> MemoryTimeline:
-        points = sorted(self._points + ([self._peak] if self._peak else []), key=lambda p: p[0])
-        peak_index = {n for n, p in enumerate(points) if p is self._peak}
+        peak = self._peaks.get(device)
+        points = sorted(self._points + ([peak] if peak else []), key=lambda p: p[0])
+        peak_index = {n for n, p in enumerate(points) if p is peak}
         chosen = [points[n] for n in thin(list(range(len(points))), peak_index, self.max_points)]
         series = {name: [int(p[2].get(device, {}).get(key, 0)) for p in chosen] for key, name in CATEGORIES.items()}
         return MemoryTimeline(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -80,3 +81,56 @@ def test_two_forwards_then_one_backward_are_tracked_without_breaking_the_backwar
     b = tracker.stop()
     assert b.categories_bytes["gradients"] == _param_bytes(model)
     assert b.modules[0].output_bytes == 32 * 256 * 4
+
+
+def _backward_peak_step(device: str, other_device: str | None):
+    """A step whose peak is in the backward (large activations, small weights); the optimizer step
+    creates a tensor on `other_device` as AdamW does for CUDA parameters (its step counters live on
+    the CPU)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 2048), nn.ReLU(), nn.Linear(2048, 64)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters())
+    x = torch.randn(1024, 64, device=device)
+    kept = []
+    if other_device is not None:
+        optimizer.register_step_pre_hook(lambda *_: kept.append(torch.empty(4096, device=other_device)))
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        model(x).square().mean().backward()
+        optimizer.step()
+
+    step()
+    return model, optimizer, step
+
+
+def _peak_and_optimizer_points(tracker: StepMemoryTracker) -> tuple[int, int]:
+    labels = tracker.timeline.labels
+    return labels.index("peak"), labels.index("optimizer step start")
+
+
+def test_a_tensor_on_another_device_in_the_optimizer_step_does_not_move_the_peak_phase():
+    # Seen on an H200 (docs/gpu.md): AdamW's CPU step counters gave the CPU a new peak inside the
+    # optimizer step, which relabelled the GPU's backward peak "optimizer" and moved it on the timeline.
+    # Here the model is on the CPU and the other device is "meta" (counted by MemTracker, no memory).
+    model, optimizer, step = _backward_peak_step("cpu", "meta")
+    tracker = StepMemoryTracker()
+    tracker.start(model, optimizer)
+    step()
+    b = tracker.stop()
+    assert b.device == "cpu"  # meta tensors hold no memory: never the breakdown's device
+    assert b.phase == "backward"
+    peak, optimizer_start = _peak_and_optimizer_points(tracker)
+    assert peak < optimizer_start
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (the CPU reproduction is the test above)")
+def test_on_cuda_the_peak_of_an_adamw_step_is_placed_in_its_backward():
+    model, optimizer, step = _backward_peak_step("cuda", None)
+    tracker = StepMemoryTracker()
+    tracker.start(model, optimizer)
+    step()
+    b = tracker.stop()
+    assert b.device.startswith("cuda") and b.phase == "backward"
+    peak, optimizer_start = _peak_and_optimizer_points(tracker)
+    assert peak < optimizer_start

@@ -6,7 +6,9 @@ its storage under a category (see torchdoctor.memory.breakdown). It is private A
 or RSS totals, with the reason, when it is missing or fails.
 
 Two things MemTracker does not do and this module adds, by subclassing:
-- the phase of the peak (forward, backward, optimizer), noted when the global peak grows;
+- the phase of the peak (forward, backward, optimizer), noted per device when that device's peak
+  grows (on a GPU the optimizer step also touches CPU tensors, e.g. AdamW's step counters: a new
+  CPU peak then must not move the GPU peak's phase or its place on the timeline);
 - the timeline of the step (torchdoctor.memory.timeline): a point at each of MemTracker's module
   hooks, at the optimizer step's start and end, and at the peak;
 - several calls of the root module in one step (gradient accumulation, two forwards and one
@@ -52,7 +54,7 @@ def _tracker_class() -> type:
 
         def __init__(self) -> None:
             super().__init__()
-            self.peak_phase: str | None = None
+            self.peak_phases: dict[Any, str] = {}  # device -> phase when its peak last grew
             self.harvested: dict[str, ModuleMemory] = {}
             self.recorder = TimelineRecorder()
             self._optimizer_marks: tuple[Any, ...] = ()
@@ -85,9 +87,12 @@ def _tracker_class() -> type:
         def _update_peak_stats(self, peak_state: Any) -> None:
             before = dict(self._peak_mem)
             super()._update_peak_stats(peak_state)
-            if self._peak_mem != before:
-                self.peak_phase = self._phase_now()
-                self.recorder.mark_peak(self._peak_mem_snap)
+            grown = [device for device, total in self._peak_mem.items() if total != before.get(device)]
+            if grown:
+                phase = self._phase_now()
+                for device in grown:
+                    self.peak_phases[device] = phase
+                self.recorder.mark_peak(self._peak_mem_snap, grown)
 
         def _phase_now(self) -> str:
             if self._in_opt:
@@ -121,6 +126,13 @@ def _tracker_class() -> type:
                 self._mark_module(module, "post-backward")
 
     return PhaseMemTracker
+
+
+def main_device(peak: dict[Any, dict[str, int]]) -> Any:
+    """The device a breakdown reports: an accelerator over the CPU, then the largest peak. Meta
+    tensors (shape-only, no memory) never count."""
+    real = [d for d in peak if getattr(d, "type", str(d)) != "meta"]
+    return max(real, key=lambda d: (d.type != "cpu", peak[d].get(_TOTAL, 0)), default=None)
 
 
 def merge_modules(a: dict[str, ModuleMemory], b: dict[str, ModuleMemory]) -> dict[str, ModuleMemory]:
@@ -226,7 +238,7 @@ class StepMemoryTracker:
         tracker.mark("step end")
         tracker.__exit__(None, None, None)
         peak = tracker.get_tracker_snapshot("peak")
-        device = max(peak, key=lambda d: (d.type != "cpu", peak[d].get(_TOTAL, 0)), default=None)
+        device = main_device(peak)
         if device is None:
             return MemoryBreakdown("mem_tracker", "cpu", 0, reason=reason or "no tensor was tracked")
         snap = peak[device]
@@ -237,7 +249,7 @@ class StepMemoryTracker:
             device=str(device),
             peak_bytes=int(snap.get(_TOTAL, 0)),
             categories_bytes={name: int(snap.get(key, 0)) for key, name in CATEGORIES.items()},
-            phase=tracker.peak_phase,
+            phase=tracker.peak_phases.get(device),
             modules=top_level(self._root, modules) if self._root is not None else [],
             start_bytes=int(self._start_snap.get(device, {}).get(_TOTAL, 0)),
             reason=reason,
