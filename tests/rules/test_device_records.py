@@ -32,7 +32,7 @@ def test_a_gpu_idle_behind_the_dataloader_is_a_data_finding_not_a_host_overhead_
     # DataLoader finding; the step waited 95% for data.
     assert "TD-COMP-002" not in ids and "TD-COMP-003" not in ids, ids
     with_knob = [f for f in findings if f.knob]
-    assert with_knob[0].id == "TD-DATA-002" and with_knob[0].knob == "data.num_workers"
+    assert with_knob[0].id == "TD-DATA-002" and with_knob[0].knob == "num_workers"
     assert "TD-COMP-001" in ids  # the symptom stays reported: the GPU is busy 1% of the step
 
 
