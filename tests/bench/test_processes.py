@@ -25,9 +25,15 @@ def sleeper(name: str, seconds: float) -> Command:
 
 
 def test_a_process_that_sleeps_longer_is_called_slower():
+    start = time.perf_counter()
     result = compare_processes([sleeper("A", 0.01), sleeper("B", 0.15)], policy=QUICK)
+    elapsed_s = time.perf_counter() - start
     assert result.verdicts["B"].verdict == SLOWER
-    assert result.median_s("B") - result.median_s("A") == pytest.approx(0.14, abs=0.07)
+    # A sample spans a run from spawn to exit, so it is never shorter than the run's sleep (the
+    # OS guarantees that however loaded the host), and the samples, in seconds, are disjoint
+    # slices of the call. How close the medians come to 0.14 s apart: benchmarks/timing_targets.py.
+    assert min(result.samples_s["A"]) >= 0.01 and min(result.samples_s["B"]) >= 0.15
+    assert sum(sum(samples) for samples in result.samples_s.values()) <= elapsed_s
 
 
 def test_scripts_run_with_this_interpreter_and_env_reaches_the_process(tmp_path):

@@ -22,13 +22,18 @@ def _diagnose(tmp_path, name, *args, nproc="2"):
 
 
 def test_a_rank_that_sleeps_each_step_is_the_straggler(tmp_path):
-    proc, record = _diagnose(tmp_path, "ddp_straggler.py")
+    sleep_s = 0.15  # large against a loaded host's stalls, which skew the backward fractions
+    proc, record = _diagnose(tmp_path, "ddp_straggler.py", str(sleep_s))
     assert proc.returncode == 0, proc.stderr
     section = record.distributed
     assert section["ranks_count"] == 2 and section["lockstep"]  # DDP: walls agree, work does not
     assert section["slowest_rank"] == 1
     assert [s["rank"] for s in section["stragglers"]] == [1]
-    assert 0.03 < section["stragglers"][0]["excess_s"] < 0.2  # it sleeps 50 ms per step
+    # Its excess is its sleep (most of it: the load is estimated from backward fractions), and a
+    # part of its own median step, not of a sum of steps. Measured: 0.9-1.0 of the sleep.
+    (straggler,) = section["stragglers"]
+    (own,) = [row for row in section["per_rank"] if row["rank"] == 1]
+    assert 2 / 3 * sleep_s < straggler["excess_s"] <= own["step_s"]
 
 
 def test_balanced_ddp_has_no_straggler(tmp_path):

@@ -14,7 +14,9 @@ from torchdoctor.observe.steps import PhaseCallbacks, StepClock
 
 
 class _Sleepy(Dataset):
-    """Each sample waits on 'storage' (a sleep) with the CPU idle, or burns CPU."""
+    """Each sample waits on 'storage' (a 20 ms sleep) with the CPU idle, or burns 2 ms of CPU. The
+    sleep is long against the loader's own CPU work around it (a few hundred us per batch), so an
+    idle wait's CPU share stays near 0 however slowly a loaded host runs that work."""
 
     def __init__(self, busy: bool) -> None:
         self.busy = busy
@@ -27,7 +29,7 @@ class _Sleepy(Dataset):
         while self.busy and time.thread_time() < end:
             pass
         if not self.busy:
-            time.sleep(0.002)
+            time.sleep(0.02)
         return torch.zeros(4)
 
 
@@ -48,7 +50,10 @@ def _data_cpu_share(busy: bool) -> float:
 
 def test_data_wait_cpu_time_tells_an_idle_wait_from_a_busy_one():
     idle, busy = _data_cpu_share(busy=False), _data_cpu_share(busy=True)
-    assert idle < 0.2 and busy > 0.4 and busy > 4 * idle, (idle, busy)  # loose: the host is shared
+    # 2 ms of CPU take longer on a shared core, so the busy share falls as the host's load rises
+    # (0.11 measured at a load average of 10 on 2 cores): it is judged against the idle share
+    # (well under 1 %), not against a fixed figure.
+    assert idle < 0.2 and busy > 4 * idle, (idle, busy)
 
 
 def test_layer_shapes_lists_each_distinct_linear_and_conv_shape_once_with_its_count():

@@ -12,6 +12,10 @@ Semantics:
     after dispatch its result is discarded. Every accepted request ends in exactly one result
     or error; `stop()` fails the ones still queued with BatcherClosedError.
 Each dispatched batch is reported to `on_batch` as a BatchRecord.
+
+Time: `clock` (seconds, monotonic; default `time.perf_counter`) stamps requests and batches and
+sets the delay deadline. The waits themselves are asyncio's, on the event loop's clock; a test
+passes its loop's `time` (e.g. a virtual-time loop's) so that both agree.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ class BatchRecord:
 class _Pending:
     item: Any
     future: asyncio.Future
-    queued_ns: int
+    queued_s: float
 
 
 class DynamicBatcher:
@@ -74,8 +78,11 @@ class DynamicBatcher:
         run_batch: Callable[[list[Any]], list[Any]],
         config: BatcherConfig,
         on_batch: Callable[[BatchRecord], None] | None = None,
+        *,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._run_batch, self.config, self._on_batch = run_batch, config, on_batch
+        self._clock = clock
         self._queue: collections.deque[_Pending] = collections.deque()
         self._arrived = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchdoctor-model")
@@ -108,7 +115,7 @@ class DynamicBatcher:
         if len(self._queue) >= self.config.max_queue:
             raise QueueFullError(f"the queue is full ({self.config.max_queue} requests); retry later")
         future = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(item, future, time.perf_counter_ns()))
+        self._queue.append(_Pending(item, future, self._clock()))
         self._arrived.set()
         timeout = None if self.config.timeout_ms is None else self.config.timeout_ms / 1e3
         try:
@@ -127,15 +134,15 @@ class DynamicBatcher:
         while not self._queue:
             self._arrived.clear()
             await self._arrived.wait()
-        free_ns = time.perf_counter_ns()
+        free_s = self._clock()
         batch: list[_Pending] = []
         self._take(batch)
         if not batch:
             return [], 0.0
-        start_ns = max(batch[0].queued_ns, free_ns)
-        deadline_ns = start_ns + int(self.config.max_delay_ms * 1e6)
+        start_s = max(batch[0].queued_s, free_s)
+        deadline_s = start_s + self.config.max_delay_ms / 1e3
         while len(batch) < self.config.max_batch_size:
-            remaining_s = (deadline_ns - time.perf_counter_ns()) / 1e9
+            remaining_s = deadline_s - self._clock()
             if remaining_s <= 0:
                 break
             self._arrived.clear()
@@ -145,7 +152,7 @@ class DynamicBatcher:
                 break
             self._take(batch)
         self._take(batch)
-        return batch, (time.perf_counter_ns() - start_ns) / 1e9
+        return batch, self._clock() - start_s
 
     def _take(self, batch: list[_Pending]) -> None:
         while self._queue and len(batch) < self.config.max_batch_size:
@@ -155,7 +162,7 @@ class DynamicBatcher:
 
     async def _dispatch(self, batch: list[_Pending], delay_s: float) -> None:
         loop = asyncio.get_running_loop()
-        start = time.perf_counter_ns()
+        start_s = self._clock()
         failed = False
         try:
             results = await loop.run_in_executor(self._executor, self._run_batch, [p.item for p in batch])
@@ -168,7 +175,7 @@ class DynamicBatcher:
             for pending in batch:
                 _settle(pending.future, error=BatchFailedError(f"the model raised: {type(exc).__name__}: {exc}"))
         if self._on_batch is not None:
-            self._on_batch(BatchRecord(len(batch), delay_s, (time.perf_counter_ns() - start) / 1e9, failed))
+            self._on_batch(BatchRecord(len(batch), delay_s, self._clock() - start_s, failed))
 
 
 def _settle(future: asyncio.Future, *, result: Any = None, error: Exception | None = None) -> None:
