@@ -36,3 +36,67 @@ def test_an_analysis_that_imports_the_workflow_breaks_the_layers(tmp_path):
     proc = _lint_imports(copy.parent)
     assert proc.returncode != 0
     assert "torchdoctor.trace -> torchdoctor.workflow" in proc.stdout, proc.stdout
+
+
+def _import_cycles(graph) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_two_modules_import_each_other_even_indirectly():
+    import grimp
+
+    graph = grimp.build_graph("torchdoctor", include_external_packages=False)
+    # A package's __init__ re-exporting its submodules is not a cycle of behaviour: leave out the
+    # edges from a package to its own children.
+    for module in list(graph.modules):
+        for child in graph.find_children(module):
+            if graph.direct_import_exists(importer=module, imported=child):
+                graph.remove_import(importer=module, imported=child)
+    assert _import_cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    import grimp
+
+    graph = grimp.ImportGraph()
+    for importer, imported in (("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")):
+        graph.add_import(importer=importer, imported=imported)
+    assert _import_cycles(graph) == [["p.a", "p.b", "p.c"]]
