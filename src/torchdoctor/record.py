@@ -34,9 +34,10 @@ EXIT_REASONS = (
     "script_error",  # the script raised; its traceback is in `traceback`
     "sys_exit",  # the script called sys.exit / raised SystemExit
     "os_exit",  # the script called os._exit
-    "interrupted",  # Ctrl-C
+    "interrupted",  # Ctrl-C, or SIGTERM/SIGHUP passed on by torchdoctor (`signal` says which)
+    "timeout",  # the --timeout expired and torchdoctor stopped the script
     "no_steps",  # the script never reached a step
-    "killed",  # the process died from a signal or never reported back
+    "killed",  # the process died from a signal (`signal`) or never reported back
     "setup_error",  # torchdoctor could not set up the observation (e.g. a knob failed to apply)
 )
 
@@ -81,6 +82,7 @@ class ExitInfo:
     reason: str = "completed"
     message: str = ""
     traceback: str | None = None
+    signal: str | None = None  # the signal that stopped or ended the script (SIGINT, SIGKILL, ...), if one did
 
 
 def new_run_id() -> str:
@@ -137,6 +139,7 @@ class Record:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
         data = upgrade(dict(data))
+        check_types(cls, data)
         known = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["exit"] = ExitInfo(**_known(ExitInfo, data.get("exit") or {}))
@@ -160,6 +163,55 @@ class Record:
             return cls.from_json(Path(path).read_bytes())
         except OSError as exc:
             raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
+
+
+#: What a JSON value of each annotated type may be (bool is not a number here).
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "Any": (object,), "None": (type(None),),
+}
+#: Fields that hold one of the Record's own dataclasses (as a JSON object).
+_SECTIONS = ("ExitInfo", "Summary", "StepSample")
+
+
+def _allowed(annotation: str) -> list[str]:
+    return [part.strip() for part in annotation.split("|")]
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    for part in _allowed(annotation):
+        if part in _SECTIONS and isinstance(value, dict):
+            return True
+        base, _, inner = part.partition("[")
+        if base == "list" and isinstance(value, list):
+            return all(_fits(item, inner[:-1]) for item in value)
+        if base == "dict" and isinstance(value, dict):
+            return True
+        kinds = _JSON_TYPES.get(base)
+        if kinds and isinstance(value, kinds) and not (isinstance(value, bool) and base in ("int", "float")):
+            return True
+    return False
+
+
+def check_types(cls: type, data: dict[str, Any], where: str = "") -> None:
+    """Raise RecordFormatError naming the first field of `data` whose JSON type does not fit the
+    dataclass `cls` (nested sections too), instead of a TypeError from deep inside a renderer."""
+    for spec in dataclasses.fields(cls):
+        if spec.name not in data:
+            if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+                raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` is missing")
+            continue
+        value, annotation = data[spec.name], str(spec.type)
+        if not _fits(value, annotation):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` must be {annotation.replace('Any', 'any')}"
+                                    f", got {type(value).__name__} {shown}")
+        section = next((name for name in _SECTIONS if name in annotation), None)
+        if section is not None:
+            nested = globals()[section]
+            for index, item in enumerate(value if isinstance(value, list) else [value]):
+                if isinstance(item, dict):
+                    label = f"{where}{spec.name}[{index}]." if isinstance(value, list) else f"{where}{spec.name}."
+                    check_types(nested, item, label)
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:

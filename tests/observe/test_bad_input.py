@@ -90,21 +90,24 @@ def test_ctrl_c_saves_the_partial_record(tmp_path):
     assert "Traceback" not in stderr
 
 
-def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp_path):
+@pytest.mark.parametrize("typed", ["absolute", "pkg/show_env.py", "./pkg/../pkg/show_env.py"])
+def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp_path, typed):
     script = tmp_path / "pkg" / "show_env.py"
     script.parent.mkdir()
     (script.parent / "helper_mod.py").write_text("VALUE = 'local import works'\n")
     script.write_text(
         "import sys, os\nimport helper_mod\n"
-        "print(__name__, sys.argv, sys.path[0], os.getcwd(), helper_mod.VALUE)\n"
+        "print(__name__, sys.argv, __file__, sys.path[0], os.getcwd(), helper_mod.VALUE)\n"
         "print('err line', file=sys.stderr)\nsys.exit(7)\n"
     )
-    native = subprocess.run([sys.executable, str(script), "a", "--b"], capture_output=True, text=True, cwd=tmp_path)
+    typed = str(script) if typed == "absolute" else typed  # plain Python keeps argv[0] as typed
+    native = subprocess.run([sys.executable, typed, "a", "--b"], capture_output=True, text=True, cwd=tmp_path)
     observed = subprocess.run(
         [sys.executable, "-c", "import sys; from torchdoctor.observe import observe; "
-         f"r = observe({str(script)!r}, ['a', '--b'], out_dir={str(tmp_path / 'o')!r}); sys.exit(r.exit.status)"],
+         f"r = observe({typed!r}, ['a', '--b'], out_dir={str(tmp_path / 'o')!r}); sys.exit(r.exit.status)"],
         capture_output=True, text=True, cwd=tmp_path,
     )
+    assert typed in native.stdout.split("[")[1]
     assert (observed.stdout, observed.stderr, observed.returncode) == (native.stdout, native.stderr, 7)
 
 
@@ -118,12 +121,25 @@ def test_a_knob_that_cannot_be_applied_is_reported_with_its_error(tmp_path):
 
 
 def test_a_script_that_ignores_the_timeout_is_killed_after_the_grace_period(tmp_path, monkeypatch):
+    import torchdoctor.observe.child as child_module
     import torchdoctor.observe.run as run_module
     from torchdoctor.observe import LaunchConfig, observe
 
     script = tmp_path / "stubborn.py"
-    script.write_text("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)\n")
-    monkeypatch.setattr(run_module, "STOP_GRACE_S", 1.0)
+    script.write_text("import time\ntime.sleep(60)\n")
+    # The child ignores SIGINT from its first instruction (an ignored signal stays ignored across
+    # exec, and Python then installs no handler), however long its imports take.
+    command = run_module.build_command
+    monkeypatch.setattr(run_module, "build_command",
+                        lambda *a: ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command(*a)])
+    monkeypatch.setattr(child_module, "STOP_GRACE_S", 1.0)
     record = observe(script, [], launch=LaunchConfig(timeout_s=2.0), out_dir=tmp_path / "o")
-    assert record.exit.reason == "killed"
-    assert "interrupted" in " ".join(record.warnings)
+    assert (record.exit.reason, record.exit.status) == ("timeout", 124)
+    assert "timeout of 2 s" in record.exit.message and "torchdoctor killed it" in record.exit.message
+
+
+def test_an_expired_timeout_is_a_timeout_not_a_ctrl_c(tmp_path):
+    proc, record = run_diagnose(tmp_path, "slow_loop.py", options=FAST + ["--steps", "100000", "--timeout", "3"])
+    assert proc.returncode == 124, proc.stderr
+    assert (record.exit.reason, record.exit.status) == ("timeout", 124)
+    assert "ran past the timeout of 3 s" in record.exit.message and "Ctrl-C" not in record.exit.message

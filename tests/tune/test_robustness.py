@@ -61,15 +61,16 @@ def test_ctrl_c_keeps_the_trials_so_far_and_reports_the_best_and_the_baselines_n
     command = [sys.executable, "-m", "torchdoctor", "tune", "--json", str(out), "--store", str(db),
                "--knobs", "zero_grad_set_to_none,optimizer_impl", "--warmup-steps", "2", "--steps", "10",
                "--", str(SCRIPTS / "noisy_slow.py"), str(marker), "3"]
-    # Its own process group, as a terminal's foreground job: Ctrl-C reaches the tuner and the trial.
+    # Its own process group, as a terminal's foreground job: Ctrl-C reaches the tuner, which passes it
+    # on to the trial (in a process group of its own).
     proc = subprocess.Popen(command, cwd=tmp_path, env=WIDE_ENV, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_runs(marker, 3, proc, timeout_s=200)
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 130, stderr  # interrupted is not success
     result = orjson.loads(out.read_bytes())
-    assert result["stop_reason"].startswith("interrupted")
+    assert result["stop_reason"].startswith("interrupted (Ctrl-C)") and result["exit_status"] == 130
     statuses = [t["status"] for t in result["trials"]]
     assert statuses == ["baseline", "baseline", "interrupted"]  # the held trial, and nothing after it
     assert result["best_step_s"] == result["baseline_step_s"] and result["kept"] == {}
@@ -91,3 +92,51 @@ def test_an_integer_knob_is_searched_with_optuna_over_more_than_two_values(tmp_p
     assert tried[0] == span.first  # the knob's own first guess is enqueued first
     assert all(span.low <= v <= span.high for v in tried)
     assert all(t["numerics"]["ok"] for t in result["trials"] if t["knob"])
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _start_until_ready(command: list[str], cwd: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """Start a torchdoctor command on tests/observe/scripts/family.py; wait for its READY line;
+    returns the process and the pids of the script and its helpers."""
+    proc = subprocess.Popen(command, cwd=cwd, env=WIDE_ENV, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids = []
+    for line in proc.stdout:
+        words = line.split()
+        if words[:1] in (["HELPERS"], ["READY"]):
+            pids += [int(w) for w in words[1:]]
+        if words[:1] == ["READY"]:
+            return proc, pids
+    raise AssertionError(proc.communicate()[1][-2000:])
+
+
+def test_sigterm_to_tune_stops_its_trial_and_exits_143_with_no_orphan(tmp_path: Path) -> None:
+    family = Path(__file__).resolve().parents[1] / "observe" / "scripts" / "family.py"
+    proc, pids = _start_until_ready(
+        [sys.executable, "-m", "torchdoctor", "tune", "--store", str(tmp_path / "runs.db"), "--warmup-steps", "2",
+         "--steps", "100000", "--", str(family), "4"], tmp_path)
+    proc.send_signal(signal.SIGTERM)  # to torchdoctor alone: it passes it on to the baseline trial
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert "interrupted (SIGTERM) during the baseline run" in stderr and "Traceback" not in stderr
+    assert not [pid for pid in pids if _alive(pid)]
+
+
+def test_sigterm_to_run_apply_reaches_the_script_and_leaves_no_orphan(tmp_path: Path) -> None:
+    family = Path(__file__).resolve().parents[1] / "observe" / "scripts" / "family.py"
+    result_file = tmp_path / "tune.json"
+    result_file.write_bytes(orjson.dumps({"schema_version": 1, "kept": {"threads": 1}}))
+    proc, pids = _start_until_ready(
+        [sys.executable, "-m", "torchdoctor", "run", "--apply", str(result_file), "--", str(family), "4"], tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert not [pid for pid in pids if _alive(pid)]

@@ -89,3 +89,28 @@ def test_tune_runs_every_trial_under_torchrun_and_tries_no_sync_on_ddp_accumulat
     for row in (baseline, trial):
         record = store.load(row["run_id"])
         assert record.config["launch"]["nproc_per_node"] == 2 and len(record.ranks) == 2
+
+
+def _run_apply(tmp_path: Path, result: dict, *options: str) -> subprocess.CompletedProcess[str]:
+    result_file = tmp_path / "tune.json"
+    result_file.write_bytes(orjson.dumps({"schema_version": 1, **result}))
+    return subprocess.run([sys.executable, "-m", "torchdoctor", "run", "--apply", str(result_file), *options, "--",
+                           str(SCRIPTS / "show_loader.py")], capture_output=True, text=True, timeout=60,
+                          env=WIDE_ENV)
+
+
+def test_run_apply_refuses_a_thread_count_that_would_exhaust_memory(tmp_path: Path) -> None:
+    proc = _run_apply(tmp_path, {"kept": {"threads": 1_000_000_000}})
+    assert proc.returncode == 2 and proc.stdout == ""  # nothing ran
+    assert "threads takes an integer in 1.." in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_apply_refuses_a_result_made_for_another_script_unless_forced(tmp_path: Path) -> None:
+    from torchdoctor.tune.result import script_sha256
+
+    made_for = {"kept": {"num_workers": 2}, "script": str(demo_script()), "script_sha256": script_sha256(demo_script())}
+    refused = _run_apply(tmp_path, made_for)
+    assert refused.returncode == 2 and "was made for" in refused.stderr and "--force" in refused.stderr
+    forced = _run_apply(tmp_path, made_for, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "num_workers=2" in forced.stdout and "applied anyway (--force)" in forced.stderr

@@ -41,13 +41,15 @@ def diagnose(
         None, "--torchrun-arg", help="Pass an option to torchrun, e.g. --torchrun-arg=--nnodes=2 (repeatable)."),
     rdzv_timeout: Optional[float] = typer.Option(
         None, help="Give up when the other nodes have not joined torchrun's rendezvous after this many seconds."),
-    timeout: Optional[float] = typer.Option(None, help="Stop the script after this many seconds."),
+    timeout: Optional[float] = typer.Option(
+        None, help="Stop the script after this many seconds (exit reason `timeout`, status 124)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
     html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
     save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
+    from torchdoctor.observe.stops import held_stops
     from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
 
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
@@ -56,14 +58,17 @@ def diagnose(
         warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
         profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
     )
-    if trace:
-        traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-        record = diagnose_traces(traces, outputs)
-    else:
-        launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
-                              torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
-        record = _diagnose_script(command, demo, config_options, launch_options, outputs)
-    sys.exit(record.exit.status)
+    # Stops are passed on to the script while it runs and held while the Record is saved: a second
+    # Ctrl-C must not cost the store entry or the --json of a run that was measured.
+    with held_stops() as stops:
+        if trace:
+            traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
+            record = diagnose_traces(traces, outputs)
+        else:
+            launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
+                                  torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
+            record = _diagnose_script(command, demo, config_options, launch_options, outputs)
+    sys.exit(stops.exit_status(record.exit.status))
 
 
 def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:

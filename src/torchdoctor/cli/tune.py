@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -61,23 +59,19 @@ def tune(
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    tune_script(script, args, config, store_path=store, json_out=json_out)
+    result = tune_script(script, args, config, store_path=store, json_out=json_out)
+    sys.exit(result.exit_status)
+
 
 def run(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
     apply: Path = typer.Option(..., "--apply", help="A `torchdoctor tune --json` result whose kept knobs to apply."),
+    force: bool = typer.Option(False, "--force", help="Apply the result even if it was made for another script."),
 ) -> None:
     """Run SCRIPT with the knobs a tuning session kept, without editing the script."""
-    import orjson
-
-    from torchdoctor.knobs import knob_env
-    from torchdoctor.knobs.run import KNOBS_ENV
     from torchdoctor.observe.run import check_script
-    from torchdoctor.tune.result import load_kept
+    from torchdoctor.workflow.tune import run_applied
 
     script, args = _script_and_args(command, False)
     check_script(script)
-    kept = load_kept(apply)
-    env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
-    proc = subprocess.run([sys.executable, "-m", "torchdoctor.knobs.run", script, *args], env=env)
-    sys.exit(proc.returncode)
+    sys.exit(run_applied(script, args, apply, force=force))

@@ -13,10 +13,14 @@ Contracts:
   the measured steps against the baseline's that the tuner accepts for this knob.
 - `overridden(value, record)` reads the trial's Record and says (a sentence) when the script's own
   code undid the knob later, so the tuner reports it instead of keeping an ineffective knob.
+- `check(value)` raises ValueError unless the value is one the knob can safely apply on this
+  machine (`run --apply` reads values from a file: `{"threads": 1000000000}` made libgomp try to
+  allocate 216 GB); integer knobs bound it by `value_range()`, wider than the search's `int_range`.
 """
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -63,6 +67,22 @@ class Knob(ABC):
 
     def int_range(self, record: Record) -> IntRange:
         raise TypeError(f"{self.name} is not an integer knob")
+
+    def value_range(self) -> tuple[int, int]:
+        """Integer knobs: the values that are safe to apply on this machine (inclusive)."""
+        raise TypeError(f"{self.name} is not an integer knob")
+
+    def check(self, value: Any) -> None:
+        """Raise ValueError, saying why, unless `value` is one this knob can apply here."""
+        if self.kind == "bool":
+            if value is not True:
+                raise ValueError(f"{self.name} takes true, got {value!r}")
+        elif self.kind == "int":
+            low, high = self.value_range()
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{self.name} takes an integer in {low}..{high} on this machine, got {value!r}")
+        else:
+            raise NotImplementedError(f"choice knob {self.name} must define check()")
 
     def current(self, record: Record) -> Any:
         """The value the script already runs with (None: unknown); never worth a trial."""
@@ -117,6 +137,14 @@ def module_types(record: Record) -> dict[str, int]:
         for name, count in (model.get("module_types") or {}).items():
             found[name] = found.get(name, 0) + count
     return found
+
+
+def machine_cores() -> int:
+    """Cores this process may run on (its CPU affinity): what bounds thread and worker counts."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def cpu_cores(record: Record) -> int:

@@ -34,6 +34,9 @@ class BatchSize(Knob):
         size = measured_batch_size(record) or 1
         return IntRange(low=size, high=size * 8, first=size * 2)
 
+    def value_range(self) -> tuple[int, int]:
+        return 1, 2**24
+
     def apply(self, value: Any) -> Undo:
         def rewrite(arguments: dict[str, Any]) -> None:
             if arguments.get("batch_size") and arguments.get("batch_sampler") is None:

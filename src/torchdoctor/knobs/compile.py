@@ -41,6 +41,17 @@ class Compile(Knob):
         modes = ["default"] + (["reduce-overhead", "max-autotune"] if record.env.get("devices", {}).get("cuda_available") else [])
         return [{"mode": mode, "dynamic": False} for mode in modes]
 
+    def check(self, value: Any) -> None:
+        if value is True:
+            return  # the defaults
+        if not isinstance(value, dict) or set(value) - {"mode", "dynamic", "backend"}:
+            raise ValueError(f"compile takes an object with mode, dynamic and backend, got {value!r}")
+        options = _options(value)
+        if options["dynamic"] not in (None, True, False):
+            raise ValueError(f"compile's dynamic takes true, false or null, got {options['dynamic']!r}")
+        if options["backend"] not in _backends():
+            raise ValueError(f"compile's backend must be one of {sorted(_backends())}, got {options['backend']!r}")
+
     def apply(self, value: Any) -> Undo:
         options = _options(value)
 
@@ -57,3 +68,11 @@ class Compile(Knob):
         if options["backend"] != "inductor":
             arguments.append(f'backend="{options["backend"]}"')
         return f"model = torch.compile(model, {', '.join(arguments)})"
+
+
+def _backends() -> set[str]:
+    """The torch.compile backends this torch knows."""
+    try:
+        return set(torch._dynamo.list_backends(exclude_tags=()))
+    except Exception:  # a torch without the listing: the two every torch has
+        return {"inductor", "eager"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, register
+from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, machine_cores, register
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
@@ -67,6 +67,10 @@ class NumWorkers(_LoaderKnob):
         # One worker per core at most (DataLoader warns beyond); first guess leaves a core to the step.
         return IntRange(low=1, high=max(2, min(16, cores)), first=max(1, min(8, cores - 1)))
 
+    def value_range(self) -> tuple[int, int]:
+        """0 (load in the main process) up to 4 a core (16 at least: a result tuned on a larger machine)."""
+        return 0, max(16, machine_cores() * 4)
+
 
 @register
 class PinMemory(_LoaderKnob):
@@ -91,6 +95,9 @@ class PrefetchFactor(_LoaderKnob):
 
     def int_range(self, record: Record) -> IntRange:
         return IntRange(low=2, high=8, first=4)
+
+    def value_range(self) -> tuple[int, int]:
+        return 1, 64
 
 
 @register

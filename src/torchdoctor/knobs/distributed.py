@@ -100,6 +100,9 @@ class BucketCapMB(Knob):
         first = 25 if self.current(record) != 25 else max(1, high // 2)
         return IntRange(1, high, min(first, high))
 
+    def value_range(self) -> tuple[int, int]:
+        return 1, 4096
+
     def current(self, record: Record) -> Any:
         settings = ddp_settings(record) or {}
         cap = settings.get("bucket_cap_bytes") or settings.get("bucket_bytes_cap")
@@ -138,6 +141,10 @@ class NoSync(Knob):
 
     def choices(self, record: Record) -> list[Any]:
         return [max(2, round(grad_sync(record).get("backward_per_optimizer_step") or 2))]
+
+    def check(self, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 4096:
+            raise ValueError(f"no_sync takes the micro-batches per optimizer step, an integer in 2..4096, got {value!r}")
 
     def apply(self, value: Any) -> Undo:
         import torch
@@ -187,6 +194,10 @@ class ReshardAfterForward(Knob):
 
     def choices(self, record: Record) -> list[Any]:
         return [False, True]
+
+    def check(self, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"reshard_after_forward takes true or false, got {value!r}")
 
     def apply(self, value: Any) -> Undo:
         import torch.distributed.fsdp  # noqa: F401  (loads the modules patched below)

@@ -40,6 +40,10 @@ class OptimizerImplementation(Knob):
         fused = {c.__name__ for c in _optimizer_classes("fused")}
         return ["fused", "foreach"] if names & fused else ["foreach"]
 
+    def check(self, value: Any) -> None:
+        if value not in ("fused", "foreach"):
+            raise ValueError(f"optimizer_impl takes \"fused\" or \"foreach\", got {value!r}")
+
     def apply(self, value: Any) -> Undo:
         if value not in ("fused", "foreach"):
             raise ValueError(f"optimizer_impl must be 'fused' or 'foreach', got {value!r}")

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import torch
 
-from torchdoctor.knobs.base import (CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, module_types,
-                                    register, trains)
+from torchdoctor.knobs.base import (CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, machine_cores,
+                                    module_types, register, trains)
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
@@ -89,6 +89,10 @@ class Threads(Knob):
 
     def current(self, record: Record) -> Any:
         return _switch(record, "num_threads")
+
+    def value_range(self) -> tuple[int, int]:
+        """Up to 4 threads a core: more only costs memory (libgomp reserves a stack per thread)."""
+        return 1, machine_cores() * 4
 
     def apply(self, value: Any) -> Undo:
         before = torch.get_num_threads()

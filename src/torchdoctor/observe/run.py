@@ -1,10 +1,13 @@
 """Parent side of an observation: launch the script under the bootstrap, follow its progress,
-survive Ctrl-C, and turn the ranks' results into a Record.
+pass stops on to it, and turn the ranks' results into a Record.
 
 A single process runs `python -m torchdoctor.observe.bootstrap SCRIPT ARGS`; with
 `nproc_per_node` the same entry point is launched by `torch.distributed.run` (torchrun's own
-module, no home-made launcher), once per rank. Ctrl-C reaches the script (it shares our process
-group) and the script's partial results are still collected; a second Ctrl-C stops it for good.
+module, no home-made launcher), once per rank. The child is owned (observe.child): it runs in its
+own process group, our SIGINT/SIGTERM/SIGHUP are forwarded to it (it saves its partial results),
+the timeout sends it SIGINT, and it is killed with everything it started when it does not stop
+within the grace period (or at the third stop). A rank that left no results file (SIGKILL, a
+crash) is rebuilt from the steps it streamed (observe.stream).
 
 When the user's own torchrun starts `python -m torchdoctor diagnose ...` on every rank (e.g.
 `srun torchrun ... -m torchdoctor diagnose -- train.py`), every rank observes its own child in a
@@ -13,27 +16,27 @@ run folder shared through the torchrun run id; rank 0 waits for the others and m
 
 from __future__ import annotations
 
+import math
 import os
-import signal
-import subprocess
+import re
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import orjson
-import psutil
 
 from torchdoctor.errors import ScriptNotFoundError
+from torchdoctor.observe.child import ChildEnd, run_owned
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
+from torchdoctor.observe.stops import signal_name
+from torchdoctor.observe.stream import read_stream, stream_path
 from torchdoctor.observe.summary import build_record
-from torchdoctor.record import Record, new_run_id
+from torchdoctor.record import ExitInfo, Record, new_run_id
 
 ProgressCallback = Callable[[str, int, int], None]
-#: After a timeout's SIGINT, how long the script may take to save its results before it is killed.
-STOP_GRACE_S = 15.0
 #: How long rank 0 of an external torchrun job waits for the other ranks to write their results.
 RANK_RESULTS_TIMEOUT_S = 60.0
 
@@ -50,6 +53,8 @@ class LaunchConfig:
     """Environment variables added for the script (used by knobs)."""
 
     def __post_init__(self) -> None:
+        if self.timeout_s is not None and not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise ValueError(f"the timeout must be a number of seconds > 0, got {self.timeout_s}")
         if self.nproc_per_node is not None and self.nproc_per_node < 1:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.torchrun_args and self.nproc_per_node is None:
@@ -65,12 +70,13 @@ def check_script(script: str | Path) -> Path:
     return path
 
 
-def build_command(script: Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
+def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
+    """The child's command line; `script` as the user typed it (the script sees it in argv[0])."""
     entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
     if launch.nproc_per_node is None:
         return [sys.executable, *entry]
-    return [
-        sys.executable, "-m", "torch.distributed.run",
+    return [  # torchrun through lifeline: it gets SIGTERM (and stops its ranks) should we die
+        sys.executable, "-m", "torchdoctor.lifeline", "torch.distributed.run",
         f"--nproc-per-node={launch.nproc_per_node}", *launch.torchrun_args, *entry,
     ]
 
@@ -101,41 +107,6 @@ class _ProgressReader(threading.Thread):
         os.close(self.fd)
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started (torchrun's ranks, DataLoader workers)."""
-    try:
-        family = [*psutil.Process(proc.pid).children(recursive=True), psutil.Process(proc.pid)]
-    except psutil.NoSuchProcess:
-        return
-    for member in family:
-        try:
-            member.kill()
-        except psutil.NoSuchProcess:
-            continue
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float | None) -> tuple[int, bool]:
-    """Wait for the child. At the timeout it gets SIGINT, so it saves its results like a Ctrl-C,
-    and STOP_GRACE_S later, if it ignored that, it is killed with its children. Ctrl-C lets it
-    save its results; a second one terminates it."""
-    interrupted = timed_out = False
-    while True:
-        try:
-            return proc.wait(timeout=timeout_s), interrupted
-        except subprocess.TimeoutExpired:
-            if timed_out:
-                _kill_tree(proc)
-                timeout_s = None
-            else:
-                proc.send_signal(signal.SIGINT)
-                timed_out = interrupted = True
-                timeout_s = STOP_GRACE_S
-        except KeyboardInterrupt:
-            if interrupted:
-                proc.terminate()
-            interrupted = True
-
-
 def external_rank() -> int | None:
     """This process's rank when the user's own torchrun started torchdoctor on every rank."""
     if "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ:
@@ -155,14 +126,38 @@ def _await_ranks(out_dir: Path, world_size: int, timeout_s: float) -> None:
         time.sleep(0.1)
 
 
-def _read_results(out_dir: Path) -> list[dict]:
-    results = []
-    for path in sorted(out_dir.glob("rank*.json")):
+def _read_results(out_dir: Path, end: ChildEnd, direct: bool) -> list[dict[str, Any]]:
+    """Every rank's results; a rank that wrote none but streamed steps gets a result built from
+    its stream, ended "killed" (by the signal that ended the child, when it was started directly)."""
+    results: dict[int, dict[str, Any]] = {}
+    for path in out_dir.glob("rank*.json"):
         try:
-            results.append(orjson.loads(path.read_bytes()))
+            result = orjson.loads(path.read_bytes())
         except orjson.JSONDecodeError:
-            continue  # a rank killed while writing; reported through its missing results
-    return results
+            continue  # a rank killed while writing: its stream below stands in for it
+        if isinstance(result, dict) and isinstance(result.get("rank"), int):
+            results[result["rank"]] = result
+    for path in out_dir.glob("rank*.steps.jsonl"):
+        match = re.fullmatch(r"rank(\d+)\.steps\.jsonl", path.name)
+        if match is None or int(match.group(1)) in results:
+            continue
+        streamed = read_stream(path)
+        if streamed is not None:
+            rank = int(match.group(1))
+            signum = -end.returncode if direct and end.returncode < 0 else None
+            results[rank] = _streamed_result(rank, streamed, signum, end.returncode)
+    return [results[rank] for rank in sorted(results)]
+
+
+def _streamed_result(rank: int, streamed: dict[str, Any], signum: int | None, returncode: int) -> dict[str, Any]:
+    """A rank's result from its stream alone: steps and step counts, nothing else measured."""
+    return {
+        "rank": rank, "how": "killed", "code": 128 + signum if signum else (returncode or 1), "traceback": None,
+        "signal": signal_name(signum) if signum else None, "streamed": True,
+        "step_detection": streamed["step_detection"], "steps_seen": streamed["steps_seen"],
+        "window_s": streamed["window_s"], "profiled": False, "steps": streamed["steps"],
+        "env": {}, "system": {}, "traces": [], "memory": None, "compile": None,
+    }
 
 
 def observe(
@@ -186,12 +181,12 @@ def observe(
     child_config = ObserveConfig(**{**config.to_dict(), "out_dir": str(out),
                                     "progress_path": str(out / "progress.fifo") if reader else ""})
     env = {**os.environ, **launch.extra_env, CONFIG_ENV: child_config.to_env()}
-    command = build_command(path, args, launch)
+    command = build_command(os.fspath(script), args, launch)
+    direct = launch.nproc_per_node is None
     if reader:
         reader.start()
     try:
-        proc = subprocess.Popen(command, env=env)
-        returncode, interrupted = _wait(proc, launch.timeout_s)
+        end = run_owned(command, env, timeout_s=launch.timeout_s)
     finally:
         if reader:
             reader.stop.set()
@@ -200,10 +195,10 @@ def observe(
     if external_rank() == 0:
         _await_ranks(out, int(os.environ.get("WORLD_SIZE", 1)), RANK_RESULTS_TIMEOUT_S)
     record = build_record(
-        _read_results(out), returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
-        config=config.to_dict(), run_id=run_id,
+        _read_results(out, end, direct), end.returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
+        config=config.to_dict(), run_id=run_id, timeout_s=launch.timeout_s if end.timed_out else None,
     )
-    results_missing = not list(out.glob("rank*.json"))
+    results_missing = not list(out.glob("rank*.json")) and not list(out.glob("rank*.steps.jsonl"))
     if results_missing and launch.nproc_per_node is not None and record.exit.reason == "killed":
         record.exit.message = (
             "no rank reported back: torchrun's rendezvous did not complete (e.g. other nodes never joined "
@@ -212,6 +207,29 @@ def observe(
         )
     record.config["launch"] = {"nproc_per_node": launch.nproc_per_node,
                                "torchrun_args": launch.torchrun_args, "timeout_s": launch.timeout_s}
-    if interrupted and record.exit.reason != "interrupted":
-        record.warnings.append("interrupted: the script was stopped before it finished")
+    _note_stops(record, end)
     return record
+
+
+def _note_stops(record: Record, end: ChildEnd) -> None:
+    """Say in the Record what torchdoctor did to stop the script, when its own exit does not."""
+    from torchdoctor.observe import child
+
+    stops = ", ".join(signal_name(sig) for sig in end.signals)
+    if record.exit.reason == "killed" and not record.steps and -end.returncode in end.signals:
+        name = signal_name(-end.returncode)  # the stop we passed on ended it before it could report
+        record.exit = ExitInfo(status=128 - end.returncode, reason="interrupted", signal=name,
+                               message=f"interrupted ({'Ctrl-C' if name == 'SIGINT' else name}) before the script "
+                               "reported anything")
+        return
+    if end.killed:
+        if len(end.signals) >= child.KILL_AT_STOP:
+            when = f"at stop signal number {child.KILL_AT_STOP} ({stops})"
+        else:
+            cause = f"{stops} passed on to it" if end.signals else "the timeout's SIGINT"
+            when = f"when it had not stopped {child.STOP_GRACE_S:g} s after {cause}"
+        record.exit.message += f"; torchdoctor killed it (and what it started) {when}"
+    elif end.signals and record.exit.reason not in ("interrupted", "timeout"):
+        record.warnings.append(f"{stops} passed on to the script, which ended as {record.exit.reason}")
+    if end.orphans:
+        record.warnings.append(f"the script left {end.orphans} process(es) running; torchdoctor ended them")

@@ -2,7 +2,9 @@
 profiler window, the system sampler and the progress channel, and writes the rank's results.
 
 The results file (`rank<RANK>.json` in the out folder) is this rank's raw measurement; the parent
-(`torchdoctor.observe.run`) turns the files of all ranks into one Record.
+(`torchdoctor.observe.run`) turns the files of all ranks into one Record. Each timed step is also
+streamed to `rank<RANK>.steps.jsonl` as it ends (observe.stream), for a process killed before it
+could write its results.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
-from torchdoctor.observe.steps import PhaseCallbacks, StepClock
+from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
+from torchdoctor.observe.stream import StepStream, stream_path
+from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.system import SystemSampler
 
 
@@ -92,8 +96,11 @@ class ObservationSession:
                 on_all_done=self._all_done,
                 on_progress=self.progress.send,
                 on_extra_step=self._memory_step_end,
+                on_step=self._stream_step,
             ),
         )
+        self.stream = StepStream(stream_path(config.out_dir, self.rank))
+        self.stop_signal: int | None = None  # the signal that interrupted the script, if one did
         self.hooks = Instrumentation(self.clock, self.facts)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
@@ -133,6 +140,15 @@ class ObservationSession:
         synchronize_devices()
         self.facts.note_window_end()
         self.sampler.mark_window_end()
+        window_ns = time.perf_counter_ns() - self.clock._window_start_ns
+        self.stream.window_end(window_ns / 1e9, [_loss(parts) for _, parts in self.clock.samples])
+
+    def _stream_step(self, count: int, sample: tuple[int, _Accumulator] | None) -> None:
+        if sample is None:
+            self.stream.tick(self.clock.source, count)
+        else:
+            index = len(self.clock.samples) - 1
+            self.stream.step(_step_dict(index, *sample, loss=None), self.clock.source, count)
 
     def _profile_start(self) -> None:
         cfg = self.config
@@ -192,6 +208,7 @@ class ObservationSession:
         self._stop_profiler()
         self.sampler.stop()
         self.progress.close()
+        self.stream.close()
         self._stop_compile_capture()
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
@@ -206,23 +223,8 @@ class ObservationSession:
         sys.stderr.flush()
 
     def _steps(self) -> list[dict[str, Any]]:
-        steps = []
-        for index, (wall_ns, parts) in enumerate(self.clock.samples):
-            loss = parts.loss
-            steps.append(
-                {
-                    "index": index,
-                    "wall_s": wall_ns / 1e9,
-                    "data_wait_s": parts.data_ns / 1e9,
-                    "data_wait_cpu_s": parts.data_cpu_ns / 1e9,
-                    "forward_s": parts.forward_ns / 1e9,
-                    "backward_s": parts.backward_ns / 1e9,
-                    "optimizer_s": parts.optimizer_ns / 1e9,
-                    "batch_size": parts.batch_size,
-                    "loss": float(loss.float().item()) if loss is not None else None,
-                }
-            )
-        return steps
+        return [_step_dict(index, wall_ns, parts, loss=_loss(parts))
+                for index, (wall_ns, parts) in enumerate(self.clock.samples)]
 
     def _results(self, how: str, code: int, traceback_text: str | None) -> dict[str, Any]:
         clock = self.clock
@@ -236,6 +238,7 @@ class ObservationSession:
             "how": how,
             "code": code,
             "traceback": traceback_text,
+            "signal": signal_name(self.stop_signal) if self.stop_signal is not None else None,
             "step_detection": clock.source,
             "steps_seen": clock.count,
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,
@@ -249,3 +252,23 @@ class ObservationSession:
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "compile": self.compile_summary,
         }
+
+
+def _loss(parts: _Accumulator) -> float | None:
+    """The step's loss as a float (a device sync: read only outside the timing window)."""
+    return float(parts.loss.float().item()) if parts.loss is not None else None
+
+
+def _step_dict(index: int, wall_ns: int, parts: _Accumulator, *, loss: float | None) -> dict[str, Any]:
+    """One timed step as the results file and the stream write it (a StepSample's fields)."""
+    return {
+        "index": index,
+        "wall_s": wall_ns / 1e9,
+        "data_wait_s": parts.data_ns / 1e9,
+        "data_wait_cpu_s": parts.data_cpu_ns / 1e9,
+        "forward_s": parts.forward_ns / 1e9,
+        "backward_s": parts.backward_ns / 1e9,
+        "optimizer_s": parts.optimizer_ns / 1e9,
+        "batch_size": parts.batch_size,
+        "loss": loss,
+    }

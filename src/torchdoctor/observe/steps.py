@@ -45,6 +45,9 @@ class PhaseCallbacks:
     on_progress: Callable[[str, int, int], None]
     on_extra_step: Callable[[], None] | None = None
     """Called at each step end of the chosen source after every window (the memory window)."""
+    on_step: Callable[[int, tuple[int, _Accumulator] | None], None] | None = None
+    """Called at each counted step end, before the phase callbacks: the count, and the step's
+    (wall_ns, parts) when it was timed (observe.stream writes it down at once)."""
 
 
 @dataclass(slots=True)
@@ -90,10 +93,14 @@ class StepClock:
 
     def _close_step(self, now: int) -> None:
         warm, timed = self.warmup_steps, self.timing_steps
+        sample = None
         if warm < self.count <= warm + timed:
-            self.samples.append((now - self.last_end_ns, self.current))
+            sample = (now - self.last_end_ns, self.current)
+            self.samples.append(sample)
         self.current = _Accumulator()
         cb = self.callbacks
+        if cb.on_step is not None:
+            cb.on_step(self.count, sample)
         if self.count == warm:
             cb.on_timing_start()
             self._window_start_ns = time.perf_counter_ns()

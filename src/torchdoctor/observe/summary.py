@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,15 @@ from torchdoctor.distributed.failures import error_line, failures_in_order
 from torchdoctor.record import ExitInfo, Record, StepSample, Summary
 
 _PARTS = ("data_wait", "forward", "backward", "optimizer")
+#: torchdoctor's exit status when the --timeout stopped the script (as coreutils' `timeout`).
+TIMEOUT_STATUS = 124
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def summarise(steps: list[StepSample], window_s: float | None = None) -> Summary:
@@ -63,23 +73,50 @@ def rank_summary(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str, Any]) -> ExitInfo:
-    """The Record's exit: how the script ended, and what torchdoctor itself returns."""
+def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str, Any],
+                timeout_s: float | None = None) -> ExitInfo:
+    """The Record's exit: how the script ended, and what torchdoctor itself returns.
+    `timeout_s`: the timeout expired and the script was stopped (reason "timeout", status 124)."""
+    exit_info = _script_exit(result, returncode, config)
+    if timeout_s is not None and exit_info.reason != "completed":
+        measured = _partial(result, config) if result is not None else "it reported nothing"
+        exit_info = ExitInfo(status=TIMEOUT_STATUS, reason="timeout", signal=exit_info.signal,
+                             message=f"the script ran past the timeout of {timeout_s:g} s and was stopped; {measured}",
+                             traceback=exit_info.traceback)
+    return exit_info
+
+
+def _partial(result: dict[str, Any], config: dict[str, Any]) -> str:
+    """How far the script got: steps seen, and timed steps measured of those wanted."""
+    return (f"the script ended after {result.get('steps_seen', 0)} steps; {len(result.get('steps', []))} of "
+            f"{config['timing_steps']} timed steps measured")
+
+
+def _script_exit(result: dict[str, Any] | None, returncode: int, config: dict[str, Any]) -> ExitInfo:
     if result is None:
-        signal_note = f" (signal {-returncode})" if returncode < 0 else ""
+        signal_note = f" ({_signal_name(-returncode)}, signal {-returncode})" if returncode < 0 else ""
         return ExitInfo(
             status=128 - returncode if returncode < 0 else (returncode or 1),
             reason="killed",
             message=f"the script's process ended without reporting{signal_note}; "
             "it may have run out of memory or been killed",
+            signal=_signal_name(-returncode) if returncode < 0 else None,
         )
     how, code = result["how"], result["code"]
+    timed = len(result.get("steps", []))
     if how == "setup_error":
         last = (result.get("traceback") or "").strip().splitlines()[-1:] or ["unknown error"]
         return ExitInfo(status=code, reason=how, traceback=result.get("traceback"),
                         message=f"torchdoctor could not set up the observation: {last[0]}")
-    timed = len(result.get("steps", []))
     needed = config["warmup_steps"] + config["timing_steps"]
+    if how == "killed":  # rebuilt from the steps it streamed (observe.stream)
+        ended = f"ended by {result['signal']}" if result.get("signal") else "ended"
+        return ExitInfo(
+            status=code, reason="killed", signal=result.get("signal"),
+            message=f"the script's process {ended} without saving its results, after {result.get('steps_seen', 0)} "
+            f"steps; the {timed} timed step(s) it streamed are kept (it may have crashed, run out of memory "
+            "or been killed)",
+        )
     if result["step_detection"] is None:
         return ExitInfo(
             status=code or 3,
@@ -90,8 +127,8 @@ def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str
         )
     if how == "completed":
         return ExitInfo(status=0, reason="completed", message="every window was measured")
-    seen = result["steps_seen"]
-    partial = f"the script ended after {seen} steps; {timed} of {config['timing_steps']} timed steps measured"
+    stop_signal = result.get("signal")
+    partial = _partial(result, config)
     if timed == 0 and how in ("script_finished", "sys_exit") and code == 0:
         return ExitInfo(
             status=3,
@@ -103,21 +140,23 @@ def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str
         "script_finished": partial,
         "sys_exit": f"the script called sys.exit({code}); {partial}",
         "os_exit": f"the script called os._exit({code}); {partial}",
-        "interrupted": f"interrupted (Ctrl-C); {partial}",
+        "interrupted": f"interrupted ({'Ctrl-C' if stop_signal in (None, 'SIGINT') else stop_signal}); {partial}",
         "script_error": f"the script raised an exception; {partial}",
     }
-    return ExitInfo(status=code, reason=how, message=messages.get(how, partial), traceback=result.get("traceback"))
+    return ExitInfo(status=code, reason=how, message=messages.get(how, partial), traceback=result.get("traceback"),
+                    signal=stop_signal if how == "interrupted" else None)
 
 
 def build_record(
     results: list[dict[str, Any]], returncode: int, *, script: str, argv: list[str], cwd: str,
-    config: dict[str, Any], run_id: str,
+    config: dict[str, Any], run_id: str, timeout_s: float | None = None,
 ) -> Record:
-    """One Record from every rank's results (rank 0's figures on top, all ranks in `ranks`)."""
+    """One Record from every rank's results (rank 0's figures on top, all ranks in `ranks`).
+    `timeout_s`: the timeout expired (see decide_exit)."""
     results = sorted(results, key=lambda r: r["rank"])
     main = results[0] if results else None
     record = Record(script=script, argv=argv, cwd=cwd, config=config, run_id=run_id)
-    record.exit = decide_exit(main, returncode, config)
+    record.exit = decide_exit(main, returncode, config, timeout_s)
     if main is None:
         return record
     record.step_detection = main["step_detection"]
@@ -131,7 +170,7 @@ def build_record(
         record.ranks = [rank_summary(r) for r in results]
         failed = failures_in_order(results)
         if failed:  # the first rank to fail is the cause; the others usually fail because of it
-            record.exit = decide_exit(failed[0], returncode, config)
+            record.exit = decide_exit(failed[0], returncode, config, timeout_s)
             record.exit.message = f"rank {failed[0]['rank']} failed first: {record.exit.message}"
     if record.exit.reason not in ("completed",) and record.steps:
         record.warnings.append(record.exit.message)

@@ -16,7 +16,9 @@ from torchdoctor.report.format import fmt_seconds
 
 def runs_table(rows: list[RunRow]) -> Table:
     table = Table(title="Stored runs (newest first)", title_justify="left")
-    for column in ("id", "when", "script", "exit", "median step", "samples/s"):
+    # An id is what the user copies into `runs show`: never cropped, whatever the width.
+    table.add_column("id", no_wrap=True, min_width=max((len(row.run_id) for row in rows), default=2))
+    for column in ("when", "script", "exit", "median step", "samples/s"):
         table.add_column(column)
     for row in rows:
         command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])

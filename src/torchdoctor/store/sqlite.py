@@ -2,13 +2,19 @@
 
 Table `runs` keeps the searchable columns beside the whole Record as JSON; a Record from an older
 schema is upgraded when loaded (record.upgrade). Table `trials` keeps the tuner's trials.
+
+Faults are StoreErrors that say what to do, never sqlite tracebacks: a store that cannot be
+created or written (read-only folder or file), and a damaged one (a valid header over corrupted
+pages), which is found by `PRAGMA quick_check` when the store is opened, before anything is read
+from or written to it (writing into a damaged file would spread the damage).
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import orjson
 
@@ -50,15 +56,53 @@ CREATE TABLE IF NOT EXISTS trials (
 """
 
 
+_T = TypeVar("_T")
+
+
+def _store_errors(method: Callable[..., _T]) -> Callable[..., _T]:
+    """sqlite's errors from a store operation become a StoreError that names the store."""
+
+    @functools.wraps(method)
+    def guarded(self: RunStore, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise self._fault(exc) from None
+
+    return guarded
+
+
 class RunStore:
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path)
-            self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the run store {self.path}: {exc}") from None
+            raise StoreError(f"cannot open the run store {self.path}: {getattr(exc, 'strerror', None) or exc}") from None
+        try:
+            self._check_intact()
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise self._fault(exc) from None
+
+    def _check_intact(self) -> None:
+        problems = [str(row[0]) for row in self._db.execute("PRAGMA quick_check(1)").fetchall()]
+        if problems != ["ok"]:
+            first = " ".join(" ".join(problems).split()).replace("*** in database main *** ", "")
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {first}")
+
+    def _fault(self, exc: sqlite3.DatabaseError) -> StoreError:
+        text = str(exc)
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            return StoreError(f"cannot write the run store {self.path}: {text} (check the permissions of it and its "
+                              "folder, or pass --store PATH)")
+        if isinstance(exc, sqlite3.OperationalError) and "malformed" not in text:
+            return StoreError(f"the run store {self.path} failed: {text}")
+        return StoreError(f"the run store {self.path} is damaged ({text}); move it aside (e.g. `mv {self.path} "
+                          f"{self.path}.damaged`) and torchdoctor starts a new one; `sqlite3 {self.path}.damaged "
+                          ".recover` may save its runs")
 
     def close(self) -> None:
         self._db.close()
@@ -69,6 +113,7 @@ class RunStore:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    @_store_errors
     def save(self, record: Record, *, tag: str | None = None) -> str:
         with self._db:
             self._db.execute(
@@ -81,6 +126,7 @@ class RunStore:
             )
         return record.run_id
 
+    @_store_errors
     def resolve(self, run_id: str) -> str:
         """Full id from an id or a unique prefix of one ('last' is the newest run)."""
         if run_id == "last":
@@ -101,11 +147,13 @@ class RunStore:
             raise StoreError(f"run id prefix {run_id!r} is ambiguous: {', '.join(ids[:5])}")
         return ids[0]
 
+    @_store_errors
     def load(self, run_id: str) -> Record:
         full = self.resolve(run_id)
         (blob,) = self._db.execute("SELECT record FROM runs WHERE run_id = ?", (full,)).fetchone()
         return Record.from_json(blob)
 
+    @_store_errors
     def list(self, limit: int = 20) -> list[RunRow]:
         rows = self._db.execute(
             "SELECT run_id, created_at, kind, script, argv, exit_status, exit_reason, step_s, "
@@ -115,6 +163,7 @@ class RunStore:
         return [RunRow(r[0], r[1], r[2], r[3], orjson.loads(r[4]), *r[5:]) for r in rows]
 
     # -- tuner trials ----------------------------------------------------------------------
+    @_store_errors
     def save_trial(self, tune_id: str, trial: int, *, run_id: str | None, knobs: dict[str, Any],
                    verdict: str | None, reason: str | None, figures: dict[str, Any]) -> None:
         with self._db:
@@ -124,7 +173,11 @@ class RunStore:
                  orjson.dumps(figures).decode()),
             )
 
-    def trials(self, tune_id: str) -> Iterator[dict[str, Any]]:
+    @_store_errors
+    def trials(self, tune_id: str) -> list[dict[str, Any]]:
+        return list(self._trials(tune_id))
+
+    def _trials(self, tune_id: str) -> Iterator[dict[str, Any]]:
         for row in self._db.execute(
             "SELECT trial, run_id, knobs, verdict, reason, figures FROM trials WHERE tune_id = ? ORDER BY trial",
             (tune_id,),

@@ -4,8 +4,8 @@ subprocess, keep only what is faster and still numerically sound. Keys: docs/tun
 from __future__ import annotations
 
 from torchdoctor.tune.config import TuneConfig
-from torchdoctor.tune.result import SCHEMA_VERSION, TuneResult, load_kept
+from torchdoctor.tune.result import SCHEMA_VERSION, TuneResult, load_result
 from torchdoctor.tune.search import Tuner, TuneProgress
 from torchdoctor.tune.trial import Trial
 
-__all__ = ["SCHEMA_VERSION", "Trial", "TuneConfig", "TuneProgress", "TuneResult", "Tuner", "load_kept"]
+__all__ = ["SCHEMA_VERSION", "Trial", "TuneConfig", "TuneProgress", "TuneResult", "Tuner", "load_result"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -50,5 +51,7 @@ class TuneConfig:
             raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
         if self.nproc_per_node is not None and self.nproc_per_node < 1:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
-        if self.time_budget_s is not None and self.time_budget_s <= 0:
-            raise ValueError(f"time_budget_s must be > 0, got {self.time_budget_s}")
+        if self.time_budget_s is not None and not (math.isfinite(self.time_budget_s) and self.time_budget_s > 0):
+            raise ValueError(f"time_budget_s must be a number of seconds > 0, got {self.time_budget_s}")
+        if not (math.isfinite(self.trial_timeout_s) and self.trial_timeout_s > 0):
+            raise ValueError(f"trial_timeout_s must be a number of seconds > 0, got {self.trial_timeout_s}")

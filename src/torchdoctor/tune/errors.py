@@ -13,3 +13,12 @@ class BaselineFailedError(TorchDoctorError):
     """The script failed or measured no steps without any knob: there is nothing to tune against."""
 
     exit_code = 3
+
+
+class TuneInterruptedError(TorchDoctorError):
+    """A stop signal arrived before the baseline was measured: there is nothing to report.
+    `exit_code` is 128 + the signal."""
+
+    def __init__(self, message: str, *, exit_code: int = 130) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -1,11 +1,18 @@
 """The outcome of a tuning session, as a value and as the public JSON of `tune --json`.
 
-Keys (docs/tune.md): schema_version, tune_id, script, args, baseline_step_s, best_step_s,
-speedup, metric, kept, rejected, overridden, trials, stop_reason, noise, changes, diff.
+Keys (docs/tune.md): schema_version, tune_id, script, script_sha256, args, baseline_step_s,
+best_step_s, speedup, metric, kept, rejected, overridden, trials, stop_reason, exit_status, noise,
+changes, diff.
+
+`load_result` is what `run --apply` trusts: a file someone handed over is checked against this
+layout, each kept value against its knob's own range on this machine (Knob.check), and the script
+against the hash of the one the result was made for, before anything runs with it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,6 +25,24 @@ from torchdoctor.tune.errors import TuneInputError
 from torchdoctor.tune.trial import FAILED, REJECTED, Trial
 
 SCHEMA_VERSION = 1
+#: A tune result is a few hundred kilobytes; a larger file is not one (and is not read whole).
+MAX_RESULT_BYTES = 32 * 1024 * 1024
+
+
+def script_sha256(path: str | Path) -> str:
+    """The hex sha256 of the script's bytes: which script a result was made for."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _sha256_if_readable(path: str | Path) -> str | None:
+    try:
+        return script_sha256(path)
+    except OSError:  # the script was removed while it was tuned: nothing to check against
+        return None
 
 
 def baseline_noise(baseline: Trial, repeat: Trial | None, loss_difference: float | None) -> dict[str, Any]:
@@ -52,12 +77,16 @@ class TuneResult:
     noise: dict[str, Any]
     changes: list[dict[str, Any]] = field(default_factory=list)
     diff: str | None = None
+    script_sha256: str | None = None
+    """The sha256 of the script tuned: `run --apply` refuses another script unless --force."""
+    exit_status: int = 0
+    """0, or 128 + the signal that interrupted the search (130 for Ctrl-C): `tune`'s exit status."""
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
     def build(cls, *, tune_id: str, script: Path, args: list[str], baseline: Trial, best: Trial,
               repeat: Trial | None, loss_noise: float | None, kept: dict[str, Any], trials: Sequence[Trial],
-              stop_reason: str) -> TuneResult:
+              stop_reason: str, exit_status: int = 0) -> TuneResult:
         """The result of a search that ran `trials` from `baseline` and ended at `best` with `kept`."""
         per_sample = any(REGISTRY[name].per_sample for name in kept)
         before = baseline.sample_s if per_sample else baseline.step_s
@@ -74,7 +103,7 @@ class TuneResult:
             trials=[t.to_dict() for t in trials], stop_reason=stop_reason,
             noise=baseline_noise(baseline, repeat, loss_noise),
             changes=[{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v)} for n, v in kept.items()],
-            diff=unified_diff(script, kept),
+            diff=unified_diff(script, kept), script_sha256=_sha256_if_readable(script), exit_status=exit_status,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,15 +115,57 @@ class TuneResult:
         return path
 
 
-def load_kept(path: str | Path) -> dict[str, Any]:
-    """The kept knobs of a `tune --json` file, checked against the registry."""
-    try:
-        data = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise TuneInputError(f"cannot read tune result {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "kept" not in data:
-        raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result (schema_version {SCHEMA_VERSION})")
-    unknown = sorted(set(data["kept"]) - set(REGISTRY))
+def load_result(path: str | Path, script: str | Path, *, force: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """The kept knobs of a `tune --json` file to run `script` with, and warnings to print. Raises
+    TuneInputError when the file is not a tune result, a kept value is outside its knob's range, or
+    (unless `force`) the result was made for another script."""
+    data = _read_result(Path(path))
+    kept = data["kept"]
+    if not isinstance(kept, dict):
+        raise TuneInputError(f"{path}: `kept` must be an object (knob name -> value), got {type(kept).__name__}")
+    unknown = sorted(str(name) for name in kept if name not in REGISTRY)
     if unknown:
         raise TuneInputError(f"{path} keeps unknown knob(s): {', '.join(unknown)}")
-    return dict(data["kept"])
+    for name, value in kept.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TuneInputError(f"{path}: {name} = {value!r} is not a number")
+        try:
+            REGISTRY[name].check(value)
+        except ValueError as exc:
+            raise TuneInputError(f"{path}: {exc}") from None
+    return dict(kept), _check_script(data, Path(path), Path(script), force)
+
+
+def _read_result(path: Path) -> dict[str, Any]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_RESULT_BYTES:
+            raise TuneInputError(f"{path} is {size} bytes: not a `torchdoctor tune --json` result "
+                                 f"(at most {MAX_RESULT_BYTES} bytes)")
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise TuneInputError(f"cannot read tune result {path}: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise TuneInputError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "kept" not in data:
+        raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result (schema_version {SCHEMA_VERSION})")
+    return data
+
+
+def _check_script(data: dict[str, Any], path: Path, script: Path, force: bool) -> list[str]:
+    expected = data.get("script_sha256")
+    if expected is None:
+        return [f"{path} does not say which script it was made for (written before torchdoctor recorded the "
+                "script's sha256): not checked"]
+    if not isinstance(expected, str) or len(expected) != 64:
+        raise TuneInputError(f"{path}: script_sha256 must be 64 hex digits, got {expected!r}")
+    actual = script_sha256(script)
+    if actual == expected:
+        return []
+    tuned = data.get("script") if isinstance(data.get("script"), str) else "another script"
+    message = (f"{path} was made for {tuned} (sha256 {expected[:12]}...), not for {script} as it is now "
+               f"(sha256 {actual[:12]}...)")
+    if not force:
+        raise TuneInputError(f"{message}; tune it again, or pass --force to apply its knobs anyway")
+    return [f"{message}; applied anyway (--force)"]
+

@@ -7,15 +7,17 @@ ask/tell search over their range (the knob's first guess enqueued first). A tria
 when `compare_samples(best, trial)` says "faster", the numerics check against the baseline passes
 and the script did not undo the knob; the fastest accepted value of a knob is kept. The search
 stops after `max_trials`, before a trial that would overrun `time_budget_s`, on diminishing returns
-(`patience` knobs in a row improving the best by less than `min_gain`), or on Ctrl-C (the trials so
-far are kept and reported).
+(`patience` knobs in a row improving the best by less than `min_gain`), or on a stop (Ctrl-C,
+SIGTERM, SIGHUP: the running trial is interrupted, or `stop_signal()` says one arrived between
+trials): the trials so far are kept and reported, and the result's `exit_status` is 128 + the signal.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import optuna
 
@@ -24,7 +26,7 @@ from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.candidates import ordered_candidates
 from torchdoctor.tune.config import TuneConfig
-from torchdoctor.tune.errors import BaselineFailedError
+from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.numerics import check_losses
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import BASELINE, FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
@@ -53,14 +55,18 @@ class TrialStore(Protocol):
 
 
 class _Interrupted(Exception):
-    """A trial was stopped by Ctrl-C."""
+    """A trial was stopped by a signal, or one arrived between trials."""
 
 
 class Tuner:
     def __init__(self, script: str | Path, args: Sequence[str], config: TuneConfig, *, store: TrialStore,
-                 work_dir: Path, progress: TuneProgress | None = None) -> None:
+                 work_dir: Path, progress: TuneProgress | None = None,
+                 stop_signal: Callable[[], int | None] = lambda: None) -> None:
+        """`stop_signal()`: the stop signal torchdoctor received, if any (observe.stops.StopLog.first)."""
         self.script, self.args, self.config = Path(script), list(args), config
         self.store, self.work_dir, self.progress = store, Path(work_dir), progress
+        self.stop_signal = stop_signal
+        self.exit_status = 0
         self.tune_id = "tune-" + new_run_id()
         self.trials: list[Trial] = []
         self.kept: dict[str, Any] = {}
@@ -74,7 +80,11 @@ class Tuner:
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TuneResult:
-        baseline = self._run({}, None, diagnose=True)
+        try:
+            baseline = self._run({}, None, diagnose=True)
+        except _Interrupted:
+            raise TuneInterruptedError(f"interrupted ({self._stopped_by()}) during the baseline run: nothing to "
+                                       "report", exit_code=self.exit_status) from None
         if baseline.status != BASELINE:
             raise BaselineFailedError(f"the baseline run failed ({baseline.reason}); fix the script first")
         self.baseline = self.best = baseline
@@ -91,17 +101,21 @@ class Tuner:
                 if self.kept == kept_before or self._stop_now():
                     break
         except (KeyboardInterrupt, _Interrupted):
-            self.stop_reason = "interrupted (Ctrl-C): best so far reported"
+            self.stop_reason = f"interrupted ({self._stopped_by()}): best so far reported"
         return TuneResult.build(tune_id=self.tune_id, script=self.script, args=self.args, baseline=self.baseline,
                                 best=self.best, repeat=self.repeat, loss_noise=self.loss_noise, kept=self.kept,
-                                trials=self.trials, stop_reason=self.stop_reason)
+                                trials=self.trials, stop_reason=self.stop_reason, exit_status=self.exit_status)
+
+    def _stopped_by(self) -> str:
+        """The stop's signal name; sets `exit_status` to 128 + it (SIGINT when none was logged)."""
+        signum = self.stop_signal() or signal.SIGINT
+        self.exit_status = 128 + signum
+        return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
     def _repeat_baseline(self) -> None:
         """Run the baseline again: its difference from the first run is the script's own noise.
         The mean-loss difference widens every knob's numerics tolerance (x NOISE_MARGIN)."""
-        repeat = self._run({}, None)
-        if repeat.status == INTERRUPTED:
-            raise _Interrupted()
+        repeat = self._run({}, None)  # raises _Interrupted when it was
         if repeat.status != BASELINE:
             repeat.reason = f"baseline repeat failed ({repeat.reason}): run-to-run noise not measured"
         else:
@@ -182,6 +196,8 @@ class Tuner:
 
     # -- one trial -------------------------------------------------------------------------------
     def _run(self, knobs: dict[str, Any], knob: str | None, *, diagnose: bool = False) -> Trial:
+        if self.stop_signal() is not None:  # arrived between trials: start no other
+            raise _Interrupted()
         index = len(self.trials)
         label = "baseline" if knob is None else f"{knob}={knobs[knob]!r}"
         if self.progress:
@@ -193,6 +209,8 @@ class Tuner:
             self.store.save(trial.record)
         if knob is None:
             self._save(trial)
+        if knob is None and trial.status == INTERRUPTED:
+            raise _Interrupted()
         return trial
 
     def _try(self, knob: Knob, value: Any) -> Trial:

@@ -53,13 +53,12 @@ class Trial:
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
-def _failure(record: Record, elapsed_s: float, timeout_s: float) -> tuple[str, str] | None:
+def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
     """(status, reason) when the trial did not measure its window, else None."""
-    interrupted = record.exit.reason == "interrupted" or any("interrupted" in w for w in record.warnings)
-    if interrupted and elapsed_s >= timeout_s:
-        return FAILED, f"timed out after {timeout_s:.0f} s"
-    if interrupted:
-        return INTERRUPTED, "interrupted (Ctrl-C)"
+    if record.exit.reason == "timeout":
+        return FAILED, f"timed out after {timeout_s:g} s"
+    if record.exit.reason == "interrupted":
+        return INTERRUPTED, f"interrupted ({record.exit.signal or 'SIGINT'})"
     if record.exit.status != 0 or not record.steps:
         message = record.exit.message or record.exit.reason or "no steps measured"
         last_line = (record.exit.traceback or "").strip().splitlines()[-1:] or [message]
@@ -95,7 +94,7 @@ def run_trial(
     per_sample = trial.times(per_sample=True)
     if per_sample:
         trial.sample_s = sorted(per_sample)[len(per_sample) // 2]
-    failure = _failure(record, elapsed, config.trial_timeout_s)
+    failure = _failure(record, config.trial_timeout_s)
     if failure:
         trial.status, trial.reason = failure
     elif knob is not None:

@@ -16,7 +16,8 @@ from torchdoctor.rules import diagnose_record
 from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
 from torchdoctor.store import DEFAULT_STORE, run_dir_for
-from torchdoctor.workflow.observation import observe_with_progress, store_records
+from torchdoctor.errors import StoreError
+from torchdoctor.workflow.observation import observe_with_progress, try_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +41,8 @@ def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, lau
     run_id = shared_run_id() if rank is not None else new_run_id()
     if rank:  # another rank of the user's own torchrun job: observe, rank 0 reports for all
         return observe(script, args, config, launch, out_dir=run_dir_for(outputs.store_path, run_id), run_id=run_id)
-    record = observe_with_progress(script, args, config, launch, store_path=outputs.store_path, run_id=run_id)
+    record = observe_with_progress(script, args, config, launch, store_path=outputs.store_path, run_id=run_id,
+                                   save=outputs.save)
     return _diagnose_and_report(analyse_record(record), outputs)
 
 
@@ -54,16 +56,22 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
 
 
 def _diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
-    """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report."""
+    """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report.
+    A store that cannot be written does not stop the others: its StoreError is raised after them."""
     console = outputs.console or Console()
     record.findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
-    if outputs.save:
-        store_records(outputs.store_path, [record])
+    store_error = try_store(outputs.store_path, [record]) if outputs.save else None
     if outputs.json_out:
         record.save(outputs.json_out)
     if outputs.html_out:
         write_report(record, outputs.html_out, "html")
     render_record(record, console)
+    if store_error is not None:
+        written = ", ".join(["the report above", *(["--json"] if outputs.json_out else []),
+                             *(["--html"] if outputs.html_out else [])])
+        error = StoreError(f"{store_error}; {written} still written")
+        error.exit_code = record.exit.status or StoreError.exit_code
+        raise error
     if outputs.save:
         console.print(f"[dim]stored as {record.run_id}; show it again with "
                       f"`torchdoctor runs show {record.run_id}`[/dim]")

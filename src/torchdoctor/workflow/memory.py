@@ -19,7 +19,7 @@ def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, sna
 def observe_memory(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
                    store_path: Path, save: bool = True) -> Record:
     """Observe SCRIPT for its memory window; the Record (with `record.memory`) is stored if `save`."""
-    record = observe_with_progress(script, args, config, launch, store_path=store_path)
+    record = observe_with_progress(script, args, config, launch, store_path=store_path, save=save)
     if save:
         store_records(store_path, [record])
     return record

@@ -1,26 +1,55 @@
-"""`torchdoctor tune`: the search over knobs, its trials kept in the store, a progress bar, the report."""
+"""`torchdoctor tune`: the search over knobs, its trials kept in the store, a progress bar, the
+report; and `torchdoctor run --apply`: the script run with a result's kept knobs, checked first.
+
+Both hold stop signals (observe.stops) from start to end: a stop interrupts the running trial or
+script (forwarded to it), and is never raised in the middle of writing the result or the store.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
+import orjson
 from rich.console import Console
 
+from torchdoctor.knobs import knob_env
+from torchdoctor.knobs.run import KNOBS_ENV
+from torchdoctor.observe.child import run_owned
+from torchdoctor.observe.stops import held_stops
 from torchdoctor.report.tune import render_result, tune_progress
 from torchdoctor.store import RunStore
-from torchdoctor.tune import TuneConfig, Tuner, TuneResult
+from torchdoctor.tune import TuneConfig, Tuner, TuneResult, load_result
 
 
 def tune_script(script: str, args: Sequence[str], config: TuneConfig, *, store_path: Path,
                 json_out: Path | None = None, console: Console | None = None) -> TuneResult:
-    """Tune SCRIPT (trials stored in `store_path`, their artefacts beside it), print and return the result."""
+    """Tune SCRIPT (trials stored in `store_path`, their artefacts beside it), print and return the
+    result; an interrupted search reports the trials so far with `exit_status` 128 + the signal."""
     console = console or Console()
-    with RunStore(store_path) as store, tune_progress(console, config.max_trials + 2) as progress:
-        result = Tuner(script, args, config, store=store, work_dir=Path(store_path).parent / "tune",
-                       progress=progress).run()
-    render_result(result, console)
-    if json_out:
-        result.save(json_out)
-        console.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store_path}[/]")
+    with held_stops() as stops:
+        with RunStore(store_path) as store, tune_progress(console, config.max_trials + 2) as progress:
+            result = Tuner(script, args, config, store=store, work_dir=Path(store_path).parent / "tune",
+                           progress=progress, stop_signal=lambda: stops.first).run()
+        if json_out:
+            result.save(json_out)
+        render_result(result, console)
+        if json_out:
+            console.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store_path}[/]")
     return result
+
+
+def run_applied(script: str, args: Sequence[str], result_path: Path, *, force: bool = False,
+                console: Console | None = None) -> int:
+    """Run SCRIPT ARGS with the kept knobs of the tune result at `result_path` (checked by
+    `tune.load_result`; warnings printed); returns the exit status (128 + N for signal N)."""
+    console = console or Console(stderr=True)
+    kept, warnings = load_result(result_path, script, force=force)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
+    with held_stops():
+        end = run_owned([sys.executable, "-m", "torchdoctor.knobs.run", script, *args], env)
+    return 128 - end.returncode if end.returncode < 0 else end.returncode

@@ -1,0 +1,68 @@
+"""A child process that ends with torchdoctor: `die_with_parent()` asks the kernel to signal it
+when the process that started it dies.
+
+Why: torchdoctor forwards its stop signals to the script and waits for it (observe.child), but a
+SIGKILL of torchdoctor itself (the OOM killer, `kill -9`) runs none of its code; without this the
+script would run on under PID 1, owned by nobody. Linux only (prctl PR_SET_PDEATHSIG); elsewhere a
+no-op. Called first thing in the child, by the bootstrap and by `knobs.run`; a launcher that is
+not ours (torchrun) is started through `python -m torchdoctor.lifeline MODULE ARGS...`, which
+asks for the signal and then runs MODULE as `python -m MODULE ARGS...` would.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import runpy
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+#: Set by the parent for a child it starts directly (not through torchrun): the parent's pid.
+PARENT_PID_ENV = "TORCHDOCTOR_PARENT_PID"
+
+
+def die_with_parent(sig: int = signal.SIGTERM, parent_pid: int | None = None) -> bool:
+    """Have `sig` sent to this process when its parent dies; True when the kernel accepted it.
+
+    `parent_pid`: the pid that started us; when it is already gone (it died before the request
+    was made), the signal is sent at once, as it would have been a moment later."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os.kill(os.getpid(), sig)
+    return True
+
+
+def die_with_torchdoctor(sig: int = signal.SIGTERM) -> int | None:
+    """`die_with_parent`, checking the parent pid the parent left in PARENT_PID_ENV (taken out of
+    the environment, so that what this process starts does not check it); returns that pid."""
+    value = os.environ.pop(PARENT_PID_ENV, "")
+    parent = int(value) if value.isdigit() else None
+    die_with_parent(sig, parent)
+    return parent
+
+
+def torchdoctor_gone(parent: int | None) -> bool:
+    """Whether the torchdoctor that started this process has died (it was reparented)."""
+    return parent is not None and os.getppid() != parent
+
+
+def main(argv: list[str]) -> None:
+    if not argv:
+        print("usage: python -m torchdoctor.lifeline MODULE [ARGS...]", file=sys.stderr)
+        sys.exit(2)
+    die_with_torchdoctor(signal.SIGTERM)
+    sys.argv = list(argv)
+    runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,195 @@
+"""A child process torchdoctor owns: started in its own session (so its own process group), sent
+our stop signals, waited for within a grace period, and never outlived by anything it started.
+
+Why: with the script in torchdoctor's process group, `kill -TERM torchdoctor` ended torchdoctor
+at once and left the script running under PID 1 with nothing recorded; a SIGINT sent to
+torchdoctor alone never reached the script. Now:
+  * every stop signal torchdoctor receives (SIGINT, SIGTERM, SIGHUP; observe.stops) is sent to the
+    child's process group, which the script saves its results on;
+  * `timeout_s` sends SIGINT to the group, like a Ctrl-C;
+  * STOP_GRACE_S after the first stop, or at the third stop signal, the group and every process
+    the child started are killed;
+  * when the child has ended, whatever it left behind is sent SIGTERM, then SIGKILL
+    ORPHAN_GRACE_S later.
+"What it started" is every process in the child's group, its descendants, and every process whose
+environment carries this child's OWNER_ENV mark (inherited by anything it starts, even in a
+session of its own, as torchrun starts its ranks, or a daemon that double-forked away).
+  * the child asks the kernel for SIGTERM should torchdoctor itself be killed (lifeline), and
+    then ends what it started itself (`end_marked`).
+A child in its own session cannot read from the terminal (reads fail with EIO instead of
+blocking); output to it is unchanged. torchrun starts its ranks the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import psutil
+
+from torchdoctor.lifeline import PARENT_PID_ENV
+from torchdoctor.observe.stops import forwarding
+
+#: After the first stop (a forwarded signal or the timeout), how long the child may take to save
+#: its results before it is killed with everything it started.
+STOP_GRACE_S = 15.0
+#: The stop signal at which the child is killed at once (the first two are forwarded).
+KILL_AT_STOP = 3
+#: After the child ended, how long what it left behind gets between SIGTERM and SIGKILL.
+ORPHAN_GRACE_S = 2.0
+#: Environment variable marking every process an owned child starts (a unique value per child).
+OWNER_ENV = "TORCHDOCTOR_OWNER"
+
+
+@dataclass(frozen=True, slots=True)
+class ChildEnd:
+    """How an owned child ended."""
+
+    returncode: int
+    """Popen's: the exit code, or -N when signal N ended it."""
+    signals: tuple[int, ...] = ()
+    """Stop signals torchdoctor received and passed on while the child ran."""
+    timed_out: bool = False
+    """The timeout expired and the child was sent SIGINT."""
+    killed: bool = False
+    """torchdoctor killed the child (grace period over, or the third stop signal)."""
+    orphans: int = 0
+    """Processes the child left running, ended by torchdoctor after it."""
+
+
+class _Family:
+    """The child and everything it started (see the module docstring)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], mark: str) -> None:
+        self.proc = proc
+        self.pgid = proc.pid  # start_new_session: the child leads its own group
+        self.mark = mark
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def members(self) -> list[psutil.Process]:
+        """Live processes the child started, itself included while it runs."""
+        return _marked(self.mark, self.pgid, root=self.proc.pid)
+
+    def kill(self) -> None:
+        """SIGKILL the group and every member (psutil checks that a pid was not reused)."""
+        self.signal_group(signal.SIGKILL)
+        for member in self.members():
+            _quietly(member.kill)
+
+    def end_leftovers(self) -> int:
+        """SIGTERM what the child left running, SIGKILL what survives ORPHAN_GRACE_S; how many."""
+        return _end(self.members())
+
+
+def _marked(mark: str, pgid: int | None, root: int | None = None) -> list[psutil.Process]:
+    """Live processes (never this one) descending from `root`, in group `pgid` or marked `mark`."""
+    found: dict[int, psutil.Process] = {}
+    if root is not None:
+        try:
+            process = psutil.Process(root)
+            found.update((p.pid, p) for p in [process, *process.children(recursive=True)])
+        except psutil.Error:
+            pass
+    me = os.getpid()
+    for process in psutil.process_iter():
+        if process.pid in found or process.pid == me:
+            continue
+        try:
+            if (pgid is not None and os.getpgid(process.pid) == pgid) or process.environ().get(OWNER_ENV) == mark:
+                found[process.pid] = process
+        except (OSError, psutil.Error):
+            continue
+    return [p for p in found.values() if _alive(p)]
+
+
+def _end(processes: list[psutil.Process]) -> int:
+    """SIGTERM each, SIGKILL what survives ORPHAN_GRACE_S; returns how many there were."""
+    if not processes:
+        return 0
+    for process in processes:
+        _quietly(process.terminate)
+    _, alive = psutil.wait_procs(processes, timeout=ORPHAN_GRACE_S)
+    for process in alive:
+        _quietly(process.kill)
+    psutil.wait_procs(alive, timeout=ORPHAN_GRACE_S)
+    return len(processes)
+
+
+def end_marked() -> int:
+    """In an owned child whose torchdoctor died: end every other process carrying this child's
+    mark (its helpers, DataLoader workers, what they started); returns how many."""
+    mark = os.environ.get(OWNER_ENV)
+    return _end(_marked(mark, None)) if mark else 0
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _quietly(action: object) -> None:
+    try:
+        action()  # type: ignore[operator]
+    except psutil.Error:
+        pass
+
+
+def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float | None = None) -> ChildEnd:
+    """Run `command` as an owned child (see the module docstring) and return how it ended. The
+    command's process must call `lifeline.die_with_torchdoctor` (the bootstrap, knobs.run and
+    `python -m torchdoctor.lifeline` do)."""
+    mark = f"{os.getpid()}-{uuid.uuid4().hex}"
+    env = {**env, OWNER_ENV: mark, PARENT_PID_ENV: str(os.getpid())}
+    received: list[int] = []
+    early: list[int] = []  # arrived while the child was being started
+    family: list[_Family] = []
+
+    def send(sig: int) -> None:
+        received.append(sig)
+        if family:
+            family[0].signal_group(sig)
+        else:
+            early.append(sig)
+
+    with forwarding(send):
+        proc = subprocess.Popen(list(command), env=env, start_new_session=True)
+        family.append(_Family(proc, mark))
+        for sig in early:
+            family[0].signal_group(sig)
+        end = _wait(family[0], received, timeout_s)
+    orphans = family[0].end_leftovers()
+    return ChildEnd(end.returncode, tuple(received), end.timed_out, end.killed, orphans)
+
+
+def _wait(family: _Family, received: list[int], timeout_s: float | None) -> ChildEnd:
+    proc = family.proc
+    start = time.monotonic()
+    timed_out = killed = False
+    first_stop: float | None = None
+    while True:
+        try:
+            return ChildEnd(proc.wait(timeout=0.05), timed_out=timed_out, killed=killed)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if timeout_s is not None and not timed_out and now - start >= timeout_s:
+            timed_out = True
+            family.signal_group(signal.SIGINT)
+        if first_stop is None and (received or timed_out):
+            first_stop = now
+        if not killed and first_stop is not None and (
+                len(received) >= KILL_AT_STOP or now - first_stop >= STOP_GRACE_S):
+            killed = True
+            family.kill()
