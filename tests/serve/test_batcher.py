@@ -62,20 +62,24 @@ def test_a_full_queue_rejects_with_the_documented_error_and_loses_no_accepted_re
     assert answered == [(i, 2 * i) for i in range(3)] and depth == 0
 
 
-def test_a_model_error_fails_only_the_batch_it_happened_in() -> None:
+def test_a_model_error_fails_only_the_request_it_came_from_and_says_nothing_of_the_model(caplog) -> None:
+    calls: list[list[int]] = []
+
     def picky(items: list[int]) -> list[int]:
+        calls.append(list(items))
         if 13 in items:
-            raise ValueError("unlucky")
+            raise ValueError("unlucky secret")
         return doubled(items)
 
     async def scenario() -> list:
-        async with DynamicBatcher(picky, BatcherConfig(max_batch_size=2, max_delay_ms=0)) as b:
-            first = await asyncio.gather(b.submit(13), return_exceptions=True)
-            return first + [await b.submit(1), await b.submit(2)]
+        async with DynamicBatcher(picky, BatcherConfig(max_batch_size=4, max_delay_ms=50)) as b:
+            return await asyncio.gather(*(b.submit(i) for i in (1, 13, 2, 3)), return_exceptions=True)
 
-    error, one, two = asyncio.run(scenario())
-    assert isinstance(error, BatchFailedError) and "ValueError: unlucky" in str(error)
-    assert (one, two) == (2, 4)
+    one, error, two, three = asyncio.run(scenario())
+    assert (one, two, three) == (2, 4, 6)  # its batch-mates were run again, alone, and answered
+    assert isinstance(error, BatchFailedError) and "unlucky" not in str(error)
+    assert calls == [[1, 13, 2, 3], [1], [13], [2], [3]]
+    assert "unlucky secret" in caplog.text  # the details are in the server log
 
 
 def test_timed_out_and_cancelled_requests_are_skipped_and_the_batcher_goes_on() -> None:
@@ -110,3 +114,23 @@ def test_timed_out_and_cancelled_requests_are_skipped_and_the_batcher_goes_on() 
 def test_nonsensical_limits_are_rejected() -> None:
     with pytest.raises(ServeConfigError, match="--max-batch-size"):
         BatcherConfig(max_batch_size=0)
+
+
+def test_a_request_that_could_not_be_answered_in_time_is_refused_at_once_not_timed_out() -> None:
+    def slow(items: list[int]) -> list[int]:
+        time.sleep(0.04)  # 40 ms a batch of up to 2: 20 requests need 400 ms
+        return doubled(items)
+
+    async def scenario() -> tuple[list, int]:
+        config = BatcherConfig(max_batch_size=2, max_delay_ms=0, timeout_ms=200)
+        async with DynamicBatcher(slow, config) as b:
+            assert 0.03 < await b.warm_up([0, 0]) < 1  # what a batch costs, known before the burst
+            burst = await asyncio.gather(*(b.submit(i) for i in range(20)), return_exceptions=True)
+            return burst, await b.submit(21)  # the queue is empty again: admitted
+
+    burst, after = asyncio.run(scenario())
+    refused = [o for o in burst if isinstance(o, QueueFullError)]
+    assert refused and "longer than the 200 ms timeout" in str(refused[0])
+    assert not [o for o in burst if isinstance(o, RequestTimeoutError)]
+    assert [o for o in burst if not isinstance(o, Exception)] == [2 * i for i in range(len(burst) - len(refused))]
+    assert after == 42

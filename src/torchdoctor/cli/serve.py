@@ -31,10 +31,13 @@ def serve(
 
     from torchdoctor.infer import DEMO_SPEC, load_model
     from torchdoctor.serve import BatcherConfig, TensorModel, build_app
+    from torchdoctor.serve.errors import ServeConfigError
     from torchdoctor.serve.server import LOOPBACK, serve_forever
 
     if demo == (factory is not None):
         raise typer.BadParameter("give a model FACTORY or --demo (not both)", param_hint="FACTORY")
+    if not 0 <= port <= 65535:
+        raise typer.BadParameter(f"a port is 0..65535 (0: any free port), got {port}", param_hint="--port")
     config = BatcherConfig(max_batch_size=max_batch_size, max_delay_ms=max_delay_ms,
                            max_queue=max_queue, timeout_ms=timeout_ms)
     console = Console(stderr=True)
@@ -49,6 +52,8 @@ def serve(
         asyncio.run(serve_forever(app, host, port, ready))
     except KeyboardInterrupt:
         console.print("stopped")
+    except OSError as exc:  # the port is in use, the address is not this machine's, ...
+        raise ServeConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def load(
@@ -75,8 +80,9 @@ def load(
     if clients is not None and rate is not None:
         raise typer.BadParameter("give --clients (closed loop) or --rate (open loop), not both")
     mode = "open" if rate is not None else "closed"
-    config = LoadConfig(url=target if not sweep else "http://127.0.0.1", mode=mode, rate_qps=rate or 1.0,
-                        clients=clients or 8, max_requests=requests, duration_s=duration)
+    config = LoadConfig(url=target if not sweep else "http://127.0.0.1", mode=mode,
+                        rate_qps=rate if rate is not None else 1.0, clients=clients if clients is not None else 8,
+                        max_requests=requests, duration_s=duration)
     console = Console()
     if not sweep:
         result = asyncio.run(run_load(config))

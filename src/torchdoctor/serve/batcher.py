@@ -4,10 +4,16 @@ Semantics:
   * a batch is dispatched when it holds `max_batch_size` requests, or when `max_delay_ms` have
     passed since its first request was queued (or since the worker became free, if later);
   * the queue holds at most `max_queue` accepted requests; `submit` beyond that raises
-    QueueFullError at once, and the request is not accepted;
+    QueueFullError at once, and the request is not accepted; so it does when the requests ahead
+    would take longer than `timeout_ms` to run (queued batches x the recent time of a batch, an
+    exponential average seeded by `warm_up`): a request the server cannot answer in time is
+    refused at once (503, retry later) instead of accepted and timed out (504) after holding a
+    place in the queue; an empty queue always admits (a stale estimate must not refuse forever);
   * one worker thread owns the model and runs one batch at a time (`run_batch(items) -> results`,
-    one result per item, in order); if it raises, every request of that batch gets
-    BatchFailedError and the other batches are unaffected;
+    one result per item, in order); if it raises, each request of the batch is run again alone, so
+    that only a request the model fails on by itself gets BatchFailedError (its message generic:
+    the model's error is logged on the "torchdoctor.serve" logger, never sent to the client), and
+    the other batches are unaffected;
   * a request cancelled (client gone) or timed out (`timeout_ms`) before dispatch is skipped;
     after dispatch its result is discarded. Every accepted request ends in exactly one result
     or error; `stop()` fails the ones still queued with BatcherClosedError.
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +42,14 @@ from torchdoctor.serve.errors import (
     RequestTimeoutError,
     ServeConfigError,
 )
+
+LOG = logging.getLogger("torchdoctor.serve")
+#: What a client is told when the model fails on its request (details only in the server log).
+MODEL_FAILED = "the model failed on this request (details in the server log)"
+#: Weight of the newest batch in the average batch time that admission uses.
+BATCH_TIME_WEIGHT = 0.3
+#: Admission refuses a request whose expected wait exceeds this share of the timeout.
+ADMIT_SHARE = 0.9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,8 +64,11 @@ class BatcherConfig:
     def __post_init__(self) -> None:
         if self.max_batch_size < 1 or self.max_queue < 1:
             raise ServeConfigError("--max-batch-size and --max-queue must be at least 1")
-        if self.max_delay_ms < 0 or (self.timeout_ms is not None and self.timeout_ms <= 0):
-            raise ServeConfigError("--max-delay-ms must be >= 0 and --timeout-ms > 0")
+        delay_ok = math.isfinite(self.max_delay_ms) and self.max_delay_ms >= 0
+        timeout_ok = self.timeout_ms is None or (math.isfinite(self.timeout_ms) and self.timeout_ms > 0)
+        if not delay_ok or not timeout_ok:
+            raise ServeConfigError(f"--max-delay-ms must be >= 0 and --timeout-ms > 0 (got {self.max_delay_ms}, "
+                                   f"{self.timeout_ms})")
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,7 @@ class DynamicBatcher:
         self._arrived = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchdoctor-model")
         self._worker: asyncio.Task | None = None
+        self._batch_s: float | None = None  # average run time of a batch (None until one ran)
 
     @property
     def queue_depth(self) -> int:
@@ -114,6 +134,11 @@ class DynamicBatcher:
         """Queue `item` and return its result (raises a RequestError subclass otherwise)."""
         if len(self._queue) >= self.config.max_queue:
             raise QueueFullError(f"the queue is full ({self.config.max_queue} requests); retry later")
+        wait_s = self.expected_wait_s()
+        # An empty queue always admits: the estimate may be stale, and only runs refresh it.
+        if self._queue and self.config.timeout_ms is not None and wait_s > ADMIT_SHARE * self.config.timeout_ms / 1e3:
+            raise QueueFullError(f"the requests queued ahead would take about {wait_s:.1f} s, longer than the "
+                                 f"{self.config.timeout_ms:g} ms timeout; retry later")
         future = asyncio.get_running_loop().create_future()
         self._queue.append(_Pending(item, future, self._clock()))
         self._arrived.set()
@@ -122,6 +147,28 @@ class DynamicBatcher:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             raise RequestTimeoutError(f"no result within {self.config.timeout_ms:g} ms") from None
+
+    def expected_wait_s(self) -> float:
+        """How long a request queued now would wait for its result: the batches ahead of it and
+        its own, at the recent time of a batch (0 before any batch ran: see `warm_up`)."""
+        if self._batch_s is None:
+            return 0.0
+        batches = len(self._queue) // self.config.max_batch_size + 2  # ahead, running, its own
+        return batches * self._batch_s
+
+    def _note_batch_time(self, run_s: float) -> None:
+        self._batch_s = run_s if self._batch_s is None else (
+            BATCH_TIME_WEIGHT * run_s + (1 - BATCH_TIME_WEIGHT) * self._batch_s)
+
+    async def warm_up(self, items: list[Any]) -> float:
+        """Run `items` (a full batch of typical requests) twice before serving: the first call
+        warms the model up, the second times a batch, so that admission knows what a batch costs
+        before the first burst of requests; returns that time."""
+        await self._call(items)
+        start_s = self._clock()
+        await self._call(items)
+        self._batch_s = self._clock() - start_s
+        return self._batch_s
 
     async def _work(self) -> None:
         while True:
@@ -161,21 +208,40 @@ class DynamicBatcher:
                 batch.append(pending)
 
     async def _dispatch(self, batch: list[_Pending], delay_s: float) -> None:
-        loop = asyncio.get_running_loop()
         start_s = self._clock()
         failed = False
         try:
-            results = await loop.run_in_executor(self._executor, self._run_batch, [p.item for p in batch])
-            if len(results) != len(batch):
-                raise RuntimeError(f"the model returned {len(results)} results for {len(batch)} requests")
-            for pending, result in zip(batch, results):
+            for pending, result in zip(batch, await self._call([p.item for p in batch])):
                 _settle(pending.future, result=result)
-        except Exception as exc:  # any exception from the model fails this batch only
+        except Exception as exc:  # any exception from the model: find the request(s) it came from
             failed = True
-            for pending in batch:
-                _settle(pending.future, error=BatchFailedError(f"the model raised: {type(exc).__name__}: {exc}"))
+            LOG.warning("the model raised on a batch of %d (%s: %s); running its requests one by one",
+                        len(batch), type(exc).__name__, exc)
+            await self._one_by_one(batch)
+        run_s = self._clock() - start_s
+        if not failed:
+            self._note_batch_time(run_s)
         if self._on_batch is not None:
-            self._on_batch(BatchRecord(len(batch), delay_s, self._clock() - start_s, failed))
+            self._on_batch(BatchRecord(len(batch), delay_s, run_s, failed))
+
+    async def _call(self, items: list[Any]) -> list[Any]:
+        results = await asyncio.get_running_loop().run_in_executor(self._executor, self._run_batch, items)
+        if len(results) != len(items):
+            raise RuntimeError(f"the model returned {len(results)} results for {len(items)} requests")
+        return results
+
+    async def _one_by_one(self, batch: list[_Pending]) -> None:
+        """Each request of a failed batch alone: only those the model fails on by themselves fail."""
+        for pending in batch:
+            if pending.future.done():  # its client left or timed out meanwhile
+                continue
+            try:
+                (result,) = await self._call([pending.item])
+            except Exception:
+                LOG.exception("the model failed on a request run alone")
+                _settle(pending.future, error=BatchFailedError(MODEL_FAILED))
+            else:
+                _settle(pending.future, result=result)
 
 
 def _settle(future: asyncio.Future, *, result: Any = None, error: Exception | None = None) -> None:

@@ -6,15 +6,39 @@ from torchdoctor.errors import TorchDoctorError
 
 
 class RequestError(Exception):
-    """A request the batcher could not answer; `status` is the HTTP code the server returns."""
+    """A request the batcher could not answer; `status` is the HTTP code the server returns and
+    `field` the request field at fault (`inputs[0]`), when one is."""
 
     status: int = 500
 
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
 
 class BadRequestError(RequestError):
-    """The body is not JSON, or lacks `inputs`, or holds something that is not numbers."""
+    """The body is not JSON, or lacks `inputs`, or holds something that is not numbers, or values
+    outside what the model takes (a token id beyond its embedding)."""
 
     status = 400
+
+
+class BodyTooLargeError(RequestError):
+    """The body is larger than the server reads."""
+
+    status = 413
+
+
+class UnsupportedMediaError(RequestError):
+    """The body is not declared as JSON (`Content-Type: application/json`)."""
+
+    status = 415
+
+
+class ForbiddenOriginError(RequestError):
+    """The request names another host (Host) or comes from a foreign web page (Origin)."""
+
+    status = 403
 
 
 class WrongShapeError(RequestError):
@@ -36,7 +60,8 @@ class RequestTimeoutError(RequestError):
 
 
 class BatchFailedError(RequestError):
-    """The model raised while running the batch that held this request."""
+    """The model raised on this request, run alone (its batch-mates were answered). The message
+    is generic: the model's own error goes to the server log, not to the client."""
 
     status = 500
 

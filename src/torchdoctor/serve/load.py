@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +46,10 @@ class LoadConfig:
             raise ServeConfigError(f"load targets loopback only (127.0.0.1, ::1, localhost); got {host!r}")
         if self.mode not in ("open", "closed"):
             raise ServeConfigError(f"mode must be open or closed, got {self.mode!r}")
-        if self.rate_qps <= 0 or self.clients < 1 or self.max_requests < 1 or self.duration_s <= 0:
-            raise ServeConfigError("rate, clients, requests and duration must be positive")
+        numbers = (self.rate_qps, self.duration_s, self.request_timeout_s)
+        if not all(math.isfinite(n) and n > 0 for n in numbers) or self.clients < 1 or self.max_requests < 1:
+            raise ServeConfigError(f"rate, clients, requests and duration must be positive (got rate {self.rate_qps}, "
+                                   f"clients {self.clients}, requests {self.max_requests}, duration {self.duration_s})")
 
 
 def _is_loopback(host: str) -> bool:
@@ -91,8 +94,12 @@ async def run_load(config: LoadConfig) -> LoadResult:
     timeout = aiohttp.ClientTimeout(total=config.request_timeout_s)
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(config.url, timeout=timeout, connector=connector) as session:
-        body = (await _get_json(session, "/health"))["example"]
-        before = batch_size_counts(await _get_text(session, "/metrics"))
+        try:
+            body = (await _get_json(session, "/health"))["example"]
+            before = batch_size_counts(await _get_text(session, "/metrics"))
+        except (aiohttp.ClientError, asyncio.TimeoutError, KeyError, TypeError, ValueError) as exc:
+            raise ServeConfigError(f"no torchdoctor server answers at {config.url} ({_why(exc)}); start one with "
+                                   "`torchdoctor serve`") from None
         tally = _Tally()
         start = time.perf_counter()
         driver = _open_loop if config.mode == "open" else _closed_loop
@@ -100,6 +107,16 @@ async def run_load(config: LoadConfig) -> LoadResult:
         duration_s = time.perf_counter() - start
         after = batch_size_counts(await _get_text(session, "/metrics"))
     return _summarise(config, tally, duration_s, {k: after[k] - before.get(k, 0) for k in after})
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"cannot connect: {exc.os_error.strerror or exc.os_error}"
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"HTTP {exc.status}"
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    return f"{type(exc).__name__}: {exc}"
 
 
 async def _get_json(session: aiohttp.ClientSession, path: str) -> Any:

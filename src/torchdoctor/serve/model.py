@@ -1,7 +1,8 @@
 """The model side of the server: turning a request body into tensors, a batch into rows.
 
 Request body (JSON): ``{"inputs": [x0, x1, ...]}``, one nested list per positional input of the
-model, each shaped like ONE sample of the example batch (the example's shape without dim 0).
+model, each shaped like ONE sample of the example batch (the example's shape without dim 0), and
+within the values the model takes (serve.spec): checked here, before the request joins a batch.
 Response: ``{"outputs": ...}``, that sample's row of the model's (first) output tensor.
 """
 
@@ -14,40 +15,34 @@ import orjson
 from torchdoctor.infer.factory import ModelAndExample
 from torchdoctor.infer.variants.base import first_tensor
 from torchdoctor.serve.errors import BadRequestError, WrongShapeError
+from torchdoctor.serve.spec import input_specs
 
 
 class TensorModel:
-    """Parses requests against the example's per-sample shapes and runs batches under inference_mode."""
+    """Parses requests against the model's input spec and runs batches under inference_mode."""
 
     def __init__(self, loaded: ModelAndExample) -> None:
         self.model = loaded.model
         self.spec = loaded.spec
-        self.sample_shapes = [tuple(a.shape[1:]) for a in loaded.args]
-        self.dtypes = [a.dtype for a in loaded.args]
+        self.inputs = input_specs(loaded.model, loaded.args)
+        self.sample_shapes = [spec.shape for spec in self.inputs]
         self.example_body = {"inputs": [a[0].tolist() for a in loaded.args]}
+        self._example = loaded.args
 
     def parse(self, body: bytes) -> tuple[Any, ...]:
-        """The request's sample tensors; BadRequestError or WrongShapeError when they do not fit."""
-        import torch
-
+        """The request's sample tensors; a RequestError naming the field when they do not fit."""
         try:
             inputs = orjson.loads(body)["inputs"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise BadRequestError('the body must be JSON like {"inputs": [sample, ...]}') from None
-        if not isinstance(inputs, list) or len(inputs) != len(self.sample_shapes):
-            raise WrongShapeError(f"`inputs` must be a list of {len(self.sample_shapes)} sample(s)")
-        tensors = []
-        for index, (value, shape, dtype) in enumerate(zip(inputs, self.sample_shapes, self.dtypes)):
-            try:
-                tensor = torch.tensor(value)
-            except (TypeError, ValueError, RuntimeError) as exc:
-                raise BadRequestError(f"input {index} is not a rectangular array of numbers: {exc}") from None
-            if tuple(tensor.shape) != shape:
-                raise WrongShapeError(f"input {index} has shape {list(tensor.shape)}; the model takes {list(shape)}")
-            if tensor.is_floating_point() and not dtype.is_floating_point:
-                raise WrongShapeError(f"input {index} holds fractions; the model takes {dtype}")
-            tensors.append(tensor.to(dtype))
-        return tuple(tensors)
+            raise BadRequestError('the body must be JSON like {"inputs": [sample, ...]}', field="inputs") from None
+        if not isinstance(inputs, list) or len(inputs) != len(self.inputs):
+            raise WrongShapeError(f"`inputs` must be a list of {len(self.inputs)} sample(s)", field="inputs")
+        return tuple(spec.tensor(value) for spec, value in zip(self.inputs, inputs))
+
+    def example_items(self, count: int) -> list[tuple[Any, ...]]:
+        """`count` requests' samples cut from the example batch (cyclically): a typical batch."""
+        rows = int(self._example[0].shape[0])
+        return [tuple(arg[i % rows] for arg in self._example) for i in range(count)]
 
     def run_batch(self, items: list[tuple[Any, ...]]) -> list[Any]:
         """Stack the samples, run the model once, return one output row (a list) per sample."""
