@@ -708,8 +708,9 @@ def test_run_apply_reads_the_tune_result(runs: Runs, tmp_path: Path) -> None:
     result.write_text(json.dumps(runs.document("tune")))
     script = tmp_path / "hello.py"
     script.write_text("import sys\nprint('ran with', sys.argv[1:])\n")
-    proc = torchdoctor("run", "--apply", result, "--", script, "--flag", cwd=tmp_path, timeout=120)
-    assert "ran with ['--flag']" in proc.stdout
+    # The result was made for the tuned script: applying it to another one needs --force.
+    proc = torchdoctor("run", "--apply", result, "--force", "--", script, "--flag", cwd=tmp_path, timeout=120)
+    assert "ran with ['--flag']" in proc.stdout and "applied anyway (--force)" in proc.stderr
 
 
 test_run_apply_reads_the_tune_result.json_groups = ("tune",)  # type: ignore[attr-defined]
