@@ -203,8 +203,9 @@ def check_types(cls: type, data: dict[str, Any], where: str = "") -> None:
         value, annotation = data[spec.name], str(spec.type)
         if not _fits(value, annotation):
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` must be {annotation.replace('Any', 'any')}"
-                                    f", got {type(value).__name__} {shown}")
+            expected = annotation.replace("Any", "any")
+            raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` must be {expected}, "
+                                    f"got {type(value).__name__} {shown}")
         section = next((name for name in _SECTIONS if name in annotation), None)
         if section is not None:
             nested = globals()[section]

@@ -34,7 +34,9 @@ def _when_file_appears(path: Path, action) -> threading.Thread:  # type: ignore[
 
 
 def _ready_then(ready: Path, rest: str) -> str:
-    return f"import pathlib, signal, time, os, subprocess, sys\n{rest}\npathlib.Path({str(ready)!r}).touch()\ntime.sleep(60)"
+    """Python code: `rest`, then touch `ready` (the readiness file), then sleep a minute."""
+    return (f"import pathlib, signal, time, os, subprocess, sys\n{rest}\n"
+            f"pathlib.Path({str(ready)!r}).touch()\ntime.sleep(60)")
 
 
 def test_a_stop_sent_to_us_is_passed_on_to_the_childs_group(tmp_path):

@@ -144,7 +144,8 @@ class NoSync(Knob):
 
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 4096:
-            raise ValueError(f"no_sync takes the micro-batches per optimizer step, an integer in 2..4096, got {value!r}")
+            raise ValueError(f"no_sync takes the micro-batches per optimizer step, an integer in 2..4096, "
+                             f"got {value!r}")
 
     def apply(self, value: Any) -> Undo:
         import torch

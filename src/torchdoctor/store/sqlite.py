@@ -79,7 +79,8 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the run store {self.path}: {getattr(exc, 'strerror', None) or exc}") from None
+            reason = getattr(exc, "strerror", None) or exc
+            raise StoreError(f"cannot open the run store {self.path}: {reason}") from None
         try:
             self._check_intact()
             self._db.executescript(_SCHEMA)
