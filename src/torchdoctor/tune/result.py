@@ -12,12 +12,16 @@ from typing import Any, Sequence
 
 import orjson
 
+from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import unified_diff
 from torchdoctor.tune.errors import TuneInputError
 from torchdoctor.tune.trial import FAILED, REJECTED, Trial
 
 SCHEMA_VERSION = 1
+#: A result file nests 4 deep (trials -> trial -> knobs -> value); it is read within these bounds,
+#: as it may come from someone else (`run --apply RESULT.json`).
+RESULT_LIMITS = JsonLimits(max_depth=32)
 
 
 def baseline_noise(baseline: Trial, repeat: Trial | None, loss_difference: float | None) -> dict[str, Any]:
@@ -89,8 +93,8 @@ class TuneResult:
 def load_kept(path: str | Path) -> dict[str, Any]:
     """The kept knobs of a `tune --json` file, checked against the registry."""
     try:
-        data = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        data = loads_bounded(Path(path).read_bytes(), RESULT_LIMITS)
+    except (OSError, JsonBoundError, orjson.JSONDecodeError) as exc:
         raise TuneInputError(f"cannot read tune result {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "kept" not in data:
         raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result (schema_version {SCHEMA_VERSION})")
