@@ -8,7 +8,7 @@ from typing import Sequence
 
 from rich.console import Console
 
-from torchdoctor.analyse import analyse_record
+from torchdoctor.analyse import analyse_record, qualify_findings, record_caveats
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
@@ -56,7 +56,8 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
 def _diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report."""
     console = outputs.console or Console()
-    record.findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    record.findings = qualify_findings(findings, record_caveats(record))
     if outputs.save:
         store_records(outputs.store_path, [record])
     if outputs.json_out:
