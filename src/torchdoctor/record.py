@@ -7,12 +7,19 @@ go through one explicit upgrade step per version in :data:`_UPGRADES`.
 
 Contract of the public JSON (documented in docs/record-schema.md): keys are only added within a
 schema version; renaming or removing a key, or changing its meaning, bumps `SCHEMA_VERSION`.
+
+A Record file may come from someone else, so reading one is bounded (nesting within
+:data:`RECORD_LIMITS`, checked on the bytes before parsing) and every field is checked against its
+annotation before a dataclass is built: a wrong type is a RecordFormatError naming the field,
+never a traceback later in a renderer.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import types
+import typing
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +28,13 @@ from typing import Any, Callable
 import orjson
 
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 
 SCHEMA_VERSION = 1
+#: Records that torchdoctor writes nest 9 deep at most (a trace section's top operators); 64
+#: leaves room for new sections and keeps every reader (renderers, HTML) far from Python's
+#: recursion limit.
+RECORD_LIMITS = JsonLimits(max_depth=64)
 
 #: How a step boundary was detected, in order of preference.
 STEP_DETECTIONS = ("marker", "optimizer", "backward", "forward")
@@ -138,19 +150,21 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
+        """The Record of a (saved) dict; RecordFormatError if a field has the wrong type."""
         data = upgrade(dict(data))
-        check_types(cls, data)
-        known = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        kwargs["exit"] = ExitInfo(**_known(ExitInfo, data.get("exit") or {}))
-        kwargs["summary"] = Summary(**_known(Summary, data.get("summary") or {}))
-        kwargs["steps"] = [StepSample(**_known(StepSample, s)) for s in data.get("steps") or []]
+        kwargs = _checked(cls, data, "Record")
+        kwargs["exit"] = ExitInfo(**_checked(ExitInfo, data.get("exit") or {}, "exit"))
+        kwargs["summary"] = Summary(**_checked(Summary, data.get("summary") or {}, "summary"))
+        steps = data.get("steps") or []
+        kwargs["steps"] = [StepSample(**_checked(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
         return cls(**kwargs)
 
     @classmethod
     def from_json(cls, text: bytes | str) -> Record:
         try:
-            data = orjson.loads(text)
+            data = loads_bounded(text.encode() if isinstance(text, str) else text, RECORD_LIMITS)
+        except JsonBoundError as exc:
+            raise RecordFormatError(f"not a torchdoctor Record (refused: {exc})") from None
         except orjson.JSONDecodeError as exc:
             raise RecordFormatError(f"not a torchdoctor Record (invalid JSON: {exc})") from None
         if not isinstance(data, dict) or "schema_version" not in data:
@@ -165,59 +179,71 @@ class Record:
             raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
 
 
-#: What a JSON value of each annotated type may be (bool is not a number here).
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "Any": (object,), "None": (type(None),),
-}
-#: Fields that hold one of the Record's own dataclasses (as a JSON object).
-_SECTIONS = ("ExitInfo", "Summary", "StepSample")
-
-
-def _allowed(annotation: str) -> list[str]:
-    return [part.strip() for part in annotation.split("|")]
-
-
-def _fits(value: Any, annotation: str) -> bool:
-    for part in _allowed(annotation):
-        if part in _SECTIONS and isinstance(value, dict):
-            return True
-        base, _, inner = part.partition("[")
-        if base == "list" and isinstance(value, list):
-            return all(_fits(item, inner[:-1]) for item in value)
-        if base == "dict" and isinstance(value, dict):
-            return True
-        kinds = _JSON_TYPES.get(base)
-        if kinds and isinstance(value, kinds) and not (isinstance(value, bool) and base in ("int", "float")):
-            return True
-    return False
-
-
-def check_types(cls: type, data: dict[str, Any], where: str = "") -> None:
-    """Raise RecordFormatError naming the first field of `data` whose JSON type does not fit the
-    dataclass `cls` (nested sections too), instead of a TypeError from deep inside a renderer."""
-    for spec in dataclasses.fields(cls):
-        if spec.name not in data:
-            if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
-                raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` is missing")
+def _checked(cls: type, data: Any, where: str) -> dict[str, Any]:
+    """The fields of `cls` found in `data`, each checked against its annotation; the nested
+    dataclasses (`exit`, `summary`, `steps`) are left to the caller, as dicts or lists of them."""
+    if not isinstance(data, dict):
+        raise RecordFormatError(f"Record field {where!r} should be an object, not {_kind(data)}")
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        name = f.name if cls is Record else f"{where}.{f.name}"
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RecordFormatError(f"Record field {name!r} is missing")
             continue
-        value, annotation = data[spec.name], str(spec.type)
-        if not _fits(value, annotation):
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            expected = annotation.replace("Any", "any")
-            raise RecordFormatError(f"not a valid Record: `{where}{spec.name}` must be {expected}, "
-                                    f"got {type(value).__name__} {shown}")
-        section = next((name for name in _SECTIONS if name in annotation), None)
-        if section is not None:
-            nested = globals()[section]
-            for index, item in enumerate(value if isinstance(value, list) else [value]):
-                if isinstance(item, dict):
-                    label = f"{where}{spec.name}[{index}]." if isinstance(value, list) else f"{where}{spec.name}."
-                    check_types(nested, item, label)
+        problem = _problem(data[f.name], hints[f.name], name)
+        if problem:
+            raise RecordFormatError(problem)
+        out[f.name] = data[f.name]
+    return out
 
 
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+def _problem(value: Any, hint: Any, name: str) -> str | None:
+    """Why a JSON value does not fit the annotation (a dataclass is an object), or None if it does."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list and isinstance(value, list):
+        for i, item in enumerate(value):
+            problem = _problem(item, args[0], f"{name}[{i}]")
+            if problem:
+                return problem
+        return None
+    if _fits(value, hint):
+        return None
+    return f"Record field {name!r} should be {_describe(hint)}, not {_kind(value)}"
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_problem(value, arg, "") is None for arg in args)
+    if origin is list:
+        return isinstance(value, list)
+    if origin is dict or dataclasses.is_dataclass(hint):
+        return isinstance(value, dict)
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", type(None): "null"}
+
+
+def _describe(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in args)
+    if origin is list:
+        return f"a list of {_describe(args[0]).removeprefix('an ').removeprefix('a ')}s"
+    if origin is dict or dataclasses.is_dataclass(hint):
+        return "an object"
+    return _WORDS.get(hint, str(hint))
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list"}.get(type(value)) or _WORDS.get(type(value), type(value).__name__)
 
 
 def _json_default(obj: Any) -> Any:
@@ -237,7 +263,7 @@ _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a saved Record's dict to the current schema, one version at a time."""
     version = data.get("schema_version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise RecordFormatError(f"Record has an invalid schema_version: {version!r}")
     if version > SCHEMA_VERSION:
         raise RecordFormatError(

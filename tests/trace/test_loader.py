@@ -54,7 +54,7 @@ def test_a_plain_json_cut_mid_event_keeps_the_events_before_the_cut(gpu_traces: 
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(b"", "empty file"), (b"hello, world", "no .traceEvents."), (b'{"foo": [1, 2]}', "no 'traceEvents'")],
+    [(b"", "empty file"), (b"hello, world", "not valid JSON .* near byte 0"), (b'{"foo": [1, 2]}', "no 'traceEvents'")],
 )
 def test_a_file_that_is_not_a_kineto_trace_is_refused_by_name(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "bad.json"

@@ -155,15 +155,16 @@ def _emit(
 
     from torchdoctor.bench.document import bench_document
     from torchdoctor.report.bench_table import bench_table
+    from torchdoctor.report.safe_text import markup
 
     console = Console(stderr=json_out == "-")
     for n, text in variants.items():
         if n != text:
-            console.print(f"[bold]{n}[/bold]: {text}")
+            console.print(f"[bold]{markup(n)}[/bold]: {markup(text)}")
     console.print(bench_table(results))
     for result in results:
         for warning in result.warnings:
-            console.print(f"[yellow]warning[/yellow] {result.label}: {warning}")
+            console.print(f"[yellow]warning[/yellow] {markup(result.label)}: {markup(warning)}")
     if json_out is not None:
         import orjson
 

@@ -40,6 +40,7 @@ def compile_command(
     from torchdoctor.compile.modes import parse_modes
     from torchdoctor.report.compile import render_comparison, render_compile, render_modes
     from torchdoctor.report.console_findings import print_findings
+    from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.compile import compile_script
     from torchdoctor.observe import LaunchConfig, ObserveConfig
 
@@ -58,7 +59,7 @@ def compile_command(
         json_out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2, default=str))
     console = Console()
     if records[0].exit.reason != "completed":
-        console.print(f"[yellow]{records[0].exit.message}[/yellow]")
+        console.print(f"[yellow]{markup(records[0].exit.message)}[/yellow]")
     render_compile(result["compile"], console)
     render_modes(result["modes"], console)
     if result["comparison"]:

@@ -40,6 +40,7 @@ def infer(
 
     from torchdoctor.infer import DEMO_SPEC, InferConfig, load_model, run_ladder
     from torchdoctor.report.infer import render_infer
+    from torchdoctor.report.safe_text import markup
 
     if demo == (factory is not None):
         raise typer.BadParameter("give a model FACTORY or --demo (not both)", param_hint="FACTORY")
@@ -51,7 +52,7 @@ def infer(
     console = Console(stderr=True)
     with console.status("loading the model") as status:
         loaded = load_model(DEMO_SPEC if demo else factory)
-        result = run_ladder(loaded, config, progress=lambda message: status.update(message))
+        result = run_ladder(loaded, config, progress=lambda message: status.update(markup(message, one_line=True)))
     render_infer(result, Console())
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

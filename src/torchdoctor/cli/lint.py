@@ -37,6 +37,7 @@ def lint(
 
     from torchdoctor.lint import lint_paths, plan_fixes
     from torchdoctor.lint.output import render
+    from torchdoctor.report.safe_text import clean, markup
 
     chosen = {"select": _codes(select), "ignore": _codes(ignore)}
     err = Console(stderr=True, highlight=False)
@@ -54,10 +55,12 @@ def lint(
         err.print(f"fixed {len(fixes)} file(s)")
     report = lint_paths(paths, **chosen)
     text = render(report, output_format.value)
+    if output_format.value == "text":  # JSON and SARIF escape control characters themselves
+        text = clean(text)
     if text:
         typer.echo(text)
     for skipped in report.skipped:
-        err.print(f"note: {skipped.path}: {skipped.reason}")
+        err.print(f"note: {markup(skipped.path)}: {markup(skipped.reason)}")
     fixable = sum(v.fixable for v in report.violations)
     err.print(
         f"{len(report.violations)} violation(s), {fixable} fixable with --fix, "

@@ -32,6 +32,7 @@ def memory(
     from rich.console import Console
 
     from torchdoctor.report.memory import render_memory
+    from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.memory import memory_config, observe_memory
     from torchdoctor.memory.whatif import parse_bytes
     from torchdoctor.observe import LaunchConfig
@@ -49,6 +50,6 @@ def memory(
         record.save(json_out)
     console = Console()
     if record.exit.reason != "completed":
-        console.print(f"[yellow]{record.exit.message}[/yellow]")
+        console.print(f"[yellow]{markup(record.exit.message)}[/yellow]")
     render_memory(record.memory, console)
     sys.exit(record.exit.status)

@@ -32,12 +32,13 @@ def analyze(
     from rich.console import Console
 
     from torchdoctor.trace import TraceConfig, analyse_traces
+    from torchdoctor.report.safe_text import markup
     from torchdoctor.report.trace import render_report
 
     console = Console(stderr=True)
     config = TraceConfig(top_n=top, steps=_parse_steps(steps))
     with console.status("loading traces") as status:
-        report = analyse_traces(traces, config, progress=lambda p: status.update(f"loading {p}"))
+        report = analyse_traces(traces, config, progress=lambda p: status.update(f"loading {markup(p)}"))
     data = report.to_dict()
     if json_path is not None:
         json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))

@@ -12,28 +12,25 @@ lists, strings and numbers, so nothing in the file can run code. Definitions:
   activations; the baseline is reported as `before_recording` (parameters and state, mostly);
 - the timeline (`snapshot_timeline`) is the same replay kept after every alloc/free, per category,
   at the event's `time_us` (the event's index when the torch version records no time).
+
+The file is read by memory/snapshot_format.py, which refuses anything but a data-only pickle of
+the expected shape; the analysis then reads each event once and each distinct stack once (torch
+shares identical stacks between events), so its time and memory grow with the file, never faster.
 """
 
 from __future__ import annotations
 
-import io
-import pickle
+from array import array
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchdoctor.errors import TorchDoctorError
+from torchdoctor.memory.snapshot_format import SnapshotFormatError, check_shape, unpickle
 from torchdoctor.memory.timeline import MAX_POINTS, MemoryTimeline, thin
 
-
-class SnapshotFormatError(TorchDoctorError):
-    """A file is not a readable torch memory snapshot (truncated, another format, no history)."""
-
-
-class _DataOnly(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+__all__ = ["SnapshotFormatError", "SnapshotSummary", "analyse_snapshot", "load_snapshot", "snapshot_timeline"]
+_CATEGORIES = ("activations", "temporaries", "optimizer_state")
 
 
 @dataclass(slots=True)
@@ -50,20 +47,13 @@ class SnapshotSummary:
 
 
 def load_snapshot(path: str | Path) -> dict[str, Any]:
+    """The snapshot's dict, checked (memory/snapshot_format.py); SnapshotFormatError otherwise."""
     path = Path(path)
     try:
-        data = _DataOnly(io.BytesIO(path.read_bytes())).load()
-    except FileNotFoundError:
-        raise SnapshotFormatError(f"{path}: no such file") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, IndexError) as exc:
-        raise SnapshotFormatError(f"{path}: not a readable memory snapshot (truncated or another format: "
-                                  f"{exc}); write it again with `torchdoctor memory --snapshot`") from None
-    if not isinstance(data, dict) or "segments" not in data:
-        raise SnapshotFormatError(f"{path}: not a torch memory snapshot (no 'segments')")
-    if not data.get("device_traces") or not any(data["device_traces"]):
-        raise SnapshotFormatError(f"{path}: the snapshot has no allocation history; record it with "
-                                  "`torchdoctor memory --snapshot` (memory history on)")  # fmt: skip
-    return data
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SnapshotFormatError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return check_shape(unpickle(data, str(path)), str(path))
 
 
 def _site(frames: list[dict[str, Any]]) -> str:
@@ -83,20 +73,43 @@ def _category(frames: list[dict[str, Any]]) -> str:
     return "activations"
 
 
+class _Stacks:
+    """Category and site of each distinct frame list, computed once (events share their lists)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[str, str]] = {}
+
+    def of(self, event: dict[str, Any]) -> tuple[str, str]:
+        frames = event.get("frames") or []
+        found = self._seen.get(id(frames))
+        if found is None:
+            found = self._seen[id(frames)] = (_category(frames), _site(frames))
+        return found
+
+
 def _replay(trace: list[dict[str, Any]]) -> tuple[int, int, dict[int, dict[str, Any]]]:
-    """(net change, highest running total, allocations live at that point) of one device's trace."""
-    live: dict[int, dict[str, Any]] = {}
+    """(net change, highest running total, allocations live at that point) of one device's trace.
+
+    Two passes: the first finds where the running total peaks, the second replays up to there
+    (copying the live set at every new peak would be quadratic in a trace that only grows)."""
     total = peak = 0
-    at_peak: dict[int, dict[str, Any]] = {}
-    for event in trace:
+    peak_at = -1
+    live: dict[int, int] = {}
+    for index, event in enumerate(trace):
         action = event.get("action")
         if action == "alloc":
-            live[event["addr"]] = event
             total += event["size"]
+            live[event["addr"]] = event["size"]
             if total > peak:
-                peak, at_peak = total, dict(live)
+                peak, peak_at = total, index
         elif action == "free_completed" and event.get("addr") in live:
-            total -= live.pop(event["addr"])["size"]
+            total -= live.pop(event["addr"])
+    at_peak: dict[int, dict[str, Any]] = {}
+    for event in trace[: peak_at + 1]:
+        if event.get("action") == "alloc":
+            at_peak[event["addr"]] = event
+        elif event.get("action") == "free_completed":
+            at_peak.pop(event.get("addr"), None)
     return total, peak, at_peak
 
 
@@ -104,8 +117,8 @@ def _baselines(data: dict[str, Any]) -> Counter:
     """Active bytes at the end of recording, per device (from `segments`)."""
     active: Counter = Counter()
     for segment in data["segments"]:
-        active[segment.get("device", 0)] += sum(b["size"] for b in segment.get("blocks", [])
-                                                 if str(b.get("state", "")).startswith("active"))  # fmt: skip
+        active[segment.get("device") or 0] += sum(b["size"] for b in segment.get("blocks") or []
+                                                   if str(b.get("state", "")).startswith("active"))  # fmt: skip
     return active
 
 
@@ -113,6 +126,7 @@ def analyse_snapshot(path: str | Path, *, top: int = 10) -> list[SnapshotSummary
     """One summary per device that has a trace."""
     data = load_snapshot(path)
     active = _baselines(data)
+    stacks = _Stacks()
     summaries = []
     for device, trace in enumerate(data["device_traces"]):
         if not trace:
@@ -123,10 +137,10 @@ def analyse_snapshot(path: str | Path, *, top: int = 10) -> list[SnapshotSummary
         sites: Counter = Counter()
         counts: Counter = Counter()
         for event in at_peak.values():
-            frames = event.get("frames", [])
-            cats[_category(frames)] += event["size"]
-            sites[_site(frames)] += event["size"]
-            counts[_site(frames)] += 1
+            category, site = stacks.of(event)
+            cats[category] += event["size"]
+            sites[site] += event["size"]
+            counts[site] += 1
         summaries.append(SnapshotSummary(
             device, baseline + peak, baseline, dict(cats),
             [{"site": s, "bytes": b, "count": counts[s]} for s, b in sites.most_common(top)],
@@ -140,25 +154,29 @@ def snapshot_timeline(path: str | Path, *, max_points: int = MAX_POINTS) -> Memo
     device = next(d for d, trace in enumerate(data["device_traces"]) if trace)
     trace = data["device_traces"][device]
     baseline = max(0, _baselines(data)[device] - _replay(trace)[0])
-    live: dict[int, tuple[str, int]] = {}
-    totals: Counter = Counter()
-    times, rows = [], []
+    stacks = _Stacks()
+    live: dict[int, tuple[int, int]] = {}  # addr -> (category index, size)
+    totals = [0, 0, 0]
+    times, rows = array("d"), [array("q") for _ in _CATEGORIES]  # one point per alloc/free, compact
     for index, event in enumerate(trace):
-        if event.get("action") == "alloc":
-            live[event["addr"]] = (_category(event.get("frames", [])), event["size"])
-            totals[live[event["addr"]][0]] += event["size"]
-        elif event.get("action") == "free_completed" and event.get("addr") in live:
+        action = event.get("action")
+        if action == "alloc":
+            category = _CATEGORIES.index(stacks.of(event)[0])
+            live[event["addr"]] = (category, event["size"])
+            totals[category] += event["size"]
+        elif action == "free_completed" and event.get("addr") in live:
             category, size = live.pop(event["addr"])
             totals[category] -= size
         else:
             continue
-        times.append(event.get("time_us", index))
-        rows.append(dict(totals))
-    peak = max(range(len(rows)), key=lambda n: sum(rows[n].values()), default=0)
-    chosen = thin(list(range(len(rows))), {peak}, max_points)
-    names = ["activations", "temporaries", "optimizer_state"]
+        times.append(float(event.get("time_us", index)))
+        for row, total in zip(rows, totals):
+            row.append(total)
+    points = len(times)
+    peak = max(range(points), key=lambda n: rows[0][n] + rows[1][n] + rows[2][n], default=0)
+    chosen = thin(list(range(points)), {peak}, max_points)
     series = {"before_recording": [baseline] * len(chosen)}
-    series.update({k: [rows[n].get(k, 0) for n in chosen] for k in names if any(rows[n].get(k) for n in chosen)})
+    series.update({k: [row[n] for n in chosen] for k, row in zip(_CATEGORIES, rows) if any(row[n] for n in chosen)})
     scale = 1e-6 if any("time_us" in e for e in trace) else 1.0
     return MemoryTimeline(source="cuda_snapshot", device=f"cuda:{device}",
                           t_s=[(times[n] - times[0]) * scale for n in chosen],

@@ -2,7 +2,8 @@
 
 Rows: one per result (a size of a sweep, or one comparison). Columns: each variant's median
 time, then for each non-baseline variant its ratio to the baseline, the ratio's CI and the
-verdict, then the noise floor and the rounds measured.
+verdict, then the noise floor and the rounds measured. Labels and variant names are the user's
+statements and are printed through report/safe_text.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.table import Table
 
 from torchdoctor.bench import FASTER, SLOWER, TOO_FEW, UNCLEAR, BenchResult, Verdict
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
 
 _STYLE = {FASTER: "green", SLOWER: "red"}
 _SHORT = {UNCLEAR: "no clear diff.", TOO_FEW: "too few samples"}
@@ -26,19 +28,20 @@ def bench_table(results: Sequence[BenchResult], *, title: str = "torchdoctor ben
         "ratio = median(variant) / median(baseline), < 1 is faster; CI: bootstrap, at the per-look "
         "confidence; a win or loss needs the whole CI beyond the noise floor"
     )
-    table = Table(title=title, caption=caption)
+    table = Table(title=markup(title), caption=caption)
     table.add_column("", style="bold")
     for name in names:
-        table.add_column(f"{name}\nmedian", justify="right")
+        table.add_column(f"{markup(name, one_line=True)}\nmedian", justify="right")
     for name in names[1:]:
-        table.add_column(f"{name} / {baseline}\nratio [CI]", justify="right")
+        table.add_column(f"{markup(name, one_line=True)} / {markup(baseline, one_line=True)}\nratio [CI]",
+                         justify="right")
     table.add_column("noise\nfloor", justify="right")
     table.add_column("rounds", justify="right")
     for result in results:
-        cells = [result.label or "-"]
+        cells = [cell(result.label or "-")]
         cells += [fmt_seconds(result.median_s(name)) for name in names]
         cells += [_verdict_cell(result.verdicts[name]) for name in names[1:]]
-        cells += [f"{result.noise_floor:.1%}", f"{result.rounds}\n{result.stop_reason}"]
+        cells += [f"{result.noise_floor:.1%}", f"{result.rounds}\n{markup(result.stop_reason)}"]
         table.add_row(*cells)
     return table
 

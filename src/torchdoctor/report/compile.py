@@ -1,7 +1,9 @@
 """Terminal rendering of `record.compile` and of an eager-vs-compiled comparison (dicts).
 
-The compile findings (`advice`) are rendered by `report.console_findings.print_findings`, as every
-command's findings are."""
+Function names, file names, guards and failure reasons come from the user's script and torch's
+messages about it: they are printed through report/safe_text.py. The compile findings (`advice`)
+are rendered by `report.console_findings.print_findings`, as every command's findings are.
+"""
 
 from __future__ import annotations
 
@@ -10,44 +12,47 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
 
 
-def _where(filename: str | None, lineno: int | None) -> str:
-    return f"{Path(filename).name}:{lineno}" if filename else "?"
+def _where(filename: str | None, lineno: int | None) -> Text:
+    return cell(f"{Path(str(filename)).name}:{lineno}" if filename else "?")
 
 
 def render_compile(report: dict[str, Any] | None, console: Console) -> None:
     if not report:
         console.print("nothing was compiled with torch.compile in the observed steps")
         return
-    console.print(f"[bold]torch.compile[/bold]: {report.get('graph_count')} graphs, "
-                  f"{report.get('graph_break_count', 0)} graph breaks, {len(report.get('recompiles', []))} "
+    console.print(f"[bold]torch.compile[/bold]: {markup(report.get('graph_count'))} graphs, "
+                  f"{markup(report.get('graph_break_count', 0))} graph breaks, {len(report.get('recompiles', []))} "
                   f"recompilations, {report.get('compile_time_s') or 0:.2f} s compiling")  # fmt: skip
     if report.get("graph_breaks"):
         table = Table(title="graph breaks")
         for column in ("where", "count", "reason"):
             table.add_column(column)
         for b in report["graph_breaks"]:
-            table.add_row(_where(b["filename"], b["lineno"]), str(b["count"]), b["reason"])
+            table.add_row(_where(b["filename"], b["lineno"]), cell(b["count"]), cell(b["reason"]))
         console.print(table)
     if report.get("recompiles"):
         table = Table(title="recompilations (the guard that failed)")
         for column in ("function", "where", "guard"):
             table.add_column(column)
         for r in report["recompiles"]:
-            table.add_row(r["function"] or "?", _where(r["filename"], r["lineno"]), r["guard"])
+            table.add_row(cell(r["function"] or "?"), _where(r["filename"], r["lineno"]), cell(r["guard"]))
         console.print(table)
     if report.get("recompile_limit_hit"):
         hit = report["recompile_limit_hit"]
-        console.print(f"[red]recompile limit hit[/red] ({hit['config']} = {hit['limit']}): "
+        console.print(f"[red]recompile limit hit[/red] ({markup(hit['config'])} = {markup(hit['limit'])}): "
                       "later calls of that code run eagerly")  # fmt: skip
     for failure in report.get("failures", []):
-        console.print(f"[red]could not compile[/red] {failure['function'] or '?'}: "
-                      f"{(failure['fail_reason'] or '').splitlines()[0]}")  # fmt: skip
+        reason = (failure["fail_reason"] or "").splitlines()
+        console.print(f"[red]could not compile[/red] {markup(failure['function'] or '?', one_line=True)}: "
+                      f"{markup(reason[0] if reason else '')}")  # fmt: skip
     for note in report.get("unavailable", []):
-        console.print(f"[yellow]{note}[/yellow]")
+        console.print(f"[yellow]{markup(note)}[/yellow]")
 
 
 def render_comparison(comparison: dict[str, Any], console: Console) -> None:
@@ -66,7 +71,7 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     for column in ("operator", "status", "eager us", "compiled us"):
         table.add_column(column, justify="left" if column in ("operator", "status") else "right")
     for row in ops["fused_away"] + ops["added"] + ops["remaining"]:
-        table.add_row(row["name"][:60], row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
+        table.add_row(cell(row["name"], limit=60), row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
     console.print(table)
 
 
@@ -88,5 +93,5 @@ def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
         console.print(table)
     for r in (r for r in rows if r["status"] != "measured"):
         console.print(f"[yellow]{r['mode']} (dynamic={r['dynamic']}): {r['status'].replace('_', ' ')}[/yellow]"
-                      f" - {r['reason']}")  # fmt: skip
+                      f" - {markup(r['reason'])}")  # fmt: skip
 

@@ -1,4 +1,10 @@
-"""Terminal renderer: the step-time breakdown, the main figures and the findings of a Record."""
+"""Terminal renderer: the step-time breakdown, the main figures and the findings of a Record.
+
+A Record may come from someone else's file: every string in it is printed through
+report/safe_text.py, a figure of the wrong type shows as '-', and long lists are cut (the JSON
+keeps them whole). The input's caveats (a truncated or repaired trace) come first, in bold, so
+nobody reads the findings below them at full value.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,10 @@ from rich.text import Text
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
+from torchdoctor.report.safe_text import cell, plain
+
+#: Warnings printed at most; the rest are counted (every one is in the JSON).
+MAX_WARNINGS = 20
 
 _PARTS = (
     ("data_wait_fraction", "DataLoader wait", "magenta"),
@@ -34,9 +44,20 @@ def err_console() -> Console:
 
 
 def print_error(message: str) -> None:
-    err_console().print(Text("torchdoctor: error: ", style="bold red") + Text(message))
+    err_console().print(Text("torchdoctor: error: ", style="bold red") + plain(message))
 
 
+def _number(value: Any) -> float | None:
+    """A figure read from a Record: a real number, or None for anything else (shown as '-')."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _section(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _bar(fraction: float, width: int = 30) -> str:
@@ -44,10 +65,12 @@ def _bar(fraction: float, width: int = 30) -> str:
 
 
 def memory_line(breakdown: dict[str, Any]) -> str:
-    """'33.6 MiB on cpu during backward: activations 64%, optimizer state 20%, ...'."""
-    peak = breakdown["peak_bytes"]
-    parts = sorted(((v, k) for k, v in (breakdown.get("categories_bytes") or {}).items() if v), reverse=True)
-    shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3])
+    """'33.6 MiB on cpu during backward: activations 64%, optimizer state 20%, ...' (plain text:
+    print it as a Text, it holds the Record's device and phase names)."""
+    peak = _number(breakdown.get("peak_bytes")) or 0.0
+    categories = _section(breakdown.get("categories_bytes")).items()
+    parts = sorted(((v, str(k)) for k, v in categories if _number(v)), reverse=True)
+    shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3]) if peak else ""
     where = f" during {breakdown['phase']}" if breakdown.get("phase") else ""
     return f"{fmt_bytes(peak)} on {breakdown.get('device', '?')}{where}" + (f": {shares}" if shares else "")
 
@@ -76,42 +99,73 @@ def figures_table(record: Record) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("script", Text(" ".join([record.script or "-", *record.argv])))
+    table.add_row("script", cell(" ".join([record.script or "-", *record.argv])))
     table.add_row("steps detected by", _DETECTION.get(record.step_detection or "", "-"))
     spread = f" (p10 {fmt_seconds(s.step_s_p10)}, p90 {fmt_seconds(s.step_s_p90)})" if s.step_s_p10 else ""
     table.add_row("median step", fmt_seconds(s.step_s) + spread + f" over {s.num_steps} steps")
     if s.samples_per_s:
         table.add_row("throughput", f"{s.samples_per_s:,.1f} samples/s")
-    cpu = record.system.get("summary", {}) if record.system else {}
-    if cpu.get("process_cpu_percent_mean") is not None:
-        table.add_row("CPU", f"process {cpu['process_cpu_percent_mean']:.0f}% of a core, "
-                             f"machine {cpu['machine_cpu_percent_mean']:.0f}%")
-    if cpu.get("gpu_util_percent_mean") is not None:
-        table.add_row("GPU utilisation", f"{cpu['gpu_util_percent_mean']:.0f}% (NVML)")
-    for trace in record.artifacts.get("traces", []):
-        table.add_row("trace", Text(trace))
-    memory = (record.memory or {}).get("breakdown") or {}
-    if memory.get("peak_bytes"):
-        table.add_row("memory peak", memory_line(memory))
-    if record.compile:
+    cpu = _section(_section(record.system).get("summary"))
+    process, machine = _number(cpu.get("process_cpu_percent_mean")), _number(cpu.get("machine_cpu_percent_mean"))
+    if process is not None and machine is not None:
+        table.add_row("CPU", f"process {process:.0f}% of a core, machine {machine:.0f}%")
+    gpu = _number(cpu.get("gpu_util_percent_mean"))
+    if gpu is not None:
+        table.add_row("GPU utilisation", f"{gpu:.0f}% (NVML)")
+    traces = _section(record.artifacts).get("traces")
+    for trace in traces if isinstance(traces, list) else []:
+        table.add_row("trace", cell(trace))
+    memory = _section(_section(record.memory).get("breakdown"))
+    if _number(memory.get("peak_bytes")):
+        table.add_row("memory peak", cell(memory_line(memory)))
+    if isinstance(record.compile, dict) and record.compile:
         c = record.compile
-        table.add_row("torch.compile", f"{c.get('graph_count')} graphs, {c.get('graph_break_count', 0)} graph "
-                                       f"breaks, {len(c.get('recompiles', []))} recompiles")
+        recompiles = c.get("recompiles")
+        table.add_row("torch.compile", cell(f"{c.get('graph_count')} graphs, {c.get('graph_break_count', 0)} graph "
+                                            f"breaks, {len(recompiles) if isinstance(recompiles, list) else 0} recompiles"))
     return table
 
 
+def _trace_notes(record: Record) -> tuple[list[str], list[str]]:
+    """The trace analysis' (caveats, other warnings): the first change how every figure reads."""
+    trace = _section(record.trace)
+    caveats = [str(c) for c in _list(trace.get("caveats"))]
+    return caveats, [str(w) for w in _list(trace.get("warnings")) if str(w) not in caveats]
+
+
+def render_caveats(caveats: list[str], console: Console) -> None:
+    """The input's caveats, before anything that may have been computed from that input."""
+    if not caveats:
+        return
+    console.print(plain("The input has problems that change how the figures below read; findings are low "
+                        "confidence:", "bold yellow"))
+    for caveat in caveats[:MAX_WARNINGS]:
+        console.print(plain("  caveat: ", "bold yellow") + plain(caveat))
+    if len(caveats) > MAX_WARNINGS:
+        console.print(plain(f"  ... and {len(caveats) - MAX_WARNINGS} more caveats (all are in the JSON)", "yellow"))
+
+
+def render_warnings(warnings: list[str], console: Console) -> None:
+    for warning in warnings[:MAX_WARNINGS]:
+        console.print(plain("warning: ", "yellow") + plain(warning))
+    if len(warnings) > MAX_WARNINGS:
+        console.print(plain(f"... and {len(warnings) - MAX_WARNINGS} more warnings (all are in the JSON)", "yellow"))
+
+
 def render_record(record: Record, console: Console) -> None:
-    """The diagnose report: figures, breakdown, findings ranked by upside, warnings and exit note."""
+    """The diagnose report: input caveats, figures, breakdown, findings ranked by upside, warnings
+    and exit note."""
+    caveats, trace_warnings = _trace_notes(record)
+    render_caveats(caveats, console)
     if record.summary.num_steps:
         console.print(figures_table(record))
         console.print(breakdown_table(record))
-    if record.summary.num_steps or record.findings:
+    if record.summary.num_steps or record.findings or record.kind == "traces":
         for renderable in findings_renderables(record.findings):
             console.print(renderable)
-    for warning in record.warnings:
-        console.print(Text("warning: ", style="yellow") + Text(warning))
+    render_warnings([*trace_warnings, *record.warnings], console)
     if record.exit.status != 0:
-        console.print(Text("run failed: ", style="bold red") + Text(record.exit.message))
+        console.print(Text("run failed: ", style="bold red") + plain(record.exit.message))
 
 
 class TextRenderer:

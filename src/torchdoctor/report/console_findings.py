@@ -5,7 +5,10 @@ the `scale` and `comm` sweeps'. A finding is a dict (`torchdoctor.finding.Findin
 docs/rules.md and docs/report.md): `id`, `layer`,
 `severity` ("info" | "warning" | "problem"), `title`, `upside` (fraction 0..1 of step time or memory
 it can win back), `evidence` (dict), `explanation`, `fix` ({"text", "code"} or a plain string) and
-`knob`. Missing keys render as "-", so an older or partial finding never breaks the report.
+`knob`, and from the diagnosis `confidence` ("low" when the input had caveats) with its `caveats`.
+Missing keys render as "-", so an older or partial finding never breaks the report. Every string
+goes through report/safe_text.py (titles and evidence quote names from traces and scripts), and the
+table stops at `MAX_ROWS` findings (the JSON keeps all of them).
 """
 
 from __future__ import annotations
@@ -18,13 +21,23 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.report.safe_text import cell, clean, plain
+
+#: Findings listed in the table at most; the rest are counted under it.
+MAX_ROWS = 40
+LOW_CONFIDENCE = " (low confidence: see the caveats above)"
 SEVERITY_STYLE = {"problem": "bold red", "warning": "yellow", "info": "cyan"}
 _SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
 
 
 def ranked(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Largest upside first; ties by severity (problem first), then id."""
-    return sorted(findings, key=lambda f: (-_upside(f), _SEVERITY_ORDER.get(f.get("severity"), 3), str(f.get("id"))))
+    return sorted(findings, key=lambda f: (-_upside(f), _severity_order(f), str(f.get("id"))))
+
+
+def _severity_order(finding: dict[str, Any]) -> int:
+    severity = finding.get("severity")
+    return _SEVERITY_ORDER.get(severity, 3) if isinstance(severity, str) else 3
 
 
 def _upside(finding: dict[str, Any]) -> float:
@@ -56,18 +69,28 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def findings_table(findings: list[dict[str, Any]]) -> Table:
-    table = Table(title="Findings, largest upside first", title_justify="left")
+def _title(finding: dict[str, Any]) -> Text:
+    title = cell(finding.get("title", "-"))
+    if finding.get("confidence") == "low":
+        title.append(LOW_CONFIDENCE, style="yellow")
+    return title
+
+
+def findings_table(findings: list[dict[str, Any]], max_rows: int = MAX_ROWS) -> Table:
+    shown = ranked(findings)[:max_rows]
+    more = len(findings) - len(shown)
+    caption = f"... and {more} more findings with less upside (all are in the JSON)" if more > 0 else None
+    table = Table(title="Findings, largest upside first", title_justify="left", caption=caption)
     for column, justify in (("#", "right"), ("severity", "left"), ("id", "left"), ("finding", "left"),
                             ("upside", "right"), ("evidence", "left")):  # fmt: skip
         table.add_column(column, justify=justify, overflow="fold")
-    for rank, finding in enumerate(ranked(findings), 1):
-        severity = str(finding.get("severity", "-"))
-        upside = finding.get("upside")
+    for rank, finding in enumerate(shown, 1):
+        severity = clean(finding.get("severity", "-"), one_line=True)
+        upside = _upside(finding) if isinstance(finding.get("upside"), (int, float)) else None
         table.add_row(
-            str(rank), Text(severity, style=SEVERITY_STYLE.get(severity, "")), Text(str(finding.get("id", "-"))),
-            Text(str(finding.get("title", "-"))), f"{100 * upside:.0f}%" if isinstance(upside, (int, float)) else "-",
-            Text(evidence_text(finding.get("evidence")), style="dim"),
+            str(rank), cell(severity, SEVERITY_STYLE.get(severity, "")), cell(finding.get("id", "-")),
+            _title(finding), f"{100 * upside:.0f}%" if upside is not None else "-",
+            cell(evidence_text(finding.get("evidence")), "dim", limit=400),
         )  # fmt: skip
     return table
 
@@ -75,16 +98,19 @@ def findings_table(findings: list[dict[str, Any]]) -> Table:
 def fix_panel(rank: int, finding: dict[str, Any]) -> Panel | None:
     """The explanation and the fix of one finding, its code highlighted; None if it has neither."""
     text, code = fix_parts(finding)
-    explanation = str(finding.get("explanation") or "")
+    explanation = clean(finding.get("explanation") or "")
     if not (text or code or explanation):
         return None
     parts: list[RenderableType] = [Text(explanation)] if explanation else []
     if text:
-        parts.append(Text("fix: ", style="bold green") + Text(text))
+        parts.append(Text("fix: ", style="bold green") + plain(text))
     if code:
-        parts.append(Syntax(code, "python", theme="ansi_dark", background_color="default", word_wrap=True))
-    title = Text(f"{rank}. {finding.get('id', '-')}  ") + Text(str(finding.get("title", "")), style="bold")
-    return Panel(Group(*parts), title=title, title_align="left", border_style=SEVERITY_STYLE.get(finding.get("severity"), ""))
+        parts.append(Syntax(clean(code), "python", theme="ansi_dark", background_color="default", word_wrap=True))
+    title = plain(f"{rank}. {finding.get('id', '-')}  ", one_line=True) + plain(finding.get("title", ""), "bold", one_line=True)
+    if finding.get("confidence") == "low":
+        title.append(" (low confidence)", style="yellow")
+    style = SEVERITY_STYLE.get(finding.get("severity"), "") if isinstance(finding.get("severity"), str) else ""
+    return Panel(Group(*parts), title=title, title_align="left", border_style=style)
 
 
 def findings_renderables(findings: list[dict[str, Any]], max_fixes: int = 5) -> list[RenderableType]:

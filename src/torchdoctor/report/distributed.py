@@ -1,4 +1,8 @@
-"""Rich tables of the distributed commands' documents (comm sweep, scaling sweep)."""
+"""Rich tables of the distributed commands' documents (comm sweep, scaling sweep).
+
+Device names, backends, script paths and messages come from the machine and the user's script:
+they are printed through report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,10 @@ from rich.table import Table
 
 from torchdoctor.report.console_findings import print_findings
 from torchdoctor.report.format import fmt_bytes
-
+from torchdoctor.report.safe_text import cell, markup
 
 def comm_table(op: str, result: dict[str, Any]) -> Table:
-    table = Table(title=f"{op} (bus factor {result['bus_factor']:.3g})", title_justify="left")
+    table = Table(title=f"{markup(op)} (bus factor {result['bus_factor']:.3g})", title_justify="left")
     for name in ("size", "count", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "correct"):
         table.add_column(name, justify="right")
     for row in result["rows"]:
@@ -23,21 +27,22 @@ def comm_table(op: str, result: dict[str, Any]) -> Table:
 
 
 def render_comm(doc: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]torchdoctor comm[/bold]: {doc['backend']}, {doc['world_size']} ranks, "
-                  f"{doc['device_name'] or doc['device']}, {doc['iters']} timed calls per size")
+    console.print(f"[bold]torchdoctor comm[/bold]: {markup(doc['backend'])}, {doc['world_size']} ranks, "
+                  f"{markup(doc['device_name'] or doc['device'])}, {doc['iters']} timed calls per size")
     for op, result in doc["collectives"].items():
         if result["supported"]:
             console.print(comm_table(op, result))
         else:
-            console.print(f"[yellow]{op}: unsupported by {doc['backend']}[/yellow] ({result['reason']})")
+            console.print(f"[yellow]{markup(op)}: unsupported by {markup(doc['backend'])}[/yellow] "
+                          f"({markup(result['reason'])})")
     expected = doc["expected_busbw_gb_per_s"]
-    known = f"{expected:.0f} GB/s ({doc['expected_source']})" if expected else "unknown for this backend/device"
+    known = f"{expected:.0f} GB/s ({markup(doc['expected_source'])})" if expected else "unknown for this backend/device"
     console.print(f"expected bus bandwidth: {known}")
     print_findings(doc["findings"], console)
 
 
 def render_scale(doc: dict[str, Any], console: Console) -> None:
-    table = Table(title=f"scaling of {doc['script']}", title_justify="left")
+    table = Table(title=f"scaling of {markup(doc['script'], one_line=True)}", title_justify="left")
     unit = doc["sizes"][0]["unit"] if doc["sizes"] else "samples/s"
     for name in ("processes", "step (ms)", f"{unit} (all ranks)", "speed-up", "efficiency", "loss mostly in", "status"):
         table.add_column(name, justify="right")
@@ -46,6 +51,6 @@ def render_scale(doc: dict[str, Any], console: Console) -> None:
         rate = f"{row['throughput_per_s']:.1f}" if row["throughput_per_s"] else "-"
         speedup = f"{row['speedup']:.2f}x" if row["speedup"] is not None else "-"
         eff = f"{row['efficiency']:.0%}" if row["efficiency"] is not None else "-"
-        table.add_row(str(row["nproc"]), ms, rate, speedup, eff, row.get("layer") or "-", row["exit_reason"])
+        table.add_row(str(row["nproc"]), ms, rate, speedup, eff, cell(row.get("layer") or "-"), cell(row["exit_reason"]))
     console.print(table)
     print_findings(doc["findings"], console)

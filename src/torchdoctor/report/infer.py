@@ -1,4 +1,8 @@
-"""Terminal rendering of an InferResult: the variants, their figures per batch size, the choice."""
+"""Terminal rendering of an InferResult: the variants, their figures per batch size, the choice.
+
+The model's name and the reasons a variant failed (exception text) are printed through
+report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from rich.table import Table
 
 from torchdoctor.infer.result import BatchMeasurement, InferResult
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
 
 _STATUS_STYLE = {"ok": "green", "failed": "red", "diverged": "yellow"}
 _VERDICT = {"faster": "faster", "slower": "slower", "no clear difference": "~same"}
@@ -18,17 +23,17 @@ def render_infer(result: InferResult, console: Console) -> None:
     console.print(_timing_table(result))
     rec = result.recommendation
     if rec is not None:
-        console.print(f"[bold]recommended:[/] {rec.variant} ({rec.reason})")
+        console.print(f"[bold]recommended:[/] {markup(rec.variant)} ({markup(rec.reason)})")
 
 
 def _variants_table(result: InferResult) -> Table:
-    table = Table(title=f"{result.model} on {result.device}", title_justify="left")
+    table = Table(title=f"{markup(result.model, one_line=True)} on {markup(result.device)}", title_justify="left")
     for header in ("variant", "status", "prepare", "size", "reason"):
         table.add_column(header, overflow="fold")
     for v in result.variants:
         size = "-" if v.size_bytes is None else f"{v.size_bytes / 2**20:.2f} MiB"
         status = f"[{_STATUS_STYLE[v.status]}]{v.status}[/]"
-        table.add_row(v.name, status, fmt_seconds(v.prepare_s), size, v.reason)
+        table.add_row(cell(v.name), status, fmt_seconds(v.prepare_s), size, cell(v.reason))
     return table
 
 
@@ -38,7 +43,7 @@ def _timing_table(result: InferResult) -> Table:
         table.add_column(header, justify="left" if header in ("variant", "vs eager") else "right")
     for v in result.variants:
         for index, m in enumerate(v.measurements):
-            table.add_row(v.name if index == 0 else "", *_cells(m))
+            table.add_row(cell(v.name if index == 0 else ""), *_cells(m))
     return table
 
 

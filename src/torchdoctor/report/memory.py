@@ -1,4 +1,8 @@
-"""Terminal rendering of `record.memory` (a dict, so old Records render too)."""
+"""Terminal rendering of `record.memory` (a dict, so old Records render too).
+
+Module names come from the user's model and the device and notes from the Record: they are
+printed through report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,17 @@ from rich.console import Console
 from rich.table import Table
 
 from torchdoctor.report.format import fmt_bytes
-
+from torchdoctor.report.safe_text import cell, markup
 
 
 def _categories(b: dict[str, Any]) -> Table:
     peak = b.get("peak_bytes") or 0
-    table = Table(title=f"peak {fmt_bytes(peak)} on {b['device']}, during {b.get('phase') or '?'}")
+    table = Table(title=f"peak {fmt_bytes(peak)} on {markup(b['device'])}, during {markup(b.get('phase') or '?')}")
     for column in ("category", "bytes", "share of peak"):
         table.add_column(column, justify="left" if column == "category" else "right")
     for name, value in b.get("categories_bytes", {}).items():
         if value:
-            table.add_row(name.replace("_", " "), fmt_bytes(value), f"{value / peak:.1%}" if peak else "-")
+            table.add_row(cell(name.replace("_", " ")), fmt_bytes(value), f"{value / peak:.1%}" if peak else "-")
     return table
 
 
@@ -27,7 +31,7 @@ def _modules(b: dict[str, Any]) -> Table:
     for column in ("module", "parameters", "kept for backward", "output", "peak in forward", "peak in backward"):
         table.add_column(column, justify="left" if column == "module" else "right")
     for m in b.get("modules", []):
-        table.add_row(m["name"], fmt_bytes(m["parameter_bytes"]), fmt_bytes(m.get("activation_bytes")),
+        table.add_row(cell(m["name"]), fmt_bytes(m["parameter_bytes"]), fmt_bytes(m.get("activation_bytes")),
                       fmt_bytes(m["output_bytes"]), fmt_bytes(m.get("peak_forward_bytes")),
                       fmt_bytes(m.get("peak_backward_bytes")))  # fmt: skip
     return table
@@ -42,7 +46,7 @@ def _what_if(w: dict[str, Any]) -> list[str]:
     if w.get("per_sample_bytes"):
         lines.append(f"each sample of the batch adds ~{fmt_bytes(w['per_sample_bytes'])}")
     if w.get("largest_batch_in_budget") is not None:
-        lines.append(f"largest batch within {fmt_bytes(w['budget_bytes'])}: ~{w['largest_batch_in_budget']}")
+        lines.append(f"largest batch within {fmt_bytes(w['budget_bytes'])}: ~{markup(w['largest_batch_in_budget'])}")
     return lines
 
 
@@ -52,13 +56,13 @@ def render_memory(memory: dict[str, Any] | None, console: Console) -> None:
         return
     b = memory["breakdown"]
     if b.get("reason"):
-        console.print(f"[yellow]note:[/yellow] {b['reason']}")
+        console.print(f"[yellow]note:[/yellow] {markup(b['reason'])}")
     if b.get("categories_bytes"):
         console.print(_categories(b))
         if b.get("modules"):
             console.print(_modules(b))
     else:
-        console.print(f"peak {fmt_bytes(b.get('peak_bytes'))} ({b['method']}; no categories)")
+        console.print(f"peak {fmt_bytes(b.get('peak_bytes'))} ({markup(b['method'])}; no categories)")
     if b.get("allocator"):
         a = b["allocator"]
         console.print(f"CUDA allocator: allocated {fmt_bytes(a['allocated_bytes'])}, reserved "
@@ -68,6 +72,6 @@ def render_memory(memory: dict[str, Any] | None, console: Console) -> None:
     if lines:
         console.print("[bold]estimated peak with[/bold]\n  " + "\n  ".join(lines))
     if memory.get("snapshot"):
-        console.print(f"memory snapshot: {memory['snapshot']} (analyse it with torchdoctor.memory.snapshot)")
+        console.print(f"memory snapshot: {markup(memory['snapshot'])} (analyse it with torchdoctor.memory.snapshot)")
     elif memory.get("snapshot_note"):
-        console.print(f"[yellow]no snapshot:[/yellow] {memory['snapshot_note']}")
+        console.print(f"[yellow]no snapshot:[/yellow] {markup(memory['snapshot_note'])}")

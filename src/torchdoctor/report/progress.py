@@ -1,4 +1,6 @@
-"""A rich progress display fed by the observed script's `phase done total` reports."""
+"""A rich progress display fed by the observed script's `phase done total` reports.
+
+The phase name comes from the child process: it is printed through report/safe_text.py."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from typing import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from torchdoctor.report.safe_text import markup
 
 _LABELS = {
     "starting": "starting the script",
@@ -27,6 +31,7 @@ def observation_progress(console: Console | None = None) -> Iterator[Callable[[s
         task = progress.add_task("starting the script", total=None)
 
         def update(phase: str, done: int, total: int) -> None:
-            progress.update(task, description=_LABELS.get(phase, phase), completed=done, total=total or None)
+            progress.update(task, description=_LABELS.get(phase) or markup(phase, one_line=True, limit=80),
+                            completed=done, total=total or None)
 
         yield update

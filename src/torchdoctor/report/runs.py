@@ -1,4 +1,8 @@
-"""Terminal tables of stored runs: `runs list` and `runs compare`."""
+"""Terminal tables of stored runs: `runs list` and `runs compare`.
+
+Scripts, arguments, ids and every compared value come from stored Records (which may have been
+imported from someone else's file): they are printed through report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from rich.text import Text
 from torchdoctor.analyse import RunComparison
 from torchdoctor.record import RunRow
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
 
 
 def runs_table(rows: list[RunRow]) -> Table:
@@ -24,28 +29,28 @@ def runs_table(rows: list[RunRow]) -> Table:
         command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
         exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
         sps = f"{row.samples_per_s:,.1f}" if row.samples_per_s else "-"
-        table.add_row(row.run_id, row.created_at, Text(command), exit_text, fmt_seconds(row.step_s), sps)
+        table.add_row(cell(row.run_id), cell(row.created_at), cell(command), cell(exit_text), fmt_seconds(row.step_s), sps)
     return table
 
 
 def _cell(value: Any) -> Text:
     if isinstance(value, float):
         return Text(f"{value:.4g}")
-    return Text(str(value) if value is not None else "-")
+    return cell(value)
 
 
 def render_comparison(comparison: RunComparison, console: Console) -> None:
-    table = Table(title=f"A = {comparison.a_id}   B = {comparison.b_id}", title_justify="left")
+    table = Table(title=f"A = {markup(comparison.a_id)}   B = {markup(comparison.b_id)}", title_justify="left")
     for column in ("figure", "A", "B"):
         table.add_column(column)
     for key, a, b in comparison.summary_rows:
-        table.add_row(key, _cell(a), _cell(b))
+        table.add_row(cell(key), _cell(a), _cell(b))
     console.print(table)
     change, verdict = comparison.step_change, comparison.verdict
     if change is not None:
         line = f"median step time: {100 * change:+.1f}% (B against A)"
         if verdict:
-            line += (f"; verdict: B is {verdict['verdict']} (ratio {verdict['ratio']:.3f}, "
+            line += (f"; verdict: B is {markup(verdict['verdict'])} (ratio {verdict['ratio']:.3f}, "
                      f"95% CI {verdict['ci_low']:.3f}-{verdict['ci_high']:.3f})")
         console.print(line)
     for title, rows in (("environment", comparison.env_diff), ("configuration", comparison.config_diff)):
@@ -56,5 +61,5 @@ def render_comparison(comparison: RunComparison, console: Console) -> None:
         for column in ("key", "A", "B"):
             diff.add_column(column)
         for key, a, b in rows:
-            diff.add_row(key, _cell(a), _cell(b))
+            diff.add_row(cell(key), _cell(a), _cell(b))
         console.print(diff)

@@ -1,4 +1,7 @@
-"""Terminal rendering of load runs and sweeps (the latency/throughput trade-off as a table)."""
+"""Terminal rendering of load runs and sweeps (the latency/throughput trade-off as a table).
+
+URLs, model names, error kinds and reasons are printed through report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +9,17 @@ from rich.console import Console
 from rich.table import Table
 
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import markup
 from torchdoctor.serve.load import LoadResult
 from torchdoctor.serve.sweep import SweepResult
 
 
 def render_load(result: LoadResult, console: Console) -> None:
     """One load run: rates, latency, errors and the batch sizes the server ran."""
-    errors = ", ".join(f"{k}: {v}" for k, v in result.errors.items()) or "none"
+    errors = ", ".join(f"{markup(k)}: {v}" for k, v in result.errors.items()) or "none"
     batches = " ".join(f"{size}x{n}" for size, n in result.batch_sizes.items()) or "-"
     console.print(
-        f"{result.mode} loop against {result.url}: {result.sent} sent, {result.ok} ok in "
+        f"{result.mode} loop against {markup(result.url)}: {result.sent} sent, {result.ok} ok in "
         f"{result.duration_s:.1f} s = {result.achieved_qps:.1f} QPS; p50 {fmt_seconds(result.latency_s_p50)}, "
         f"p99 {fmt_seconds(result.latency_s_p99)}; errors {errors}\nbatch sizes (size x batches): {batches}"
     )
@@ -23,7 +27,7 @@ def render_load(result: LoadResult, console: Console) -> None:
 
 def render_sweep(result: SweepResult, console: Console) -> None:
     """Every point sorted by throughput, a bar per QPS, the Pareto front starred, then the choice."""
-    table = Table(title=f"sweep: {result.model} (p99 budget {result.latency_budget_ms:g} ms)", title_justify="left")
+    table = Table(title=f"sweep: {markup(result.model)} (p99 budget {result.latency_budget_ms:g} ms)", title_justify="left")
     for header in ("batch", "delay ms", "QPS", "", "p50", "p99", "mean batch", "errors", "front"):
         table.add_column(header, justify="right")
     points = sorted(result.points, key=lambda p: p.load.achieved_qps)
@@ -39,7 +43,7 @@ def render_sweep(result: SweepResult, console: Console) -> None:
     console.print(table)
     chosen = result.recommended
     head = f"max batch size {chosen.max_batch_size}, max delay {chosen.max_delay_ms:g} ms: " if chosen else ""
-    console.print(f"[bold]recommended:[/] {head}{result.reason}")
+    console.print(f"[bold]recommended:[/] {head}{markup(result.reason)}")
 
 
 def _dominates(a: LoadResult, b: LoadResult) -> bool:

@@ -1,4 +1,7 @@
-"""Terminal rendering of a trace report or diff dict with rich (analyses never draw)."""
+"""Terminal rendering of a trace report or diff dict with rich (analyses never draw).
+
+Names and paths come from the trace files, so every one is printed through report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +9,15 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
+
+from torchdoctor.report.safe_text import cell, markup, plain
 
 
 def render_report(data: dict[str, Any], console: Console) -> None:
+    caveats = set(data.get("caveats") or ())
     for warning in data["warnings"]:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        label = "caveat: " if warning in caveats else "warning: "
+        console.print(plain(label + warning, "bold yellow" if warning in caveats else "yellow"))
     for section in data["ranks"]:
         _render_rank(section, console)
     multi = data.get("multi_rank") or {}
@@ -24,7 +30,7 @@ def render_report(data: dict[str, Any], console: Console) -> None:
 
 def _render_rank(section: dict[str, Any], console: Console) -> None:
     median = section["step_us_median"]
-    console.rule(f"rank {section['rank']}: {section['path']}")
+    console.rule(f"rank {section['rank']}: {markup(section['path'], one_line=True)}")
     console.print(f"{section['steps_count']} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
     table = Table(title="step time breakdown (TensorBoard order)")
     table.add_column("category")
@@ -38,7 +44,7 @@ def _render_rank(section: dict[str, Any], console: Console) -> None:
     for column in ("operator", "count", "self ms"):
         ops.add_column(column, justify="left" if column == "operator" else "right")
     for op in section["host"]["top_by_self_time"]:
-        ops.add_row(op["name"][:80], str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
+        ops.add_row(cell(op["name"], limit=80), str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
     console.print(ops)
     device = section.get("device")
     if device and device["temporal"]:
@@ -56,6 +62,6 @@ def render_diff(data: dict[str, Any], console: Console, top: int) -> None:
         for column in ("name", "count A", "count B", "us A", "us B", "status"):
             table.add_column(column, justify="left" if column == "name" else "right")
         for row in data[key][:top]:
-            table.add_row(row["name"][:70], f"{row['count_per_step_a']:.1f}", f"{row['count_per_step_b']:.1f}",
+            table.add_row(cell(row["name"], limit=70), f"{row['count_per_step_a']:.1f}", f"{row['count_per_step_b']:.1f}",
                           f"{row['us_per_step_a']:.1f}", f"{row['us_per_step_b']:.1f}", row["status"])  # fmt: skip
         console.print(table)

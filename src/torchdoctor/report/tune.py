@@ -1,4 +1,8 @@
-"""Terminal output of `tune`: a progress bar (trial, knob, running best) and the final report."""
+"""Terminal output of `tune`: a progress bar (trial, knob, running best) and the final report.
+
+Trial reasons quote the script's errors, and the diff quotes the script: they are printed through
+report/safe_text.py.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.safe_text import cell, clean, markup
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 
@@ -25,15 +30,15 @@ class RichTuneProgress:
         self.task = progress.add_task("baseline", total=total, best="")
 
     def trial_started(self, index: int, label: str) -> None:
-        self.progress.update(self.task, description=f"trial {index}: {label}")
+        self.progress.update(self.task, description=f"trial {index}: {markup(label, one_line=True)}")
 
     def trial_finished(self, trial: Trial, best: Trial) -> None:
         self.progress.advance(self.task)
         self.progress.update(self.task, best=f"best {fmt_seconds(best.step_s)}/step")
         style = _STYLE.get(trial.status, "white")
         label = "baseline" if trial.knob is None else f"{trial.knob}={trial.value!r}"
-        self.progress.console.print(f"  [{style}]{trial.status:<9}[/] {label:<40} "
-                                    f"{fmt_seconds(trial.step_s):>9}/step  {trial.reason}")
+        self.progress.console.print(f"  [{style}]{trial.status:<9}[/] {markup(f'{label:<40}', one_line=True)} "
+                                    f"{fmt_seconds(trial.step_s):>9}/step  {markup(trial.reason)}")
 
 
 @contextmanager
@@ -50,12 +55,12 @@ def render_result(result: TuneResult, console: Console) -> None:
         table.add_column(column)
     for trial in result.trials:
         style = _STYLE.get(trial["status"], "white")
-        table.add_row(str(trial["index"]), trial["knob"] or "baseline", repr(trial["value"]) if trial["knob"] else "",
-                      f"[{style}]{trial['status']}[/]", fmt_seconds(trial["step_s"]), trial["reason"])
+        table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"), cell(repr(trial["value"]) if trial["knob"] else ""),
+                      cell(trial["status"], style), fmt_seconds(trial["step_s"]), cell(trial["reason"]))
     console.print(table)
     speedup = f"x{result.speedup:.2f}" if result.speedup else "n/a"
     console.print(f"baseline {fmt_seconds(result.baseline_step_s)}/step -> best {fmt_seconds(result.best_step_s)}/step: "
-                  f"[bold]{speedup}[/] ({result.metric}); stopped: {result.stop_reason}")
+                  f"[bold]{speedup}[/] ({markup(result.metric)}); stopped: {markup(result.stop_reason)}")
     spread = result.noise.get("spread")
     if spread is not None:
         console.print(f"baseline noise: step times spread {spread:.1%} (p10..p90 over median)")
@@ -64,7 +69,7 @@ def render_result(result: TuneResult, console: Console) -> None:
         loss_text = f"mean loss differs by {loss:.3%}" if loss is not None else "no loss recorded"
         console.print(f"run to run (baseline twice): step x{result.noise['repeat_step_ratio']:.3f}, {loss_text}")
     for item in result.overridden:
-        console.print(f"[yellow]overridden:[/] {item['knob']}={item['value']!r}: {item['reason']}")
+        console.print(f"[yellow]overridden:[/] {markup(item['knob'])}={markup(repr(item['value']))}: {markup(item['reason'])}")
     _render_changes(result, console)
 
 
@@ -72,13 +77,13 @@ def _render_changes(result: TuneResult, console: Console) -> None:
     if not result.kept:
         console.print("no knob made the script measurably faster.")
         return
-    console.print(f"kept: {', '.join(f'{k}={v!r}' for k, v in result.kept.items())}")
+    console.print(f"kept: {markup(', '.join(f'{k}={v!r}' for k, v in result.kept.items()))}")
     if result.diff:
         console.print("make it permanent (diff against your script):")
-        console.print(Syntax(result.diff, "diff", theme="ansi_dark"))
+        console.print(Syntax(clean(result.diff), "diff", theme="ansi_dark"))
     for change in result.changes:
-        console.print(f"[dim]{change['knob']}:[/]")
-        console.print(Syntax(change["snippet"], "python", theme="ansi_dark"))
+        console.print(f"[dim]{markup(change['knob'])}:[/]")
+        console.print(Syntax(clean(change["snippet"]), "python", theme="ansi_dark"))
     console.print("or run it with the knobs applied: torchdoctor run --apply RESULT.json -- SCRIPT ARGS")
 
 

@@ -23,12 +23,14 @@ SCHEMA_VERSION = 2
 
 @dataclass(frozen=True)
 class TraceAnalysis:
-    """Per-rank sections (`ranks`, ordered by rank), the cross-rank summary and all warnings."""
+    """Per-rank sections (`ranks`, ordered by rank), the cross-rank summary and all warnings;
+    `caveats` are the warnings that change how the figures read (what was cut, skipped, repaired)."""
 
     files: tuple[str, ...]
     ranks: tuple[dict[str, Any], ...]
     multi_rank: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
     timeline: dict[str, Any] | None = None  # one step of the first file (analyses/timeline.py)
     rank_timelines: tuple[dict[str, Any], ...] = ()  # that step of every rank, when there are several
 
@@ -39,6 +41,7 @@ class TraceAnalysis:
             "ranks": list(self.ranks),
             "multi_rank": self.multi_rank,
             "warnings": list(self.warnings),
+            "caveats": list(self.caveats),
             "timeline": self.timeline,
             "rank_timelines": list(self.rank_timelines),
         }
@@ -72,8 +75,9 @@ def analyse_traces(
     if len({s["rank"] for s in sections}) < len(sections):
         warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
     summary = rank_summary([_rank_figures(s) for s in sections])
-    return TraceAnalysis(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings),
-                       timelines.first, tuple(timelines.by_rank()))  # fmt: skip
+    caveats = tuple(c for s in sections for c in s["caveats"])
+    return TraceAnalysis(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings), caveats,
+                         timelines.first, tuple(timelines.by_rank()))  # fmt: skip
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:

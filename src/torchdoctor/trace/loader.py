@@ -7,10 +7,16 @@ top-level keys (`distributedInfo`, `baseTimeNanoseconds`, `deviceProperties`) ar
 bytes before and after the `traceEvents` list, which the streaming pass keeps aside, so the file
 is read once.
 
+A trace is a file people e-mail each other, so every byte passes a JsonGuard before ijson sees it
+(bounds in :data:`LIMITS`, reasons in docs/trace.md): nesting deeper than 32, an event over 1 MiB,
+a string or number over 1 MiB, or a gzip stream that expands more than :data:`MAX_GZIP_RATIO`
+times is refused with the file and the byte offset, in memory that does not grow with the input.
+
 Format drift tolerated: legacy categories (`Operator`, `Runtime`, `Kernel`, `Memcpy`), `External id`
-and `external id`, `ts`/`dur` as int, float or string, `tid`/`pid` as strings, missing or negative
-durations (clamped to 0, counted in a warning), and a file cut off mid-write (what parsed is kept;
-a warning says where it ended).
+and `external id`, `ts`/`dur` as int, float or string, `tid`/`pid` as strings, fields of the wrong
+type (trace/columns.py), and a file cut off mid-write (what parsed is kept; a warning says where
+it ended). Text that is not JSON (a syntax error before the end) is refused, never read as cut.
+Every repair is a warning; all load warnings are caveats: they change how the figures read.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import dataclasses
 import gzip
 import re
 import zlib
-from array import array
+from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,108 +34,143 @@ import numpy as np
 import orjson
 
 from torchdoctor.errors import TraceFormatError
-from torchdoctor.trace.events import GPU_ANNOTATION, KIND_BY_CATEGORY, KERNEL, MEMCPY, MEMSET, SYNC, Trace
+from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
+from torchdoctor.trace.columns import Columns
+from torchdoctor.trace.events import KIND_BY_CATEGORY, Trace
+from torchdoctor.trace.load_warnings import load_warnings
 
 _EXPECTED = "a Kineto Chrome-trace JSON object with a 'traceEvents' list (as torch.profiler writes it)"
 _EDGE_BYTES = 1 << 20
-_ON_DEVICE_TIMELINE = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)  # events that carry a `stream`
 _CATEGORIES = {**KIND_BY_CATEGORY, **{k.capitalize(): v for k, v in KIND_BY_CATEGORY.items()}}
+#: Kineto categories of complete events that carry no workload time: the trace span, profiler overhead.
+_NOT_WORK = {"trace", "overhead", "cuda_profiler_range"}
+#: The bounds every trace is read within (docs/trace.md, "Bounds"): real traces nest 7 deep at
+#: most and their largest event is 7 KB, so these leave a wide margin and stop hostile files.
+LIMITS = JsonLimits(max_depth=32, max_item_bytes=1 << 20, item_depth=3, max_token_bytes=1 << 20)
+#: Real Kineto traces compress 7x to 19x; a gzip stream may expand to this many times its size.
+MAX_GZIP_RATIO = 40
+_MIN_GZIP_ALLOWANCE = 16 << 20  # small files may expand to 16 MiB whatever their ratio
 
 
 class _EdgeReader:
-    """File wrapper that remembers the first MiB and the last two chunks it handed out."""
+    """File wrapper that guards every chunk, and remembers the first MiB and the last two chunks."""
 
-    def __init__(self, raw: IO[bytes]) -> None:
-        self.raw, self.head, self.tail, self.bytes_read = raw, b"", b"", 0
-        self._last = b""
+    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None) -> None:
+        self.raw, self.path, self.expand_limit = raw, path, expand_limit
+        self.head, self.tail, self.last, self.bytes_read = b"", b"", b"", 0
+        self.at_end = False
+        self.guard = JsonGuard(LIMITS)
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.raw.read(size)
+        self.at_end = not chunk
+        if self.expand_limit is not None and self.bytes_read + len(chunk) > self.expand_limit:
+            raise TraceFormatError(
+                f"{self.path}: the gzip stream expands to more than {self.expand_limit:,} bytes "
+                f"({MAX_GZIP_RATIO}x the file; real traces compress 7x-19x), refused as a possible "
+                "gzip bomb; if you trust it, decompress it (gunzip -k) and pass the .json")
+        self.guard.feed(chunk)
         self.bytes_read += len(chunk)
         if len(self.head) < _EDGE_BYTES:
             self.head += chunk[: _EDGE_BYTES - len(self.head)]
         if chunk:  # the last two chunks: at least one read buffer (1 MiB) of the file's end
-            self.tail, self._last = self._last + chunk, chunk
+            self.tail, self.last = self.last + chunk, chunk
         return chunk
 
 
-class _Columns:
-    """Typed, append-only columns plus the name and id interning tables."""
-
-    def __init__(self) -> None:
-        self.kind, self.name_id = array("b"), array("i")
-        self.ts, self.dur = array("d"), array("d")
-        self.pid, self.tid, self.stream = array("q"), array("q"), array("q")
-        self.corr, self.ext, self.nbytes = array("q"), array("q"), array("q")
-        self.names: dict[str, int] = {}
-        self.labels: dict[str, int] = {}  # non-numeric pid/tid strings -> negative ids
-        self.negative_dur = self.bad = 0
-
-    def ident(self, value: Any) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value)
-        if text.lstrip("-").isdigit():
-            return int(text)
-        return self.labels.setdefault(text, -2 - len(self.labels))
-
-    def add(self, event: dict[str, Any], kind: int) -> None:
-        try:
-            ts, dur = float(event["ts"]), float(event.get("dur", 0.0))
-        except (KeyError, TypeError, ValueError):
-            self.bad += 1
-            return
-        if dur < 0:
-            self.negative_dur, dur = self.negative_dur + 1, 0.0
-        name = str(event.get("name", ""))
-        nid = self.names.get(name)
-        if nid is None:
-            nid = self.names[name] = len(self.names)
-        args = event.get("args") or {}
-        self.kind.append(kind)
-        self.name_id.append(nid)
-        self.ts.append(ts)
-        self.dur.append(dur)
-        self.pid.append(self.ident(event.get("pid", -1)))
-        tid = self.ident(event.get("tid", -1))
-        self.tid.append(tid)
-        self.stream.append(self.ident(args.get("stream", tid)) if kind in _ON_DEVICE_TIMELINE else -1)
-        self.corr.append(int(args.get("correlation", -1)))
-        self.ext.append(int(args.get("External id", args.get("external id", -1))))
-        self.nbytes.append(int(args.get("bytes", -1)))
-
-
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> tuple[IO[bytes], int | None]:
+    """The byte stream of the JSON text, and how far a gzip file may expand (None: plain file)."""
     try:
         raw = path.open("rb")
+        size = path.stat().st_size
     except OSError as exc:
         raise TraceFormatError(f"cannot read trace {path}: {exc.strerror}") from None
     magic = raw.read(2)
     raw.seek(0)
-    return gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    if magic != b"\x1f\x8b":
+        return raw, None
+    return gzip.GzipFile(fileobj=raw, mode="rb"), max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * size)
 
 
-def _parse_events(path: Path, reader: _EdgeReader, include_python: bool) -> tuple[_Columns, str | None]:
-    """Fill the columns; returns them and, if the file ended early, why."""
-    cols = _Columns()
-    add, categories = cols.add, _CATEGORIES
-    skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
-    try:
-        for event in ijson.items(reader, "traceEvents.item", use_float=True, buf_size=_EDGE_BYTES):
-            if type(event) is not dict or event.get("ph") != "X":
-                continue
-            kind = categories.get(event.get("cat"))
-            if kind is not None and kind not in skip:
-                add(event, kind)
-    except (ijson.IncompleteJSONError, EOFError, zlib.error) as exc:
-        return cols, str(exc).strip() or type(exc).__name__
-    except ijson.JSONError as exc:
-        if not cols.kind:
-            raise TraceFormatError(f"{path} is not JSON ({str(exc).strip()}); expected {_EXPECTED}") from None
-        return cols, str(exc).strip()
-    except gzip.BadGzipFile as exc:
-        raise TraceFormatError(f"{path} is not a valid gzip file ({exc}); expected {_EXPECTED}") from None
-    return cols, None
+class _Parse:
+    """One streaming pass: the columns, the items that were not events, and how the text ended."""
+
+    def __init__(self) -> None:
+        self.cols = Columns()
+        self.junk = 0  # items of traceEvents that are not objects
+        self.unknown: Counter[str] = Counter()  # complete events in categories no analysis reads
+        self.cut: str | None = None  # why the file ended early (truncated), else None
+
+    def run(self, path: Path, reader: _EdgeReader, include_python: bool) -> None:
+        add, categories = self.cols.add, _CATEGORIES
+        skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
+        try:
+            for event in ijson.items(reader, "traceEvents.item", use_float=True, buf_size=_EDGE_BYTES):
+                if type(event) is not dict:
+                    self.junk += 1
+                    continue
+                if event.get("ph") != "X":
+                    continue
+                cat = event.get("cat")
+                kind = categories.get(cat) if type(cat) is str else None
+                if kind is None:
+                    self._unknown(cat)
+                elif kind not in skip:
+                    add(event, kind)
+        except JsonBoundError as exc:
+            raise TraceFormatError(f"{path}: refused: {exc}{_decompressed(reader)}; expected {_EXPECTED}") from None
+        except (EOFError, ijson.IncompleteJSONError) as exc:
+            self._ended(path, reader, exc)
+        except ijson.JSONError as exc:
+            raise _not_json(path, reader, exc) from None
+        except (zlib.error, gzip.BadGzipFile) as exc:
+            raise TraceFormatError(f"{path} is not a valid gzip file ({exc}); expected {_EXPECTED}") from None
+
+    def _unknown(self, cat: Any) -> None:
+        name = cat if type(cat) is str else repr(cat)[:80]
+        if name.lower() in _NOT_WORK:
+            return
+        if name in self.unknown or len(self.unknown) < 20:
+            self.unknown[name] += 1
+        else:
+            self.unknown["(other categories)"] += 1
+
+    def _ended(self, path: Path, reader: _EdgeReader, exc: Exception) -> None:
+        """A file that stops mid-write is truncated; a syntax error before its end is not JSON."""
+        text = str(exc).strip()
+        if isinstance(exc, EOFError) or (reader.at_end and "premature EOF" in text):
+            self.cut = text.splitlines()[0] if text else type(exc).__name__
+            return
+        raise _not_json(path, reader, exc)
+
+
+def _not_json(path: Path, reader: _EdgeReader, exc: Exception) -> TraceFormatError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    where = _syntax_offset(str(exc), reader)
+    what = "holds a number out of the 64-bit range" if "overflow" in first else "is not valid JSON"
+    return TraceFormatError(f"{path} {what} ({first} {where}{_decompressed(reader)}); expected {_EXPECTED}")
+
+
+def _syntax_offset(message: str, reader: _EdgeReader) -> str:
+    """'near byte N' from yajl's error context, or the range of the chunk being parsed.
+
+    yajl shows up to 30 bytes either side of the point where it stopped, that point in column 40
+    (usually one past the offending byte) and newlines written as spaces; the context is searched
+    for in the chunk it came from.
+    """
+    start = reader.bytes_read - len(reader.last)
+    lines = message.split("\n")
+    if len(lines) >= 2 and len(lines[1]) > 40:
+        after = lines[1][40:].encode("utf-8", "replace")
+        chunk = reader.last.replace(b"\n", b" ").replace(b"\r", b" ")
+        found = [m.start() for m in re.finditer(re.escape(after), chunk)]
+        if len(found) == 1:
+            return f"near byte {start + max(found[0] - 1, 0):,}"
+    return f"between bytes {start:,} and {reader.bytes_read:,}"
+
+
+def _decompressed(reader: _EdgeReader) -> str:
+    return " of the decompressed text" if reader.expand_limit is not None else ""
 
 
 def _metadata(head: bytes, tail: bytes) -> dict[str, Any]:
@@ -153,24 +194,46 @@ def _loads_object(text: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _to_trace(path: Path, cols: _Columns, meta: dict[str, Any], warnings: list[str], truncated: bool) -> Trace:
+def _check_shape(path: Path, head: bytes, bytes_read: int, loaded: bool) -> None:
+    """A Kineto trace is an object whose `traceEvents` is a list; say which part is missing."""
+    key = re.search(rb'"traceEvents"\s*:\s*(.?)', head)
+    if key is None and not loaded:
+        what = "an empty file" if bytes_read == 0 else "no 'traceEvents' key near its start"
+        raise TraceFormatError(f"{path} is not a Kineto trace ({what}); expected {_EXPECTED}")
+    if key is not None and key.group(1) not in (b"[", b""):
+        found = {b"{": "an object", b'"': "a string", b"n": "null"}.get(key.group(1), "a number or literal")
+        raise TraceFormatError(f"{path} is not a Kineto trace ('traceEvents' is {found}, not a list of events); "
+                               f"expected {_EXPECTED}")
+
+
+def _to_trace(path: Path, cols: Columns, meta: dict[str, Any], warnings: list[str], truncated: bool) -> Trace:
+    """The sorted columns; each source array is released once copied, so the peak is one column over."""
     ts = np.frombuffer(cols.ts, np.float64)
     order = np.argsort(ts, kind="stable")
 
-    def col(values: array, dtype: Any) -> np.ndarray:
+    def col(name: str, dtype: Any) -> np.ndarray:
+        values = getattr(cols, name)
+        setattr(cols, name, None)
         return np.frombuffer(values, dtype)[order] if len(values) else np.zeros(0, dtype)
 
-    info = meta.get("distributedInfo") or {}
-    rank = info.get("rank", 0) if isinstance(info, dict) else 0
+    del ts
+    columns = dict(kind=col("kind", np.int8), name_id=col("name_id", np.int32), ts_us=col("ts", np.float64),
+                   dur_us=col("dur", np.float64), pid=col("pid", np.int64), tid=col("tid", np.int64),
+                   stream=col("stream", np.int64), correlation=col("corr", np.int64),
+                   external_id=col("ext", np.int64), bytes=col("nbytes", np.int64))
     return Trace(
-        path=str(path), names=tuple(cols.names), kind=col(cols.kind, np.int8),
-        name_id=col(cols.name_id, np.int32), ts_us=col(cols.ts, np.float64),
-        dur_us=col(cols.dur, np.float64), pid=col(cols.pid, np.int64), tid=col(cols.tid, np.int64),
-        stream=col(cols.stream, np.int64), correlation=col(cols.corr, np.int64),
-        external_id=col(cols.ext, np.int64), bytes=col(cols.nbytes, np.int64),
-        rank=int(rank) if isinstance(rank, (int, str)) and str(rank).isdigit() else 0,
+        path=str(path), names=tuple(cols.names), **columns,
+        rank=_rank(meta),
         metadata=meta, warnings=tuple(warnings), truncated=truncated,
     )  # fmt: skip
+
+
+def _rank(meta: dict[str, Any]) -> int:
+    """`distributedInfo.rank` when it is a whole number of at most 9 digits, else 0."""
+    info = meta.get("distributedInfo")
+    rank = info.get("rank", 0) if isinstance(info, dict) else 0
+    text = str(rank) if isinstance(rank, (int, str)) and not isinstance(rank, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else 0
 
 
 def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_rounding: bool = False) -> Trace:
@@ -182,34 +245,19 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
     """
     path = Path(path)
-    with _open(path) as stream:
-        reader = _EdgeReader(stream)
-        cols, cut = _parse_events(path, reader, include_python)
-    if b'"traceEvents"' not in reader.head and not cols.kind:
-        what = "an empty file" if reader.bytes_read == 0 else "no 'traceEvents' key near its start"
-        raise TraceFormatError(f"{path} is not a Kineto trace ({what}); expected {_EXPECTED}")
-    warnings = _load_warnings(path, cols, cut, reader.bytes_read)
-    meta = _metadata(reader.head, reader.tail if cut is None else b"")
-    trace = _to_trace(path, cols, meta, warnings, truncated=cut is not None)
+    stream, expand_limit = _open(path)
+    with stream:
+        reader = _EdgeReader(stream, path, expand_limit)
+        parse = _Parse()
+        parse.run(path, reader, include_python)
+    cols = parse.cols
+    _check_shape(path, reader.head, reader.bytes_read, bool(cols.kind))
+    warnings = load_warnings(path.name, parse.cols, parse.junk, parse.unknown, parse.cut, reader.bytes_read)
+    meta = _metadata(reader.head, reader.tail if parse.cut is None else b"")
+    trace = _to_trace(path, cols, meta, warnings, truncated=parse.cut is not None)
     return _round_like_hta(trace) if hta_ns_rounding else trace
 
 
 def _round_like_hta(trace: Trace) -> Trace:
     start, end = np.ceil(trace.ts_us), np.floor(trace.ts_us + trace.dur_us)
     return dataclasses.replace(trace, ts_us=start, dur_us=np.maximum(end - start, 0.0))
-
-
-def _load_warnings(path: Path, cols: _Columns, cut: str | None, nbytes: int) -> list[str]:
-    warnings = []
-    if cut is not None:
-        span = (max(cols.ts) - min(cols.ts)) / 1e6 if cols.ts else 0.0
-        warnings.append(
-            f"{path.name}: truncated trace (the file ends mid-write after {nbytes / 1e6:.1f} MB: {cut}); "
-            f"analysed the {len(cols.kind)} complete events that parsed ({span:.3f} s of timeline); "
-            "everything recorded after the cut is lost"
-        )
-    if cols.negative_dur:
-        warnings.append(f"{path.name}: {cols.negative_dur} events had a negative duration; counted as 0")
-    if cols.bad:
-        warnings.append(f"{path.name}: {cols.bad} events had no usable 'ts'/'dur' and were skipped")
-    return warnings

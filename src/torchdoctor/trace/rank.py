@@ -46,6 +46,7 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
         "path": trace.path,
         "events_count": len(trace),
         "truncated": trace.truncated,
+        "caveats": list(trace.warnings),  # every load warning changes how the figures read
         "steps_count": len(steps),
         "step_us_median": float(np.median([s.wall_us for s in steps])) if steps else None,
         "host": op_summary(trace, op_rows[in_steps], op_self[in_steps], config),

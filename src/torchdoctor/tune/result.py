@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import orjson
 
+from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import unified_diff
 from torchdoctor.tune.errors import TuneInputError
@@ -43,6 +44,10 @@ def _sha256_if_readable(path: str | Path) -> str | None:
         return script_sha256(path)
     except OSError:  # the script was removed while it was tuned: nothing to check against
         return None
+
+#: A result file nests 4 deep (trials -> trial -> knobs -> value); it is read within these bounds,
+#: as it may come from someone else (`run --apply RESULT.json`).
+RESULT_LIMITS = JsonLimits(max_depth=32)
 
 
 def baseline_noise(baseline: Trial, repeat: Trial | None, loss_difference: float | None) -> dict[str, Any]:
@@ -142,10 +147,10 @@ def _read_result(path: Path) -> dict[str, Any]:
         if size > MAX_RESULT_BYTES:
             raise TuneInputError(f"{path} is {size} bytes: not a `torchdoctor tune --json` result "
                                  f"(at most {MAX_RESULT_BYTES} bytes)")
-        data = orjson.loads(path.read_bytes())
+        data = loads_bounded(path.read_bytes(), RESULT_LIMITS)
     except OSError as exc:
         raise TuneInputError(f"cannot read tune result {path}: {exc.strerror or exc}") from None
-    except orjson.JSONDecodeError as exc:
+    except (JsonBoundError, orjson.JSONDecodeError) as exc:
         raise TuneInputError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "kept" not in data:
         raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result (schema_version {SCHEMA_VERSION})")

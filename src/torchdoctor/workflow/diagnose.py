@@ -8,7 +8,7 @@ from typing import Sequence
 
 from rich.console import Console
 
-from torchdoctor.analyse import analyse_record
+from torchdoctor.analyse import analyse_record, qualify_findings, record_caveats
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
@@ -59,7 +59,8 @@ def _diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report.
     A store that cannot be written does not stop the others: its StoreError is raised after them."""
     console = outputs.console or Console()
-    record.findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    record.findings = qualify_findings(findings, record_caveats(record))
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
     if outputs.json_out:
         record.save(outputs.json_out)

@@ -1,0 +1,31 @@
+"""Input caveats: what was wrong with a Record's input, and the findings that it weakens.
+
+A trace cut mid-write, events skipped for NaN times, junk items, repaired fields: the analysis
+still runs, but its figures read differently (a GPU trace cut before its GPU events looks idle).
+The trace analysis lists those problems as `caveats` (docs/trace.md); here they are gathered for a
+Record and written on every finding, so that no reader of the console, the JSON or the HTML takes
+a weakened finding at full value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from torchdoctor.record import Record
+
+LOW, NORMAL = "low", "normal"
+
+
+def record_caveats(record: Record) -> list[str]:
+    """The input caveats of `record`'s analyses (today: its trace analysis), in order."""
+    trace = record.trace if isinstance(record.trace, dict) else {}
+    caveats = trace.get("caveats")
+    return [str(c) for c in caveats] if isinstance(caveats, list) else []
+
+
+def qualify_findings(findings: Sequence[dict[str, Any]], caveats: Sequence[str]) -> list[dict[str, Any]]:
+    """Each finding with `confidence` ("low" when there are caveats, else "normal") and the
+    `caveats` that lowered it; every finding shares them, as any figure may come from the input."""
+    confidence = LOW if caveats else NORMAL
+    return [{**finding, "confidence": confidence, "caveats": list(caveats)} for finding in findings]
