@@ -24,6 +24,7 @@ from torchdoctor.report import compile as compile_report
 from torchdoctor.report import console as console_report
 from torchdoctor.report import distributed, infer, memory, runs, serve, trace, tune
 from torchdoctor.report.bench_table import bench_table
+from torchdoctor.report.console_findings import print_findings
 from torchdoctor.report.progress import observation_progress
 from torchdoctor.report.safe_text import cell, clean, markup, plain
 from torchdoctor.serve.load import LoadResult
@@ -120,7 +121,10 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
         {"graph_count": 1, "graph_breaks": [{"filename": HOSTILE, "lineno": 1, "count": 1, "reason": HOSTILE}],
          "recompiles": [{"function": HOSTILE, "filename": HOSTILE, "lineno": 2, "guard": HOSTILE}],
          "failures": [{"function": HOSTILE, "fail_reason": HOSTILE}], "unavailable": [HOSTILE]}, c),
-    "compile advice": lambda c: compile_report.render_advice([{"message": HOSTILE, "fix": HOSTILE}], c),
+    "compile advice": lambda c: print_findings([{"id": "TD-COMP-022", "layer": "compute", "severity": "warning",
+                                                 "title": HOSTILE, "upside": 0.1, "evidence": {HOSTILE: HOSTILE},
+                                                 "explanation": HOSTILE, "fix": {"text": HOSTILE, "code": HOSTILE},
+                                                 "knob": None}], c),
     "memory": lambda c: memory.render_memory({"breakdown": {"peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,
                                                             "reason": HOSTILE, "categories_bytes": {HOSTILE: 50},
                                                             "modules": [{"name": HOSTILE, "parameter_bytes": 1,
