@@ -438,39 +438,8 @@ def run_memory(work: Path) -> dict[str, Any]:
     return {"memory": _load(work / "memory.json")}
 
 
-COMPILE_SCRIPT = '''\
-"""Never calls torch.compile; its forward has a graph break (.item()) and its input shape changes."""
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(32, 64)
-        self.b = nn.Linear(64, 32)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.a(x))
-        if h.mean().item() > 10.0:  # graph break: data-dependent branch
-            h = h * 0.5
-        return self.b(h).square().mean()
-
-
-torch.manual_seed(0)
-model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-for step in range(60):
-    x = torch.randn(8, 4 + step % 3, 32)  # three shapes: recompiles with dynamic=False
-    optimizer.zero_grad()
-    model(x).backward()
-    optimizer.step()
-'''
-
-
 def run_compile(work: Path) -> dict[str, Any]:
-    script, store = work / "eager_breaks.py", work / "runs.db"
-    script.write_text(COMPILE_SCRIPT)
+    script, store = REPO_ROOT / "tests" / "compile" / "scripts" / "eager_breaks.py", work / "runs.db"
     # default: measured through the compile knob (eager backend: no code generation, quick);
     # reduce-overhead: not applicable on CPU (or measured on a GPU); either way a row of `modes`.
     torchdoctor("compile", "--warmup-steps", "2", "--steps", "6", "--modes", "default,reduce-overhead",
