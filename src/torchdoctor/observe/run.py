@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import orjson
 import psutil
@@ -30,6 +30,9 @@ from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.summary import build_record
 from torchdoctor.record import Record, new_run_id
+
+if TYPE_CHECKING:
+    from torchdoctor.observe.forkserver import ForkServer
 
 ProgressCallback = Callable[[str, int, int], None]
 #: After a timeout's SIGINT, how long the script may take to save its results before it is killed.
@@ -48,12 +51,27 @@ class LaunchConfig:
     """Stop the script after this many seconds (None: no limit)."""
     extra_env: dict[str, str] = field(default_factory=dict)
     """Environment variables added for the script (used by knobs)."""
+    python: str | None = None
+    """The interpreter that runs the script (None: this one, `sys.executable`)."""
+    cwd: str | None = None
+    """The script's working folder (None: this process's)."""
+    python_path: list[str] = field(default_factory=list)
+    """Folders put on the script's import path after its own folder (as PYTHONPATH would)."""
+    log_path: str | None = None
+    """Send the script's stdout and stderr to this file (None: they pass through)."""
+    server: ForkServer | None = field(default=None, repr=False, compare=False)
+    """Fork the script from this started fork server instead of starting an interpreter
+    (`torchdoctor.observe.forkserver`; one process, no torchrun)."""
 
     def __post_init__(self) -> None:
         if self.nproc_per_node is not None and self.nproc_per_node < 1:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.torchrun_args and self.nproc_per_node is None:
             raise ValueError("torchrun options need --nproc-per-node (they are passed to torchrun)")
+        if self.server is not None and self.nproc_per_node is not None:
+            raise ValueError("a fork server runs one process; it cannot launch torchrun ranks")
+        if self.server is not None and self.python is not None and self.python != self.server.python:
+            raise ValueError(f"the fork server runs {self.server.python}, not {self.python}")
 
 
 def check_script(script: str | Path) -> Path:
@@ -67,10 +85,11 @@ def check_script(script: str | Path) -> Path:
 
 def build_command(script: Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
     entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
+    python = launch.python or sys.executable
     if launch.nproc_per_node is None:
-        return [sys.executable, *entry]
+        return [python, *entry]
     return [
-        sys.executable, "-m", "torch.distributed.run",
+        python, "-m", "torch.distributed.run",
         f"--nproc-per-node={launch.nproc_per_node}", *launch.torchrun_args, *entry,
     ]
 
@@ -165,6 +184,22 @@ def _read_results(out_dir: Path) -> list[dict]:
     return results
 
 
+def _launch(path: Path, args: Sequence[str], launch: LaunchConfig, env: dict[str, str], cwd: str) -> Any:
+    """Start the child: forked from the fork server, or a new interpreter (torchrun for ranks)."""
+    if launch.server is not None or launch.cwd is not None:
+        path = path.resolve()  # the child's cwd may not be ours
+    if launch.server is not None:
+        log = str(Path(launch.log_path).resolve()) if launch.log_path else None  # the child changes folder first
+        return launch.server.spawn([str(path), *args], env=env, cwd=cwd, path=launch.python_path, log=log)
+    if launch.python_path:
+        env = {**env, "PYTHONPATH": os.pathsep.join([*launch.python_path, *filter(None, [env.get("PYTHONPATH")])])}
+    if launch.log_path is None:
+        return subprocess.Popen(build_command(path, args, launch), env=env, cwd=cwd)
+    with open(launch.log_path, "ab") as log:
+        return subprocess.Popen(build_command(path, args, launch), env=env, cwd=cwd, stdout=log, stderr=log,
+                                stdin=subprocess.DEVNULL)
+
+
 def observe(
     script: str | Path,
     args: Sequence[str] = (),
@@ -186,11 +221,11 @@ def observe(
     child_config = ObserveConfig(**{**config.to_dict(), "out_dir": str(out),
                                     "progress_path": str(out / "progress.fifo") if reader else ""})
     env = {**os.environ, **launch.extra_env, CONFIG_ENV: child_config.to_env()}
-    command = build_command(path, args, launch)
+    cwd = launch.cwd or os.getcwd()
     if reader:
         reader.start()
     try:
-        proc = subprocess.Popen(command, env=env)
+        proc = _launch(path, args, launch, env, cwd)
         returncode, interrupted = _wait(proc, launch.timeout_s)
     finally:
         if reader:
@@ -200,7 +235,7 @@ def observe(
     if external_rank() == 0:
         _await_ranks(out, int(os.environ.get("WORLD_SIZE", 1)), RANK_RESULTS_TIMEOUT_S)
     record = build_record(
-        _read_results(out), returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
+        _read_results(out), returncode, script=str(path), argv=list(args), cwd=cwd,
         config=config.to_dict(), run_id=run_id,
     )
     results_missing = not list(out.glob("rank*.json"))
