@@ -218,7 +218,8 @@ def metric_from_verdict(name: str, label: str, verdict: Verdict, a: Sequence[flo
     look's); gated by `time_gate` at `threshold`, as at the last look."""
     metric = Metric(name, label, unit, better, a=_median(a), b=_median(b), ratio=_finite(verdict.ratio),
                     ci_low=_finite(verdict.ci_low), ci_high=_finite(verdict.ci_high), confidence=confidence,
-                    pass_bound=_finite(pass_bound(verdict, confidence, pass_confidence)), noise_floor=verdict.noise_floor,
+                    pass_bound=_finite(pass_bound(verdict, confidence, pass_confidence)),
+                    noise_floor=verdict.noise_floor,
                     min_detectable_effect=_finite(verdict.min_detectable_effect),
                     verdict=_worse_or_better(verdict, better), threshold=threshold, n_a=verdict.n_a, n_b=verdict.n_b)
     if gated and threshold is not None:
@@ -243,7 +244,8 @@ def compare_figures(name: str, label: str, a: Sequence[float | None], b: Sequenc
         return metric
     floor = threshold if threshold is not None else min_effect
     verdict = compare_samples(va, vb, min_effect=min(floor, 0.99), confidence=confidence, seed=seed)
-    metric.ratio, metric.ci_low, metric.ci_high = _finite(verdict.ratio), _finite(verdict.ci_low), _finite(verdict.ci_high)
+    metric.ratio, metric.ci_low = _finite(verdict.ratio), _finite(verdict.ci_low)
+    metric.ci_high = _finite(verdict.ci_high)
     metric.confidence, metric.noise_floor = confidence, verdict.noise_floor
     metric.min_detectable_effect = _finite(verdict.min_detectable_effect)
     metric.verdict = _worse_or_better(verdict, better)
@@ -333,7 +335,8 @@ def operator_coverage(rows: Sequence[dict[str, Any]], step_delta_s: float) -> st
             "process or the data pipeline)")
 
 
-def findings_changes(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def findings_changes(a: Sequence[dict[str, Any]],
+                     b: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(appeared, vanished): findings of B not in A and of A not in B, by rule id."""
     def brief(f: dict[str, Any]) -> dict[str, Any]:
         return {"id": f["id"], "severity": f.get("severity"), "title": f.get("title")}

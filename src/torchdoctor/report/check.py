@@ -113,8 +113,9 @@ def _render_location(result: CheckResult, console: Console) -> None:
             table.add_column(column, justify="left" if column == "phase" else "right")
         for row in location.phases:
             mark = " [red]grew[/red]" if row["grew"] else ""
+            share = "-" if row["share"] is None else f"{100 * row['share']:.0f}%"
             table.add_row(row["phase"] + mark, fmt_seconds(row["a_s"]), fmt_seconds(row["b_s"]),
-                          _signed_seconds(row["delta_s"]), "-" if row["share"] is None else f"{100 * row['share']:.0f}%")
+                          _signed_seconds(row["delta_s"]), share)
         console.print(table)
     for key, title in (("ops", "operators that grew (self time per step, profiled window)"),
                        ("kernels", "kernels that grew (per step)")):
@@ -245,8 +246,8 @@ def to_junit(result: CheckResult) -> str:
         if outcome is not None:
             element = ET.SubElement(case, outcome, message=message,
                                     type=result.decision if outcome == "error" else REGRESSION)
-            element.text = headline(result) + ("\n" + result.error["detail"] if result.error and result.error.get("detail")
-                                               else "")
+            detail = result.error.get("detail") if result.error else None
+            element.text = headline(result) + ("\n" + detail if detail else "")
         out = ET.SubElement(case, "system-out")
         out.text = to_markdown(result)
     root = ET.Element("testsuites", name="torchdoctor check", tests=str(len(cases)), failures=str(failures),
@@ -267,7 +268,8 @@ def _escape_property(text: str) -> str:
 
 def to_annotations(result: CheckResult) -> list[str]:
     """GitHub workflow commands (`::error title=...::message`), one per line."""
-    level = {PASS: "notice", SAVED: "notice", REGRESSION: "error", UNDECIDED: "warning", ERROR: "error"}[result.decision]
+    levels = {PASS: "notice", SAVED: "notice", REGRESSION: "error", UNDECIDED: "warning", ERROR: "error"}
+    level = levels[result.decision]
     title = f"torchdoctor check: {_TITLES[result.decision]}"
     message = f"{result.reason} ({_sides(result)}; {result.rounds} rounds, {result.wall_s:.0f} s)"
     lines = [f"::{level} title={_escape_property(title)}::{_escape_data(message)}"]

@@ -34,9 +34,10 @@ from rich.console import Console
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.analyse.check import (
-    ERROR, OP_SHARE, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Location, Metric, baseline_document, compare_figures,
-    decide, findings_changes, fingerprint, fingerprint_differences, gate_settled, grown_rows, memory_changes,
-    metric_from_verdict, observation_figures, operator_coverage, phase_changes, read_baseline, reason_for, time_gate,
+    ERROR, OP_SHARE, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Location, Metric, baseline_document,
+    compare_figures, decide, findings_changes, fingerprint, fingerprint_differences, gate_settled, grown_rows,
+    memory_changes, metric_from_verdict, observation_figures, operator_coverage, phase_changes, read_baseline,
+    reason_for, time_gate,
 )
 from torchdoctor.bench import Policy, RoundInfo, compare_samples, run_interleaved
 from torchdoctor.bench.adaptive import look_schedule
@@ -174,7 +175,8 @@ class _Runner:
             try:
                 side.server.wait_ready()
             except ForkServerError as exc:
-                raise CheckError(f"side {side.name} ({side.label}): {exc}", kind="side_failed", side=side.name) from None
+                raise CheckError(f"side {side.name} ({side.label}): {exc}", kind="side_failed",
+                                 side=side.name) from None
 
     def observe(self, name: str, *, purpose: str = "round", profile: bool = False) -> Record:
         side = self.sides[name]
