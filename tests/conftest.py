@@ -60,3 +60,16 @@ def no_instrumentation_left_behind():
     after = _instrumentation_state()
     leaked = [name for name in before if before[name] is not after[name] and before[name] != after[name]]
     assert not leaked, f"instrumentation left behind: {leaked}"
+
+
+@pytest.fixture(scope="session")
+def python_wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An 'interpreter' that is this one started through a shell script which sets TD_CHECK_SPEED=0.66
+    (the check tests' script then sleeps a third less per step): another environment, as
+    `--against-python` sees one. Session-wide, so the fork server kept for it starts once."""
+    import sys
+
+    path = tmp_path_factory.mktemp("python") / "python-wrapper"
+    path.write_text(f"#!/bin/sh\nTD_CHECK_SPEED=0.66 exec {sys.executable} \"$@\"\n")
+    path.chmod(0o755)
+    return path

@@ -24,3 +24,15 @@ class StoreError(TorchDoctorError):
 
 class TraceFormatError(TorchDoctorError):
     """A file is not a readable Kineto trace."""
+
+
+class CheckError(TorchDoctorError):
+    """`torchdoctor check` cannot compare: a bad REF or baseline, a refused environment, a side that
+    failed. `kind` names the case in the JSON output; `side` is "A" or "B" when one side failed."""
+
+    def __init__(self, message: str, *, kind: str = "input", side: str | None = None,
+                 detail: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.side = side
+        self.detail = detail

@@ -113,3 +113,33 @@ def test_paired_rounds_cancel_a_machine_state_shared_by_both_variants():
     a, b = 0.01 * state, 0.011 * state
     assert compare_samples(a, b, paired=True).verdict == SLOWER
     assert compare_samples(a, b).verdict == UNCLEAR
+
+
+def test_a_caller_may_settle_on_its_own_test():
+    measure = Synthetic({"A": 0.01, "B": 0.0102}, sigma=0.05)
+    looked: list[int] = []
+
+    def settled(verdict) -> bool:  # never settled before round 8
+        looked.append(verdict.n_b)
+        return verdict.n_b >= 8
+
+    result = run_interleaved(measure, ["A", "B"], policy=Policy(min_rounds=5, max_rounds=40), settled=settled)
+    assert result.stop_reason == "settled" and result.rounds == 8
+    assert looked[:2] == [5, 8]
+
+
+def test_ctrl_c_ends_the_loop_with_the_complete_rounds_when_asked():
+    inner = Synthetic({"A": 0.01, "B": 0.02})
+
+    def measure(name: str) -> float:
+        if len(inner.calls) == 3 * 6 + 1:  # the 7th round is cut short after its first slot
+            raise KeyboardInterrupt
+        return inner(name)
+
+    result = run_interleaved(measure, ["A", "B"], policy=Policy(min_rounds=40, max_rounds=40), stop_on_interrupt=True)
+    assert result.stop_reason == "interrupted" and result.rounds == 6
+    assert {len(v) for v in result.samples_s.values()} == {6}
+    assert result.verdicts["B"].verdict == SLOWER and not result.warnings
+    with pytest.raises(KeyboardInterrupt):
+        inner.calls.clear()
+        run_interleaved(measure, ["A", "B"], policy=Policy(min_rounds=40, max_rounds=40))

@@ -48,3 +48,14 @@ def test_an_unwritable_store_path_is_a_store_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(StoreError, match="cannot open"):
         RunStore(blocker / "runs.db")
+
+
+def test_check_baselines_are_kept_by_name(tmp_path):
+    with RunStore(tmp_path / "runs.db") as store:
+        assert store.load_baseline("main") is None and store.baselines() == []
+        store.save_baseline("main", {"kind": "torchdoctor.check.baseline", "created_at": "t1", "observations": [1]})
+        store.save_baseline("main", {"kind": "torchdoctor.check.baseline", "created_at": "t2", "observations": [2]})
+        store.save_baseline("nightly", {"created_at": "t3"})
+    with RunStore(tmp_path / "runs.db") as store:
+        assert store.load_baseline("main")["observations"] == [2]
+        assert store.baselines() == ["main", "nightly"]

@@ -12,7 +12,10 @@ looks). To keep the chance of a false claim at 1 - confidence despite repeated l
 variants, each look uses confidence 1 - (1 - confidence) / (looks * comparisons) (Bonferroni).
 The loop stops when every comparison is settled (a win or a loss, or a CI inside
 1 +- min_effect: established "no clear difference"; a wide A-vs-A floor alone never settles it),
-when `max_rounds` is reached, or when another round would overrun `budget_s`.
+when `max_rounds` is reached, or when another round would overrun `budget_s`. A caller may put
+its own test of "settled" in place of that one (`torchdoctor check` settles a gate: a slowdown
+beyond its threshold, or a CI that rules one out), and may ask for Ctrl-C to end the loop with
+the rounds completed so far (stop_reason "interrupted") instead of raising.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class BenchResult:
     noise_floor: float
     rounds: int
     wall_s: float
-    stop_reason: str  # "settled" | "max_rounds" | "budget"
+    stop_reason: str  # "settled" | "max_rounds" | "budget" | "interrupted" (only with stop_on_interrupt)
     look_confidence: float
     warnings: list[str] = field(default_factory=list)
 
@@ -120,11 +123,16 @@ def run_interleaved(
     policy: Policy,
     label: str = "",
     on_round: Callable[[RoundInfo], None] | None = None,
+    settled: Callable[[Verdict], bool] | None = None,
+    stop_on_interrupt: bool = False,
 ) -> BenchResult:
     """Measure `names` (the first is the baseline) in interleaved rounds until settled.
 
     `measure(name)` returns one sample in seconds for that variant (a round's median for
     statements, one wall time for processes); it raises to abort the whole benchmark.
+    `settled(verdict)`: whether a comparison needs no more rounds (default: `is_settled`).
+    `stop_on_interrupt`: a KeyboardInterrupt ends the loop; the verdicts are those of the rounds
+    completed before it (a round cut short is dropped, to keep the samples paired).
     """
     if len(names) < 2 or len(set(names)) != len(names):
         raise BenchInputError(f"need at least two variants with distinct names, got {list(names)}")
@@ -136,31 +144,40 @@ def run_interleaved(
     rng = np.random.default_rng(policy.seed)
     start = time.perf_counter()
     stop_reason = "max_rounds"
-    for done in range(1, policy.max_rounds + 1):
-        for slot in rng.permutation(slots):
-            samples[str(slot)].append(measure(baseline if slot not in names else str(slot)))
-        elapsed = time.perf_counter() - start
-        if on_round is not None:
-            on_round(RoundInfo(done, policy.max_rounds, elapsed, policy.budget_s))
-        if done in looks and _judge(samples, names, policy, look_conf)[0]:
-            stop_reason = "settled"
-            break
-        if done < policy.max_rounds and elapsed * (done + 1) / done > policy.budget_s:
-            stop_reason = "budget"
-            break
-    settled, verdicts, aa_ratio, floor = _judge(samples, names, policy, look_conf)
-    warnings = [] if done >= policy.min_rounds else [
+    done = 0
+    try:
+        for done in range(1, policy.max_rounds + 1):
+            for slot in rng.permutation(slots):
+                samples[str(slot)].append(measure(baseline if slot not in names else str(slot)))
+            elapsed = time.perf_counter() - start
+            if on_round is not None:
+                on_round(RoundInfo(done, policy.max_rounds, elapsed, policy.budget_s))
+            if done in looks and _judge(samples, names, policy, look_conf, settled)[0]:
+                stop_reason = "settled"
+                break
+            if done < policy.max_rounds and elapsed * (done + 1) / done > policy.budget_s:
+                stop_reason = "budget"
+                break
+    except KeyboardInterrupt:
+        if not stop_on_interrupt:
+            raise
+        done = min(len(v) for v in samples.values())
+        samples = {slot: values[:done] for slot, values in samples.items()}
+        stop_reason = "interrupted"
+    is_done, verdicts, aa_ratio, floor = _judge(samples, names, policy, look_conf, settled)
+    warnings = [] if done >= policy.min_rounds or stop_reason == "interrupted" else [
         f"budget of {policy.budget_s:g} s allowed only {done} round(s) of the {policy.min_rounds} "
         "wanted; raise the budget for a verdict"
     ]
     return BenchResult(
-        label, baseline, samples, verdicts, aa_ratio, floor, done,
-        time.perf_counter() - start, "settled" if settled else stop_reason, look_conf, warnings,
+        label, baseline, samples, verdicts, aa_ratio, floor, done, time.perf_counter() - start,
+        "settled" if is_done and stop_reason != "interrupted" else stop_reason, look_conf, warnings,
     )
 
 
 def _judge(
-    samples: dict[str, list[float]], names: Sequence[str], policy: Policy, confidence: float
+    samples: dict[str, list[float]], names: Sequence[str], policy: Policy, confidence: float,
+    settled: Callable[[Verdict], bool] | None = None,
 ) -> tuple[bool, dict[str, Verdict], float | None, float]:
     """Verdict of every variant against the baseline, with the session's noise floor."""
     baseline = samples[names[0]]
@@ -176,8 +193,11 @@ def _judge(
         )
         for name in names[1:]
     }
-    settled = all(is_settled(v, policy.min_effect) for v in verdicts.values())
-    return settled, verdicts, aa_ratio, floor
+    if settled is None:
+        done = all(is_settled(v, policy.min_effect) for v in verdicts.values())
+    else:
+        done = all(settled(v) for v in verdicts.values())
+    return done, verdicts, aa_ratio, floor
 
 
 def is_settled(verdict: Verdict, min_effect: float) -> bool:

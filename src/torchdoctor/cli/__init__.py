@@ -34,6 +34,7 @@ from torchdoctor.cli import tune as _tune  # noqa: E402
 from torchdoctor.cli import report as _report  # noqa: E402
 from torchdoctor.cli import comm as _comm  # noqa: E402
 from torchdoctor.cli import scale as _scale  # noqa: E402
+from torchdoctor.cli import check as _check  # noqa: E402
 
 _diagnose.register(app)
 app.add_typer(_runs.app, name="runs")
@@ -48,6 +49,7 @@ _tune.register(app)
 _report.register(app)
 _comm.register(app)
 _scale.register(app)
+_check.register(app)
 
 
 def main() -> None:

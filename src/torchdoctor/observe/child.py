@@ -28,7 +28,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import psutil
 
@@ -62,10 +62,27 @@ class ChildEnd:
     """Processes the child left running, ended by torchdoctor after it."""
 
 
+class OwnedProcess(Protocol):
+    """What ownership needs of a started child: `subprocess.Popen` has it, and so has a fork
+    server's child (observe.forkserver), which is not our own child process."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The return code (-N: signal N); raises subprocess.TimeoutExpired after `timeout` s."""
+        ...
+
+
+#: Starts the child with the environment it is given (the caller's, plus the marks of ownership).
+#: The child must lead a session of its own: its pid is its process group's id.
+Starter = Callable[[dict[str, str]], OwnedProcess]
+
+
 class _Family:
     """The child and everything it started (see the module docstring)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], mark: str) -> None:
+    def __init__(self, proc: OwnedProcess, mark: str) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the child leads its own group
         self.mark = mark
@@ -146,10 +163,29 @@ def _quietly(action: object) -> None:
         pass
 
 
-def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float | None = None) -> ChildEnd:
+def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float | None = None,
+              cwd: str | None = None, log_path: str | None = None) -> ChildEnd:
     """Run `command` as an owned child (see the module docstring) and return how it ended. The
     command's process must call `lifeline.die_with_torchdoctor` (the bootstrap, knobs.run and
-    `python -m torchdoctor.lifeline` do)."""
+    `python -m torchdoctor.lifeline` do). `cwd`: its working folder (None: ours); `log_path`: a
+    file its stdout and stderr are appended to, stdin then /dev/null (None: ours, passed through)."""
+    return own(lambda marked: _popen(command, marked, cwd, log_path), env, timeout_s=timeout_s)
+
+
+def _popen(command: Sequence[str], env: dict[str, str], cwd: str | None,
+           log_path: str | None) -> subprocess.Popen[bytes]:
+    if log_path is None:
+        return subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=True)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=True, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log)
+
+
+def own(start: Starter, env: Mapping[str, str], *, timeout_s: float | None = None) -> ChildEnd:
+    """`run_owned` for a child that `start` starts (a fork server's child: observe.forkserver).
+    `start` gets `env` with OWNER_ENV and PARENT_PID_ENV added, must start the child in a session
+    of its own with that environment, and may replace PARENT_PID_ENV by the pid of the child's
+    actual parent (the lifeline compares it with the child's parent)."""
     mark = f"{os.getpid()}-{uuid.uuid4().hex}"
     env = {**env, OWNER_ENV: mark, PARENT_PID_ENV: str(os.getpid())}
     received: list[int] = []
@@ -164,8 +200,7 @@ def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: floa
             early.append(sig)
 
     with forwarding(send):
-        proc = subprocess.Popen(list(command), env=env, start_new_session=True)
-        family.append(_Family(proc, mark))
+        family.append(_Family(start(env), mark))
         for sig in early:
             family[0].signal_group(sig)
         end = _wait(family[0], received, timeout_s)

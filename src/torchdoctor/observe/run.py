@@ -7,7 +7,9 @@ module, no home-made launcher), once per rank. The child is owned (observe.child
 own process group, our SIGINT/SIGTERM/SIGHUP are forwarded to it (it saves its partial results),
 the timeout sends it SIGINT, and it is killed with everything it started when it does not stop
 within the grace period (or at the third stop). A rank that left no results file (SIGKILL, a
-crash) is rebuilt from the steps it streamed (observe.stream).
+crash) is rebuilt from the steps it streamed (observe.stream). Many short observations of one
+script (`torchdoctor check`) can instead fork the same bootstrap from a fork server that imported
+torch once (`LaunchConfig.server`, observe.forkserver); that child is owned the same way.
 
 When the user's own torchrun starts `python -m torchdoctor diagnose ...` on every rank (e.g.
 `srun torchrun ... -m torchdoctor diagnose -- train.py`), every rank observes its own child in a
@@ -24,17 +26,20 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import orjson
 
 from torchdoctor.errors import ScriptNotFoundError
-from torchdoctor.observe.child import ChildEnd, run_owned
+from torchdoctor.observe.child import ChildEnd, own, run_owned
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.stream import read_stream, stream_path
 from torchdoctor.observe.summary import build_record
 from torchdoctor.record import ExitInfo, Record, new_run_id
+
+if TYPE_CHECKING:
+    from torchdoctor.observe.forkserver import ForkServer
 
 ProgressCallback = Callable[[str, int, int], None]
 #: How long rank 0 of an external torchrun job waits for the other ranks to write their results.
@@ -51,6 +56,17 @@ class LaunchConfig:
     """Stop the script after this many seconds (None: no limit)."""
     extra_env: dict[str, str] = field(default_factory=dict)
     """Environment variables added for the script (used by knobs)."""
+    python: str | None = None
+    """The interpreter that runs the script (None: this one, `sys.executable`)."""
+    cwd: str | None = None
+    """The script's working folder (None: this process's)."""
+    python_path: list[str] = field(default_factory=list)
+    """Folders put on the script's import path after its own folder (as PYTHONPATH would)."""
+    log_path: str | None = None
+    """Send the script's stdout and stderr to this file (None: they pass through)."""
+    server: ForkServer | None = field(default=None, repr=False, compare=False)
+    """Fork the script from this started fork server instead of starting an interpreter
+    (`torchdoctor.observe.forkserver`; one process, no torchrun)."""
 
     def __post_init__(self) -> None:
         if self.timeout_s is not None and not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
@@ -59,6 +75,10 @@ class LaunchConfig:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.torchrun_args and self.nproc_per_node is None:
             raise ValueError("torchrun options need --nproc-per-node (they are passed to torchrun)")
+        if self.server is not None and self.nproc_per_node is not None:
+            raise ValueError("a fork server runs one process; it cannot launch torchrun ranks")
+        if self.server is not None and self.python is not None and self.python != self.server.python:
+            raise ValueError(f"the fork server runs {self.server.python}, not {self.python}")
 
 
 def check_script(script: str | Path) -> Path:
@@ -73,10 +93,11 @@ def check_script(script: str | Path) -> Path:
 def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
     """The child's command line; `script` as the user typed it (the script sees it in argv[0])."""
     entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
+    python = launch.python or sys.executable
     if launch.nproc_per_node is None:
-        return [sys.executable, *entry]
+        return [python, *entry]
     return [  # torchrun through lifeline: it gets SIGTERM (and stops its ranks) should we die
-        sys.executable, "-m", "torchdoctor.lifeline", "torch.distributed.run",
+        python, "-m", "torchdoctor.lifeline", "torch.distributed.run",
         f"--nproc-per-node={launch.nproc_per_node}", *launch.torchrun_args, *entry,
     ]
 
@@ -160,6 +181,22 @@ def _streamed_result(rank: int, streamed: dict[str, Any], signum: int | None, re
     }
 
 
+def _run_child(script: str | Path, args: Sequence[str], launch: LaunchConfig, env: dict[str, str],
+               cwd: str) -> ChildEnd:
+    """Run the owned child to its end: forked from the fork server, or a new interpreter (torchrun
+    for ranks). `script` goes as typed (argv[0]), made absolute when the child runs elsewhere."""
+    typed = os.fspath(script) if launch.cwd is None else str(Path(script).resolve())
+    server = launch.server
+    if server is not None:
+        log = str(Path(launch.log_path).resolve()) if launch.log_path else None  # the child changes folder first
+        return own(lambda marked: server.spawn([typed, *args], env=marked, cwd=cwd, path=launch.python_path, log=log),
+                   env, timeout_s=launch.timeout_s)
+    if launch.python_path:
+        env = {**env, "PYTHONPATH": os.pathsep.join([*launch.python_path, *filter(None, [env.get("PYTHONPATH")])])}
+    return run_owned(build_command(typed, args, launch), env, timeout_s=launch.timeout_s, cwd=cwd,
+                     log_path=launch.log_path)
+
+
 def observe(
     script: str | Path,
     args: Sequence[str] = (),
@@ -181,12 +218,12 @@ def observe(
     child_config = ObserveConfig(**{**config.to_dict(), "out_dir": str(out),
                                     "progress_path": str(out / "progress.fifo") if reader else ""})
     env = {**os.environ, **launch.extra_env, CONFIG_ENV: child_config.to_env()}
-    command = build_command(os.fspath(script), args, launch)
+    cwd = launch.cwd or os.getcwd()
     direct = launch.nproc_per_node is None
     if reader:
         reader.start()
     try:
-        end = run_owned(command, env, timeout_s=launch.timeout_s)
+        end = _run_child(script, args, launch, env, cwd)
     finally:
         if reader:
             reader.stop.set()
@@ -195,7 +232,7 @@ def observe(
     if external_rank() == 0:
         _await_ranks(out, int(os.environ.get("WORLD_SIZE", 1)), RANK_RESULTS_TIMEOUT_S)
     record = build_record(
-        _read_results(out, end, direct), end.returncode, script=str(path), argv=list(args), cwd=os.getcwd(),
+        _read_results(out, end, direct), end.returncode, script=str(path), argv=list(args), cwd=cwd,
         config=config.to_dict(), run_id=run_id, timeout_s=launch.timeout_s if end.timed_out else None,
     )
     results_missing = not list(out.glob("rank*.json")) and not list(out.glob("rank*.steps.jsonl"))

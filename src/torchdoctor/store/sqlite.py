@@ -1,7 +1,8 @@
 """Every run in one SQLite file (default `.torchdoctor/runs.db` under the current folder).
 
 Table `runs` keeps the searchable columns beside the whole Record as JSON; a Record from an older
-schema is upgraded when loaded (record.upgrade). Table `trials` keeps the tuner's trials.
+schema is upgraded when loaded (record.upgrade). Table `trials` keeps the tuner's trials, table
+`baselines` the baselines of `torchdoctor check --save-baseline NAME` (one JSON document a name).
 
 Faults are StoreErrors that say what to do, never sqlite tracebacks: a store that cannot be
 created or written (read-only folder or file), and a damaged one (a valid header over corrupted
@@ -52,6 +53,11 @@ CREATE TABLE IF NOT EXISTS trials (
     reason TEXT,
     figures TEXT NOT NULL,
     PRIMARY KEY (tune_id, trial)
+);
+CREATE TABLE IF NOT EXISTS baselines (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    document BLOB NOT NULL
 );
 """
 
@@ -185,3 +191,20 @@ class RunStore:
         ):
             yield {"trial": row[0], "run_id": row[1], "knobs": orjson.loads(row[2]), "verdict": row[3],
                    "reason": row[4], "figures": orjson.loads(row[5])}
+
+    # -- check baselines ---------------------------------------------------------------------
+    @_store_errors
+    def save_baseline(self, name: str, document: dict[str, Any]) -> None:
+        """Keep a `torchdoctor check` baseline under `name` (replacing one of the same name)."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO baselines VALUES (?,?,?)",
+                             (name, document.get("created_at", ""), orjson.dumps(document)))
+
+    @_store_errors
+    def load_baseline(self, name: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT document FROM baselines WHERE name = ?", (name,)).fetchone()
+        return orjson.loads(row[0]) if row else None
+
+    @_store_errors
+    def baselines(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT name FROM baselines ORDER BY name")]
