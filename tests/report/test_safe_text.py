@@ -16,10 +16,12 @@ import pytest
 from rich.console import Console
 
 from torchdoctor.analyse import RunComparison
+from torchdoctor.analyse.check import REGRESSION, CheckResult, Location, Metric
 from torchdoctor.bench.adaptive import BenchResult
 from torchdoctor.bench.stats import Verdict
 from torchdoctor.infer.result import BatchMeasurement, InferResult, Recommendation, VariantResult
 from torchdoctor.record import ExitInfo, Record, RunRow, Summary
+from torchdoctor.report import check as check_report
 from torchdoctor.report import compile as compile_report
 from torchdoctor.report import console as console_report
 from torchdoctor.report import distributed, infer, memory, runs, serve, trace, tune
@@ -106,6 +108,21 @@ def _bench() -> BenchResult:
                        1.0, HOSTILE, 0.95)  # fmt: skip
 
 
+def _check_result() -> CheckResult:
+    ops = [{"name": HOSTILE, "us_per_step_a": 1.0, "us_per_step_b": 2.0, "delta_us_per_step": 1.0, "status": HOSTILE}]
+    location = Location(ops=ops, findings_appeared=[{"id": HOSTILE, "severity": HOSTILE, "title": HOSTILE}],
+                        traces={"A": HOSTILE, "B": HOSTILE}, notes=[HOSTILE])
+    metric = Metric("step_time", "step time", "s", "lower", 0.1, 0.2, 2.0, 1.9, 2.1, gate=REGRESSION, threshold=0.05)
+    return CheckResult(REGRESSION, HOSTILE, "ref", script=HOSTILE, argv=[HOSTILE], a={"label": HOSTILE},
+                       b={"label": HOSTILE}, metrics=[metric], rounds=5, observations=15, location=location,
+                       error={"kind": "side_failed", "detail": HOSTILE}, warnings=[HOSTILE], work_dir=HOSTILE)
+
+
+def _check_progress(console: Console) -> None:
+    with check_report.CheckProgress(console) as progress:
+        progress.phase(HOSTILE)
+
+
 def _progress(console: Console) -> None:
     with observation_progress(console) as update:
         update(HOSTILE, 1, 2)
@@ -148,6 +165,8 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
     "serve sweep": lambda c: serve.render_sweep(SweepResult(HOSTILE, 10.0, [SweepPoint(1, 1.0, _load())], None, HOSTILE), c),
     "bench": lambda c: c.print(bench_table([_bench()], title=HOSTILE)),
     "progress": _progress,
+    "check": lambda c: check_report.render_check(_check_result(), c),
+    "check progress": _check_progress,
 }  # fmt: skip
 
 

@@ -1,5 +1,9 @@
 """Renderers of `torchdoctor check`: the console verdict, JSON, a Markdown job summary, JUnit XML and
-GitHub workflow annotations, all from one `CheckResult` value; and the progress display."""
+GitHub workflow annotations, all from one `CheckResult` value; and the progress display.
+
+The console report and the progress lines carry the script's own text (its arguments, its error
+and output, operator names from its traces, git refs and subjects): they reach the terminal only
+through report/safe_text.py."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from rich.table import Table
 from torchdoctor.analyse.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Metric
 from torchdoctor.bench import RoundInfo
 from torchdoctor.report.format import fmt_bytes, fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
 
 _TITLES = {
     PASS: "no regression",
@@ -79,10 +84,10 @@ def _command(result: CheckResult) -> str:
 # -- console --------------------------------------------------------------------------------------------
 def render_check(result: CheckResult, console: Console) -> None:
     style = _STYLES[result.decision]
-    console.print(f"[{style}]{_TITLES[result.decision]}[/]: {result.reason}")
+    console.print(f"[{style}]{_TITLES[result.decision]}[/]: {markup(result.reason)}")
     if result.observations:
-        console.print(f"[dim]{_sides(result)} · {_command(result)} · {result.rounds} round(s), "
-                      f"{result.observations} observation(s), {result.wall_s:.1f} s[/dim]")
+        console.print(f"[dim]{markup(_sides(result), one_line=True)} · {markup(_command(result), one_line=True)} · "
+                      f"{result.rounds} round(s), {result.observations} observation(s), {result.wall_s:.1f} s[/dim]")
     if result.metrics:
         table = Table(show_edge=False)
         for column in ("metric", "A", "B", "change", "95% CI", "noise floor", "gate"):
@@ -96,11 +101,11 @@ def render_check(result: CheckResult, console: Console) -> None:
     if location is not None:
         _render_location(result, console)
     if result.error and result.error.get("detail"):
-        console.print(f"[dim]{result.error['detail'].rstrip()}[/dim]")
+        console.print(f"[dim]{markup(result.error['detail'].rstrip())}[/dim]")
     for warning in result.warnings:
-        console.print(f"[yellow]warning[/yellow]: {warning}")
+        console.print(f"[yellow]warning[/yellow]: {markup(warning)}")
     if result.work_dir and result.observations and result.decision in (ERROR, REGRESSION):
-        console.print(f"[dim]logs and traces: {result.work_dir}[/dim]")
+        console.print(f"[dim]logs and traces: {markup(result.work_dir)}[/dim]")
 
 
 def _render_location(result: CheckResult, console: Console) -> None:
@@ -125,9 +130,9 @@ def _render_location(result: CheckResult, console: Console) -> None:
             for column in ("name", "A", "B", "change", "status"):
                 table.add_column(column, justify="left" if column in ("name", "status") else "right")
             for row in rows:
-                table.add_row(row["name"][:70], fmt_seconds(row["us_per_step_a"] / 1e6),
+                table.add_row(cell(row["name"], limit=70), fmt_seconds(row["us_per_step_a"] / 1e6),
                               fmt_seconds(row["us_per_step_b"] / 1e6),
-                              _signed_seconds(row["delta_us_per_step"] / 1e6), row["status"])
+                              _signed_seconds(row["delta_us_per_step"] / 1e6), cell(row["status"]))
             console.print(table)
     if location.memory_categories:
         table = Table(title="memory at the step's peak, by category", show_edge=False)
@@ -139,11 +144,12 @@ def _render_location(result: CheckResult, console: Console) -> None:
         console.print(table)
     for label, findings in (("appeared", location.findings_appeared), ("vanished", location.findings_vanished)):
         for f in findings:
-            console.print(f"finding {label}: [bold]{f['id']}[/bold] ({f['severity']}) {f['title']}")
+            console.print(f"finding {label}: [bold]{markup(f['id'])}[/bold] ({markup(f['severity'])}) "
+                          f"{markup(f['title'])}")
     for note in location.notes:
-        console.print(f"[dim]{note}[/dim]")
+        console.print(f"[dim]{markup(note)}[/dim]")
     if location.traces:
-        console.print(f"[dim]traces: A {location.traces.get('A')}, B {location.traces.get('B')} "
+        console.print(f"[dim]traces: A {markup(location.traces.get('A'))}, B {markup(location.traces.get('B'))} "
                       f"(`torchdoctor trace diff A B`)[/dim]")
 
 
@@ -320,9 +326,9 @@ class CheckProgress:
 
     def phase(self, text: str) -> None:
         if self.live:
-            self._bar.update(self._task, description=text, total=None, completed=0)
+            self._bar.update(self._task, description=markup(text, one_line=True), total=None, completed=0)
         else:
-            self.console.print(f"check: {text}", highlight=False)
+            self.console.print(f"check: {markup(text)}", highlight=False)
 
     def round(self, info: RoundInfo, elapsed_s: float, budget_s: float) -> None:
         text = f"round {info.rounds_done} of at most {info.max_rounds} ({elapsed_s:.0f} s of {budget_s:g} s)"
