@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from torchdoctor.errors import StoreError
@@ -59,3 +61,16 @@ def test_check_baselines_are_kept_by_name(tmp_path):
     with RunStore(tmp_path / "runs.db") as store:
         assert store.load_baseline("main")["observations"] == [2]
         assert store.baselines() == ["main", "nightly"]
+
+
+def test_a_baseline_nested_past_the_bounds_is_a_store_error_not_a_parse(tmp_path):
+    """The document is scanned before it is parsed (jsonguard), as a Record is."""
+    path = tmp_path / "runs.db"
+    with RunStore(path) as store:
+        store.save_baseline("deep", {"created_at": "t"})
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE baselines SET document = ? WHERE name = 'deep'", (b"[" * 10_000 + b"]" * 10_000,))
+    db.close()
+    with RunStore(path) as store, pytest.raises(StoreError, match="baseline 'deep' .* is unreadable"):
+        store.load_baseline("deep")

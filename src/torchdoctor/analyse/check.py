@@ -40,12 +40,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from torchdoctor.bench import SLOWER, TOO_FEW, UNCLEAR, Verdict, compare_samples
+from torchdoctor.jsonguard import JsonLimits
 from torchdoctor.record import Record
 
 SCHEMA_VERSION = 1
 BASELINE_SCHEMA_VERSION = 1
 KIND = "torchdoctor.check"
 BASELINE_KIND = "torchdoctor.check.baseline"
+#: Bounds on a baseline's JSON (a file from elsewhere, or the store) before it is parsed: one nests 4
+#: deep (observations[].phases.PHASE); 32 keeps every reader far from Python's recursion limit.
+BASELINE_LIMITS = JsonLimits(max_depth=32)
 
 PASS, REGRESSION, UNDECIDED, ERROR, SAVED = "pass", "regression", "undecided", "error", "saved"
 EXIT_CODES = {PASS: 0, REGRESSION: 1, UNDECIDED: 2, ERROR: 2, SAVED: 0}
@@ -528,7 +532,8 @@ def read_baseline(data: Any, where: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "BASELINE_KIND", "ERROR", "EXIT_CODES", "KIND", "PASS", "REGRESSION", "SAVED", "SCHEMA_VERSION", "UNDECIDED",
+    "BASELINE_KIND", "BASELINE_LIMITS", "ERROR", "EXIT_CODES", "KIND", "PASS", "REGRESSION", "SAVED", "SCHEMA_VERSION",
+    "UNDECIDED",
     "CheckResult", "Location", "Metric", "baseline_document", "compare_figures", "decide", "describe",
     "findings_changes", "fingerprint", "fingerprint_differences", "gate_settled", "grown_rows", "memory_changes",
     "metric_from_verdict", "observation_figures", "operator_coverage", "pass_bound", "phase_changes", "read_baseline",

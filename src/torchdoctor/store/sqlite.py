@@ -19,7 +19,9 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import orjson
 
+from torchdoctor.analyse.check import BASELINE_LIMITS
 from torchdoctor.errors import StoreError
+from torchdoctor.jsonguard import JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
 
 DEFAULT_STORE = Path(".torchdoctor") / "runs.db"
@@ -202,8 +204,16 @@ class RunStore:
 
     @_store_errors
     def load_baseline(self, name: str) -> dict[str, Any] | None:
+        """The baseline saved as `name`, None when there is none; StoreError when its document
+        is not JSON within BASELINE_LIMITS (a damaged or hand-edited store)."""
         row = self._db.execute("SELECT document FROM baselines WHERE name = ?", (name,)).fetchone()
-        return orjson.loads(row[0]) if row else None
+        if row is None:
+            return None
+        try:
+            return loads_bounded(bytes(row[0]), BASELINE_LIMITS)
+        except (JsonBoundError, orjson.JSONDecodeError) as exc:
+            raise StoreError(f"baseline {name!r} in the run store {self.path} is unreadable ({exc}); save it again "
+                             f"with `torchdoctor check --save-baseline {name} -- SCRIPT`") from None
 
     @_store_errors
     def baselines(self) -> list[str]:

@@ -34,14 +34,15 @@ from rich.console import Console
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.analyse.check import (
-    ERROR, OP_SHARE, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Location, Metric, baseline_document,
-    compare_figures, decide, findings_changes, fingerprint, fingerprint_differences, gate_settled, grown_rows,
-    memory_changes, metric_from_verdict, observation_figures, operator_coverage, phase_changes, read_baseline,
-    reason_for, time_gate,
+    BASELINE_LIMITS, ERROR, OP_SHARE, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Location, Metric,
+    baseline_document, compare_figures, decide, findings_changes, fingerprint, fingerprint_differences, gate_settled,
+    grown_rows, memory_changes, metric_from_verdict, observation_figures, operator_coverage, phase_changes,
+    read_baseline, reason_for, time_gate,
 )
 from torchdoctor.bench import Policy, RoundInfo, compare_samples, run_interleaved
 from torchdoctor.bench.adaptive import look_schedule
 from torchdoctor.errors import CheckError
+from torchdoctor.jsonguard import JsonBoundError, loads_bounded
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer, ForkServerError
 from torchdoctor.record import Record, new_run_id
@@ -540,11 +541,11 @@ def _write_baseline(name: str, document: dict[str, Any], store_path: Path) -> st
 def _read_baseline(name: str, store_path: Path) -> dict[str, Any]:
     if _baseline_source(name) == "file":
         try:
-            data = orjson.loads(Path(name).read_bytes())
+            data = loads_bounded(Path(name).read_bytes(), BASELINE_LIMITS)
         except OSError as exc:
             raise CheckError(f"cannot read baseline {name}: {exc.strerror}", kind="bad_baseline") from None
-        except orjson.JSONDecodeError as exc:
-            raise CheckError(f"baseline {name} is not JSON: {exc}", kind="bad_baseline") from None
+        except (JsonBoundError, orjson.JSONDecodeError) as exc:
+            raise CheckError(f"baseline {name} is not JSON within bounds: {exc}", kind="bad_baseline") from None
     else:
         with RunStore(store_path) as store:
             data = store.load_baseline(name)
