@@ -311,6 +311,8 @@ COMMANDS: dict[str, Command] = {
                           "--max-batch-sizes 2 --max-delays-ms 2 --clients 4 --requests 20 --json",
                           ("points[].load.errors", "points[].load.batch_sizes",
                            "recommended.load.errors", "recommended.load.batch_sizes")),
+    "check": Command("check", "torchdoctor check --demo --json PATH (a caught regression: metrics, location)",
+                     ("metrics", "samples_s")),
 }
 
 # --------------------------------------------------------------------------------------------------
@@ -535,6 +537,12 @@ def run_sweep(work: Path) -> dict[str, Any]:
     return {"load_sweep": _load(work / "sweep.json")}
 
 
+def run_check(work: Path) -> dict[str, Any]:
+    # Exit 1: the demo's slowdown is caught, so the regression's location is in the document too.
+    torchdoctor("check", "--demo", "--json", work / "check.json", "--store", work / "runs.db", cwd=work, ok=(1,))
+    return {"check": _load(work / "check.json")}
+
+
 @dataclass(frozen=True)
 class Group:
     run: Callable[[Path], dict[str, Any]]
@@ -555,6 +563,7 @@ GROUPS: dict[str, Group] = {
     "tune": Group(run_tune, slow=True, cost=18),
     "serve": Group(run_serve, slow=True, cost=5),
     "sweep": Group(run_sweep, slow=True, cost=5),
+    "check": Group(run_check, slow=True, cost=15),
 }
 
 
