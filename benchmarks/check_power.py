@@ -126,7 +126,8 @@ def run_cell(name: str, effect: float, checks: int, cpu_step_s: float, matmul_s:
                 step = result.metric("step_time")
                 outcomes.append({"decision": result.decision, "exit_code": result.exit_code,
                                  "wall_s": time.monotonic() - start, "rounds": result.rounds,
-                                 "ratio": step.ratio if step else None, "noise_floor": step.noise_floor if step else None,
+                                 "ratio": step.ratio if step else None,
+                                 "noise_floor": step.noise_floor if step else None,
                                  "a_step_s": step.a if step else None, "reason": result.reason})
                 print(f"  {name} +{effect:.0%} #{seed}: {result.decision} in {outcomes[-1]['wall_s']:.0f} s, "
                       f"{result.rounds} rounds; {result.reason[:150]}", flush=True)
