@@ -31,7 +31,7 @@ from torch.utils.hooks import RemovableHandle
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
-from torchdoctor.observe.steps import StepClock
+from torchdoctor.observe.steps import PhaseTimer, StepClock
 
 
 def leading_dim(batch: Any) -> int | None:
@@ -59,12 +59,13 @@ class Instrumentation:
 
     def __init__(self, clock: StepClock, facts: Facts) -> None:
         self.clock = clock
+        self.phases = PhaseTimer(clock)  # exclusive time of nested parts (closures run in step)
         self.facts = facts
         self.pid = os.getpid()
         self._undo: list[Callable[[], None]] = []
         self._roots: dict[int, torch.nn.Module] = {}
         self._root_depth = 0
-        self._forward_start_ns = 0
+        self._forward_token = (0, 0)
         self._first_root: torch.nn.Module | None = None
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
@@ -131,13 +132,12 @@ class Instrumentation:
         def timed_next(iterator: Any) -> Any:
             if os.getpid() != inst.pid:
                 return original_next(iterator)
-            start, cpu_start = time.perf_counter_ns(), time.thread_time_ns()
+            token, cpu_start = inst.phases.enter(), time.thread_time_ns()
             try:
                 batch = original_next(iterator)
             finally:
-                current = inst.clock.current
-                current.data_ns += time.perf_counter_ns() - start
-                current.data_cpu_ns += time.thread_time_ns() - cpu_start
+                inst.phases.leave(token, "data")
+                inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
             if inst.clock.current.batch_size is None:
                 inst.clock.current.batch_size = leading_dim(batch)
             return batch
@@ -160,15 +160,16 @@ class Instrumentation:
             register_optimizer_step_pre_hook,
         )
 
-        start_ns = [0]
+        tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            start_ns[0] = time.perf_counter_ns()
+            if os.getpid() == self.pid:
+                tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() != self.pid:
+            if os.getpid() != self.pid or not tokens:
                 return
-            self.clock.current.optimizer_ns += time.perf_counter_ns() - start_ns[0]
+            self.phases.leave(tokens.pop(), "optimizer")
             if self._first_optimizer is None:
                 self._first_optimizer = optimizer
                 self.facts.add_optimizer(optimizer)
@@ -191,12 +192,12 @@ class Instrumentation:
             if inst._in_backward or os.getpid() != inst.pid:
                 return run()
             inst._in_backward = True
-            start = time.perf_counter_ns()
+            token = inst.phases.enter()
             try:
                 result = run()
             finally:
                 inst._in_backward = False
-                inst.clock.current.backward_ns += time.perf_counter_ns() - start
+                inst.phases.leave(token, "backward")
             if isinstance(loss, torch.Tensor) and loss.numel() == 1:
                 inst.clock.current.loss = loss.detach()
             inst.facts.runtime.note_backward()
@@ -233,7 +234,7 @@ class Instrumentation:
 
     def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
         if self._root_depth == 0:
-            self._forward_start_ns = time.perf_counter_ns()
+            self._forward_token = self.phases.enter()
             current = self.clock.current
             if current.batch_size is None:
                 current.batch_size = leading_dim(list(args) + list(kwargs.values()))
@@ -244,7 +245,7 @@ class Instrumentation:
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._root_depth -= 1
         if self._root_depth == 0 and os.getpid() == self.pid:
-            self.clock.current.forward_ns += time.perf_counter_ns() - self._forward_start_ns
+            self.phases.leave(self._forward_token, "forward")
             if module is self._first_root:
                 self._boundary("forward")
 
