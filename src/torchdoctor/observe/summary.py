@@ -80,6 +80,14 @@ def decide_exit(result: dict[str, Any] | None, returncode: int, config: dict[str
                         message=f"torchdoctor could not set up the observation: {last[0]}")
     timed = len(result.get("steps", []))
     needed = config["warmup_steps"] + config["timing_steps"]
+    if result["step_detection"] is None and how == "script_error":
+        # The script's own exception is what happened; step detection never had a chance.
+        last = (result.get("traceback") or "").strip().splitlines()[-1:] or ["an exception"]
+        return ExitInfo(status=code or 1, reason=how, traceback=result.get("traceback"),
+                        message=f"the script raised {last[0]} before its first step")
+    if result["step_detection"] is None and how in ("sys_exit", "os_exit") and code:
+        return ExitInfo(status=code, reason=how, traceback=result.get("traceback"),
+                        message=f"the script exited with code {code} before its first step")
     if result["step_detection"] is None:
         return ExitInfo(
             status=code or 3,
