@@ -12,7 +12,7 @@ from rich.text import Text
 
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
-from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
+from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds, median_step_parts
 
 _PARTS = (
     ("data_wait_fraction", "DataLoader wait", "magenta"),
@@ -53,20 +53,32 @@ def memory_line(breakdown: dict[str, Any]) -> str:
 
 
 def breakdown_table(record: Record) -> Table:
+    """Shares and times of the median step: the median of each part and the median step (the
+    statistic the findings read), "other" the difference. Without steps (a Record that kept only
+    the summary), the summary's shares of the summed wall time."""
     summary = record.summary
+    medians = median_step_parts(record.steps)
     table = Table(title="Where each step's time goes (host wall time, median step)", title_justify="left")
     table.add_column("part")
     table.add_column("share", justify="right")
     table.add_column("per step", justify="right")
     table.add_column("")
-    largest = max(_PARTS, key=lambda p: getattr(summary, p[0]) or 0.0)[0]
+    rows = []
     for key, label, colour in _PARTS:
-        fraction = getattr(summary, key)
-        if fraction is None:
-            continue
-        per_step = fraction * summary.step_s if summary.step_s else None
+        part = key.removesuffix("_fraction")
+        if medians is not None:
+            seconds = medians[part]
+            fraction = seconds / medians["step"] if medians["step"] else 0.0
+        else:
+            fraction = getattr(summary, key)
+            if fraction is None:
+                continue
+            seconds = fraction * summary.step_s if summary.step_s else None
+        rows.append((key, label, colour, fraction, seconds))
+    largest = max(rows, key=lambda r: r[3] or 0.0)[0] if rows else None
+    for key, label, colour, fraction, seconds in rows:
         style = "bold" if key == largest else ""
-        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(per_step),
+        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(seconds),
                       Text(_bar(fraction), style=colour))
     return table
 
