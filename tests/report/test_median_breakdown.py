@@ -38,3 +38,17 @@ def test_the_table_shows_the_median_of_each_part_over_the_median_step():
 
 def test_counts_per_step_are_whole_when_they_are_whole():
     assert (fmt_count(20.0), fmt_count(2.5), fmt_count(1 / 3), fmt_count(None)) == ("20", "2.5", "0.3", "-")
+
+
+def test_a_table_in_a_narrow_pipe_wraps_long_names_instead_of_cropping_them():
+    from torchdoctor.report.memory import _modules
+
+    names = [f"GPT.transformer.h.{i}.attention_block_with_a_long_name" for i in range(3)]
+    breakdown = {"modules": [{"name": n, "parameter_bytes": 2**20, "activation_bytes": 2**20, "output_bytes": 2**10,
+                              "peak_forward_bytes": 2**21, "peak_backward_bytes": 2**22} for n in names]}
+    out = StringIO()
+    Console(file=out, width=80, color_system=None).print(_modules(breakdown))  # what a pipe gets
+    text = out.getvalue()
+    assert "…" not in text
+    column = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.count("│") > 2)
+    assert all(n in column for n in names), column

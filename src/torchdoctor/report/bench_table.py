@@ -27,13 +27,13 @@ def bench_table(results: Sequence[BenchResult], *, title: str = "torchdoctor ben
         "confidence; a win or loss needs the whole CI beyond the noise floor"
     )
     table = Table(title=title, caption=caption)
-    table.add_column("", style="bold")
+    table.add_column("", style="bold", overflow="fold")
     for name in names:
-        table.add_column(f"{name}\nmedian", justify="right")
+        table.add_column(f"{name}\nmedian", justify="right", overflow="fold")
     for name in names[1:]:
-        table.add_column(f"{name} / {baseline}\nratio [CI]", justify="right")
-    table.add_column("noise\nfloor", justify="right")
-    table.add_column("rounds", justify="right")
+        table.add_column(f"{name} / {baseline}\nratio [CI]", justify="right", overflow="fold")
+    table.add_column("noise\nfloor", justify="right", overflow="fold")
+    table.add_column("rounds", justify="right", overflow="fold")
     for result in results:
         cells = [result.label or "-"]
         cells += [fmt_seconds(result.median_s(name)) for name in names]

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
-from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds, median_step_parts
+from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_phase, fmt_seconds, median_step_parts
 
 _PARTS = (
     ("data_wait_fraction", "DataLoader wait", "magenta"),
@@ -48,7 +48,7 @@ def memory_line(breakdown: dict[str, Any]) -> str:
     peak = breakdown["peak_bytes"]
     parts = sorted(((v, k) for k, v in (breakdown.get("categories_bytes") or {}).items() if v), reverse=True)
     shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3])
-    where = f" during {breakdown['phase']}" if breakdown.get("phase") else ""
+    where = f" {fmt_phase(breakdown.get('phase'))}" if breakdown.get("phase") else ""
     return f"{fmt_bytes(peak)} on {breakdown.get('device', '?')}{where}" + (f": {shares}" if shares else "")
 
 
@@ -59,10 +59,10 @@ def breakdown_table(record: Record) -> Table:
     summary = record.summary
     medians = median_step_parts(record.steps)
     table = Table(title="Where each step's time goes (host wall time, median step)", title_justify="left")
-    table.add_column("part")
-    table.add_column("share", justify="right")
-    table.add_column("per step", justify="right")
-    table.add_column("")
+    table.add_column("part", overflow="fold")
+    table.add_column("share", justify="right", overflow="fold")
+    table.add_column("per step", justify="right", overflow="fold")
+    table.add_column("", overflow="fold")
     rows = []
     for key, label, colour in _PARTS:
         part = key.removesuffix("_fraction")
@@ -86,8 +86,8 @@ def breakdown_table(record: Record) -> Table:
 def figures_table(record: Record) -> Table:
     s = record.summary
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", overflow="fold")
+    table.add_column(overflow="fold")
     table.add_row("script", Text(" ".join([record.script or "-", *record.argv])))
     table.add_row("steps detected by", _DETECTION.get(record.step_detection or "", "-"))
     spread = f" (p10 {fmt_seconds(s.step_s_p10)}, p90 {fmt_seconds(s.step_s_p90)})" if s.step_s_p10 else ""

@@ -53,3 +53,11 @@ def median_step_parts(steps: list) -> dict[str, float] | None:
     parts = {part: statistics.median(getattr(s, f"{part}_s") or 0.0 for s in steps) for part in STEP_PARTS}
     step = statistics.median(s.wall_s for s in steps)
     return {**parts, "other": max(0.0, step - sum(parts.values())), "step": step}
+
+
+def fmt_phase(phase: str | None) -> str:
+    """Where in the step a memory peak happened, as words: 'during forward', 'outside the model's
+    calls' (the probe's "outside"), '' when unknown."""
+    if not phase:
+        return ""
+    return "outside the model's calls" if phase == "outside" else f"during {phase}"

@@ -17,7 +17,7 @@ from torchdoctor.report.format import fmt_seconds
 def runs_table(rows: list[RunRow]) -> Table:
     table = Table(title="Stored runs (newest first)", title_justify="left")
     for column in ("id", "when", "script", "exit", "median step", "samples/s"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
         exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
@@ -35,7 +35,7 @@ def _cell(value: Any) -> Text:
 def render_comparison(comparison: RunComparison, console: Console) -> None:
     table = Table(title=f"A = {comparison.a_id}   B = {comparison.b_id}", title_justify="left")
     for column in ("figure", "A", "B"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for key, a, b in comparison.summary_rows:
         table.add_row(key, _cell(a), _cell(b))
     console.print(table)
@@ -52,7 +52,7 @@ def render_comparison(comparison: RunComparison, console: Console) -> None:
             continue
         diff = Table(title=f"What differs in {title}", title_justify="left")
         for column in ("key", "A", "B"):
-            diff.add_column(column)
+            diff.add_column(column, overflow="fold")
         for key, a, b in rows:
             diff.add_row(key, _cell(a), _cell(b))
         console.print(diff)
