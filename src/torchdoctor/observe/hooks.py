@@ -54,6 +54,19 @@ def leading_dim(batch: Any) -> int | None:
 _OWN_HOOK_WARNING = r"Using `torch.compile\(module\)` when there are global hooks"
 
 
+def _keep_out_of_dynamo() -> None:
+    """Dynamo starts a frame at the first non-torch function it meets, and a global module hook
+    is one (after a graph break, modules run eagerly under its frame callback): our hooks would be
+    listed as compiled frames of the user's program. Skip their code (torch._dynamo is imported
+    by then: torch.compile was called)."""
+    try:
+        from torch._dynamo.eval_frame import skip_code
+    except ImportError:  # a torch without it: the frames are only listed, nothing breaks
+        return
+    for function in (Instrumentation._discover, Instrumentation._root_pre, Instrumentation._root_post):
+        skip_code(function.__code__)
+
+
 class Instrumentation:
     """Installs the hooks feeding a StepClock and Facts; `uninstall` undoes every patch."""
 
@@ -216,8 +229,11 @@ class Instrumentation:
 
     # -- forward ---------------------------------------------------------------------------
     def _discover(self, module: torch.nn.Module, args: Any) -> None:
-        """Global pre-hook: a module called while no known root runs is an outermost module."""
-        if self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
+        """Global pre-hook: a module called while no known root runs is an outermost module.
+
+        Never part of the user's compiled code: a no-op when Dynamo traces it (inlined in a compiled
+        module call, with no guard on our state), and its frame skipped (`_keep_out_of_dynamo`)."""
+        if torch.compiler.is_compiling() or self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
             return
         self._roots[id(module)] = module
         if self._first_root is None:
@@ -256,6 +272,7 @@ class Instrumentation:
 
         def recorded_compile(*args: Any, **kwargs: Any) -> Any:
             facts.note_compile(args, kwargs)
+            _keep_out_of_dynamo()
             return original(*args, **kwargs)
 
         recorded_compile.__wrapped__ = original  # type: ignore[attr-defined]
