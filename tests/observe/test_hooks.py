@@ -85,3 +85,34 @@ def test_observing_a_compiled_model_causes_no_recompilation():
         torch._dynamo.reset()
     assert clock.done
     assert counters["stats"]["unique_graphs"] == 1, dict(counters["recompiles"])
+
+
+def test_our_hooks_are_never_compiled_frames_of_the_users_program():
+    import torch._dynamo
+    from torch._dynamo.utils import get_compilation_metrics
+
+    class Broken(torch.nn.Module):  # a graph break between two submodule calls
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            x = self.a(x)
+            torch._dynamo.graph_break()
+            return self.b(x)
+
+    torch._dynamo.reset()
+    before = len(get_compilation_metrics())
+    clock, instrumentation = _installed()
+    try:
+        model = torch.compile(Broken(), backend="eager")
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(6):
+            optimizer.zero_grad()
+            model(torch.randn(2, 4)).sum().backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+        torch._dynamo.reset()
+    frames = [(m.co_name, m.co_filename) for m in list(get_compilation_metrics())[before:]]
+    assert frames and not [f for f in frames if "torchdoctor" in f[1]], frames
