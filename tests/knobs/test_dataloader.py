@@ -56,7 +56,8 @@ def test_an_io_bound_loader_searches_workers_beyond_the_cores_starting_at_the_su
     assert (knob.int_range(cpu_bound).high, knob.int_range(cpu_bound).first) == (2, 1)
     io_bound = Record(env=cpu_bound.env, findings=[{
         "id": "TD-DATA-007", "knob": "num_workers",
-        "fix": {"text": "Keep more reads in flight.", "code": "DataLoader(dataset, num_workers=8, prefetch_factor=4)"}}])
+        "fix": {"text": "Keep more reads in flight.",
+                "code": "DataLoader(dataset, num_workers=8, prefetch_factor=4)"}}])
     searched = knob.int_range(io_bound)
     assert (searched.low, searched.high, searched.first) == (1, 8, 8)
     assert knob.applies(Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{**loader, "num_workers": 4}]},

@@ -100,12 +100,13 @@ def top_operators(record: Record, limit: int = 12) -> dict[str, list[dict[str, A
     """Top host operators by self time and top device kernels, per profiled step (first rank)."""
     rank = _first_rank(record)
     steps = rank.get("steps_count") or 1
-    host = [{"name": op["name"], "count": fmt_count(op["count"] / steps), "time": fmt_seconds(op["self_us"] / steps / 1e6),
-             "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
+    host = [{"name": op["name"], "count": fmt_count(op["count"] / steps),
+             "time": fmt_seconds(op["self_us"] / steps / 1e6), "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
             for op in (rank.get("host") or {}).get("top_by_self_time", [])[:limit]]  # fmt: skip
     kernels = ((rank.get("device") or {}).get("kernels") or {}).get("top", [])[:limit]
-    device = [{"name": k["name"], "count": fmt_count(k["count"] / steps), "time": fmt_seconds(k["total_us"] / steps / 1e6),
-               "mean": fmt_seconds(k["mean_us"] / 1e6), "share": fmt_percent(k.get("share_fraction"))}
+    device = [{"name": k["name"], "count": fmt_count(k["count"] / steps),
+               "time": fmt_seconds(k["total_us"] / steps / 1e6), "mean": fmt_seconds(k["mean_us"] / 1e6),
+               "share": fmt_percent(k.get("share_fraction"))}
               for k in kernels]  # fmt: skip
     return {"host": host, "device": device}
 

@@ -60,9 +60,10 @@ def _lint_hints(record: Record, covered_topics: set[str], select: Iterable[str],
     except MissingEvidence:
         cpu_run = False
     for v in (record.lint or {}).get("violations") or []:
-        code, topic = v.get("code", ""), v.get("rule_hint", "")
-        if (cpu_run and code in DEVICE_ONLY_LINT) or topic in covered_topics or (select and not _matches(code, v.get("layer", ""), select)) \
-                or _matches(code, v.get("layer", ""), ignore):
+        code, topic, layer = v.get("code", ""), v.get("rule_hint", ""), v.get("layer", "")
+        not_this_device = cpu_run and code in DEVICE_ONLY_LINT
+        if not_this_device or topic in covered_topics or (select and not _matches(code, layer, select)) \
+                or _matches(code, layer, ignore):
             continue
         hints.append(Finding(code, v.get("layer", "config"), "info", f"static hint: {v.get('message', '')}", 0.0,
                              {"lint": [f"{v['path']}:{v['line']}:{v['col']} {code}"], "measured_cost": None},
