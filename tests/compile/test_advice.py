@@ -59,3 +59,21 @@ def test_a_faster_compile_repaid_within_the_run_gives_no_advice():
 
 def test_without_a_run_length_compile_time_is_not_judged():
     assert [f.id for f in advise({"graph_count": 1}, comparison("slower", 1.4, None))] == ["TD-COMP-023"]
+
+
+GRAD_MODE = {"function": "forward", "filename": "/x/model.py", "lineno": 170,
+             "guard": "0/0: GLOBAL_STATE changed: grad_mode"}
+
+
+def test_slower_steps_name_their_measured_cause_never_a_generic_list():
+    # nanoGPT on CPU: no break, one recompile from an evaluation under no_grad, compiled x1.24 slower
+    (finding,) = advise({"graph_count": 2, "recompiles": [GRAD_MODE]}, comparison("slower", 1.24, None))
+    assert finding.evidence["cause"] == "overhead"
+    assert finding.evidence["recompile_outside_steady_state"]["guard"] == GRAD_MODE["guard"]
+    assert "10.00 ms eager step" in finding.explanation and "grad_mode" in finding.explanation
+    assert "outside the steady state" in finding.explanation
+    assert "remove the graph breaks" not in finding.fix.text.lower()
+    broken = [f for f in advise({"graph_breaks": [BREAK]}, comparison("slower", 1.4, None)) if f.id == "TD-COMP-023"]
+    assert broken[0].evidence["cause"] == "graph_break" and broken[0].fix.text.startswith("At train.py:15:")
+    shaped = [f for f in advise({"recompiles": [RECOMPILE]}, comparison("slower", 1.4, None)) if f.id == "TD-COMP-023"]
+    assert shaped[0].evidence["cause"] == "shape_recompiles" and "dynamic=True" in shaped[0].fix.text

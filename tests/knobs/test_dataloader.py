@@ -44,3 +44,40 @@ def test_batch_size_knob_changes_the_batch() -> None:
         assert next(iter(DataLoader(DATA, batch_size=4)))[0].shape[0] == 8
     finally:
         undo()
+
+
+def test_an_io_bound_loader_searches_workers_beyond_the_cores_starting_at_the_suggestion() -> None:
+    from torchdoctor.knobs import REGISTRY
+    from torchdoctor.record import Record
+
+    loader = {"num_workers": 0, "iterable_dataset": False}
+    cpu_bound = Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [loader]})
+    knob = REGISTRY["num_workers"]
+    assert (knob.int_range(cpu_bound).high, knob.int_range(cpu_bound).first) == (2, 1)
+    io_bound = Record(env=cpu_bound.env, findings=[{
+        "id": "TD-DATA-007", "knob": "num_workers",
+        "fix": {"text": "Keep more reads in flight.",
+                "code": "DataLoader(dataset, num_workers=8, prefetch_factor=4)"}}])
+    searched = knob.int_range(io_bound)
+    assert (searched.low, searched.high, searched.first) == (1, 8, 8)
+    assert knob.applies(Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{**loader, "num_workers": 4}]},
+                               findings=io_bound.findings))
+
+
+def test_the_diagnosis_suggestion_for_an_io_bound_loader_is_what_tune_tries_first() -> None:
+    from pathlib import Path
+
+    from torchdoctor.knobs import REGISTRY
+    from torchdoctor.record import Record
+    from torchdoctor.rules import diagnose
+
+    fixtures = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TD-DATA-007"
+    record = Record.load(fixtures / "fires.json")  # not diagnosed yet, as tune's baseline
+    record.env["cpu"] = {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2}
+    (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
+    span = REGISTRY["num_workers"].int_range(record)
+    assert f"num_workers={span.first}" in finding.fix.code  # the finding's count is tried first
+    assert (span.low, span.high) == (1, span.first) and span.first > 2  # beyond the 2 cores
+    busy = Record.load(fixtures / "silent.json")  # the loading computes: one worker per core at most
+    busy.env["cpu"] = record.env["cpu"]
+    assert REGISTRY["num_workers"].int_range(busy).high == 2

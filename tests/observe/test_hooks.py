@@ -66,22 +66,52 @@ def test_leading_dim_finds_the_batch_size_in_nested_batches():
     assert leading_dim("text") is None
 
 
-def test_observing_a_compiled_model_causes_no_recompilation():
+def _train_compiled(module: torch.nn.Module, steps: int) -> StepClock:
+    """Trains `module`, compiled with the eager backend, under the hooks for `steps` steps; dynamo is
+    reset afterwards so that the next test compiles (and counts) its own frames only."""
     import torch._dynamo
-    from torch._dynamo.utils import counters
 
-    torch._dynamo.reset()
-    counters.clear()
     clock, instrumentation = _installed()
     try:
-        model = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()), backend="eager")
+        model = torch.compile(module, backend="eager")
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        for _ in range(8):
+        for _ in range(steps):
             optimizer.zero_grad()
             model(torch.randn(2, 4)).sum().backward()
             optimizer.step()
     finally:
         instrumentation.uninstall()
         torch._dynamo.reset()
+    return clock
+
+
+def test_observing_a_compiled_model_causes_no_recompilation():
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    clock = _train_compiled(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()), steps=8)
     assert clock.done
     assert counters["stats"]["unique_graphs"] == 1, dict(counters["recompiles"])
+
+
+def test_our_hooks_are_never_compiled_frames_of_the_users_program():
+    import torch._dynamo
+    from torch._dynamo.utils import get_compilation_metrics
+
+    class Broken(torch.nn.Module):  # a graph break between two submodule calls
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            x = self.a(x)
+            torch._dynamo.graph_break()
+            return self.b(x)
+
+    torch._dynamo.reset()
+    before = len(get_compilation_metrics())
+    _train_compiled(Broken(), steps=6)
+    frames = [(m.co_name, m.co_filename) for m in list(get_compilation_metrics())[before:]]
+    assert frames and not [f for f in frames if "torchdoctor" in f[1]], frames

@@ -91,21 +91,66 @@ def shape_recompiles(report: dict[str, Any], window_s: float | None = None) -> F
             "# or: torch._dynamo.mark_dynamic(x, 1) on the varying dimension"))
 
 
-def slower(comparison: dict[str, Any] | None) -> Finding | None:
-    """TD-COMP-023: compiled steps measurably slower than eager (benchmark verdict "slower"). Upside: the
-    share of the compiled step lost against eager, 1 - 1/ratio."""
+def _where(entry: dict[str, Any]) -> str:
+    return f"{Path(entry.get('filename') or '?').name}:{entry.get('lineno')}"
+
+
+def slower_cause(report: dict[str, Any] | None, comparison: dict[str, Any]) -> tuple[str, Fix, dict[str, Any]]:
+    """The measured cause of slower compiled steps, most specific first: a graph break (its line
+    and reason), recompilations for changing shapes, else the compiled code's own overhead on a
+    small step. A recompile for another reason (a global state such as grad_mode, from an
+    evaluation under no_grad) happens outside the steady state: compile time, not step time."""
+    report = report or {}
+    breaks = report.get("graph_breaks") or []
+    shapes = shape_guards(report)
+    others = [r for r in report.get("recompiles") or [] if r not in shapes]
+    evidence: dict[str, Any] = {}
+    if others:
+        r = others[0]
+        evidence["recompile_outside_steady_state"] = {"guard": r.get("guard"), "function": r.get("function"),
+                                                      "at": _where(r)}
+    if breaks:
+        b = breaks[0]
+        evidence["cause"] = "graph_break"
+        return (f"the graph break at {_where(b)} ({b['reason']})",
+                Fix(f"At {_where(b)}: {break_fix(b['reason'])}.",
+                    "@torch.compiler.disable\ndef log_stats(x): ...   # keep unavoidable Python out of the graph"),
+                evidence)
+    if shapes:
+        evidence["cause"] = "shape_recompiles"
+        return (f"{len(shapes)} recompilations for changing input shapes ({shapes[0]['guard']})",
+                Fix(_sentence("compile with dynamic=True, or pad/bucket inputs to a few fixed shapes"),
+                    "model = torch.compile(model, dynamic=True)"), evidence)
+    evidence["cause"] = "overhead"
+    eager_s = comparison.get("eager_step_s")
+    step = f"a {eager_s * 1e3:.2f} ms eager step" if eager_s else "this step"
+    note = ""
+    if others:
+        r = others[0]
+        note = (f"; the one recompile ({r.get('guard')}, in {r.get('function')} at {_where(r)}: a call under another "
+                "global state, such as an evaluation under no_grad) is outside the steady state and costs compile "
+                "time, not step time")
+    return (f"no graph break: on {step} the compiled code's per-call overhead (guards, graph dispatch) outweighs "
+            f"what fusion saves{note}",
+            Fix("Do not compile this model: it is too small for compilation to pay; compile larger models or "
+                "batches.", "model = model  # not compiled"), evidence)
+
+
+def slower(comparison: dict[str, Any] | None, report: dict[str, Any] | None = None) -> Finding | None:
+    """TD-COMP-023: compiled steps measurably slower than eager (benchmark verdict "slower"), with the
+    measured cause (`slower_cause`). Upside: the share of the compiled step lost against eager,
+    1 - 1/ratio."""
     if not comparison or comparison["verdict"]["verdict"] != "slower":
         return None
     ratio = comparison["verdict"]["ratio"]
     share = 1 - 1 / ratio
+    cause, fix, cause_evidence = slower_cause(report, comparison)
     return new_finding(
         SLOWER, LAYER, severity_at(share, SLOWER_WARNING, SLOWER_PROBLEM) or "info",
         f"compiled steps are slower than eager (ratio {ratio:.2f})", share,
         {"ratio": round(ratio, 4), "eager_step_s": comparison.get("eager_step_s"),
-         "compiled_step_s": comparison.get("compiled_step_s")},
-        "Graph breaks, recompilations and guard checks can cost more than fusion wins, especially for small models.",
-        Fix(_sentence("remove the graph breaks and recompilations above, or do not compile this model"),
-            "model = model  # not compiled"))
+         "compiled_step_s": comparison.get("compiled_step_s"), **cause_evidence},
+        _sentence(f"Measured cause: {cause}"), fix)
 
 
 def not_repaid(comparison: dict[str, Any] | None, run_steps: int | None) -> Finding | None:
@@ -135,6 +180,7 @@ def advise(report: dict[str, Any] | None, comparison: dict[str, Any] | None = No
     """Every compile finding the evidence supports; `run_steps`: the job's length in steps."""
     if not report:
         return []
-    found = (graph_breaks(report), shape_recompiles(report), slower(comparison), not_repaid(comparison, run_steps))
+    found = (graph_breaks(report), shape_recompiles(report), slower(comparison, report),
+             not_repaid(comparison, run_steps))
     return [f for f in found if f is not None]
 

@@ -8,6 +8,7 @@ rejects them otherwise.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch.utils.data
@@ -50,6 +51,47 @@ class _LoaderKnob(Knob):
         return None
 
 
+#: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
+IO_BOUND_FINDING = "TD-DATA-007"
+MAX_IO_WORKERS = 32
+IO_BOUND_WORKERS = 8  # TD-DATA-007's suggestion (its fix says num_workers=8; a test keeps them equal)
+WAIT_SHARE, IDLE_WAIT_CPU, IDLE_CPU_PERCENT = 0.10, 0.3, 15.0  # TD-DATA-007's thresholds (rules/data.py)
+
+
+def io_bound_suggestion(record: Record) -> int | None:
+    """The worker count the diagnosis suggested for an I/O-bound loader (its finding's fix,
+    `num_workers=N`), or None when the Record's findings do not say the loader is I/O-bound.
+    Its workers mostly sleep on reads, so they may outnumber the cores."""
+    for finding in record.findings or []:
+        get = finding.get if isinstance(finding, dict) else lambda key, f=finding: getattr(f, key, None)
+        if get("id") != IO_BOUND_FINDING:
+            continue
+        fix = get("fix") or {}
+        code = fix.get("code", "") if isinstance(fix, dict) else getattr(fix, "code", "")
+        found = re.search(r"num_workers\s*=\s*(\d+)", code or "")
+        return min(MAX_IO_WORKERS, int(found.group(1))) if found else None
+    return IO_BOUND_WORKERS if _waits_idle(record) else None
+
+
+def _waits_idle(record: Record) -> bool:
+    """A Record not yet diagnosed (tune's baseline): the figures TD-DATA-007 reads. A typical step
+    waits for data (WAIT_SHARE) while the loading is idle: the main thread's CPU time inside its
+    own loading (no workers), or the script's and workers' CPU use (workers), is small."""
+    steps, loaders = record.steps, _loaders(record)
+    if not steps or not loaders:
+        return False
+    walls, waits = sorted(s.wall_s for s in steps), sorted(s.data_wait_s for s in steps)
+    middle = len(steps) // 2
+    if not walls[middle] or waits[middle] / walls[middle] < WAIT_SHARE:
+        return False
+    if not loaders[0].get("num_workers"):
+        if any(s.data_wait_cpu_s is None for s in steps):
+            return False
+        return sum(s.data_wait_cpu_s or 0.0 for s in steps) < IDLE_WAIT_CPU * sum(s.data_wait_s for s in steps)
+    cpu = ((record.system or {}).get("summary") or {}).get("process_cpu_percent_mean")
+    return cpu is not None and cpu < IDLE_CPU_PERCENT
+
+
 @register
 class NumWorkers(_LoaderKnob):
     name = "num_workers"
@@ -58,12 +100,18 @@ class NumWorkers(_LoaderKnob):
     summary = "load batches in worker processes, in parallel with the step"
 
     def applies(self, record: Record) -> bool:
-        """No workers, or fewer than the cores allow (the "too few workers" case, TD-DATA-003)."""
-        most = max(2, min(16, cpu_cores(record)))
+        """No workers, or fewer than the cores allow (the "too few workers" case, TD-DATA-003), or
+        fewer than the diagnosis suggested for an I/O-bound loader (TD-DATA-007)."""
+        most = max(2, min(16, cpu_cores(record)), io_bound_suggestion(record) or 0)
         return any(d.get("num_workers", 0) < most for d in _loaders(record))
 
     def int_range(self, record: Record) -> IntRange:
         cores = cpu_cores(record)
+        suggested = io_bound_suggestion(record)
+        if suggested:
+            # I/O-bound: workers sleep on reads, so the search goes beyond the cores, up to the
+            # diagnosis' own suggestion, and tries that suggestion first.
+            return IntRange(low=1, high=max(2, min(16, cores), suggested), first=suggested)
         # One worker per core at most (DataLoader warns beyond); first guess leaves a core to the step.
         return IntRange(low=1, high=max(2, min(16, cores)), first=max(1, min(8, cores - 1)))
 

@@ -42,6 +42,13 @@ def _already_autocast(record: Record) -> bool:
     return bool((record.env.get("forward_state") or {}).get("autocast"))
 
 
+def _run_device(record: Record) -> str:
+    """The device type the run's models sat on ("cuda", "cpu", ...): the autocast snippet names it."""
+    devices = {d for m in record.env.get("models") or [] for d in (m.get("parameter_devices") or {})}
+    gpu = sorted(devices - {"cpu", "meta"})
+    return gpu[0] if gpu else "cpu" if devices else ("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def _fp32_model(record: Record) -> bool:
     models = record.env.get("models") or []
     return any("float32" in (m.get("parameter_dtypes") or {}) for m in models)
@@ -53,7 +60,10 @@ class AutocastBF16(Knob):
     loss_rtol = 5e-2
     summary = "run the forward in bfloat16 autocast"
 
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # set by applies() from the run's models
+
     def applies(self, record: Record) -> bool:
+        self.device = _run_device(record)
         capability = cuda_capability(record)
         gpu_ok = capability is None or capability >= (8, 0)
         return gpu_ok and _fp32_model(record) and not _already_autocast(record)
@@ -62,7 +72,7 @@ class AutocastBF16(Knob):
         return _autocast_forward(torch.bfloat16)
 
     def code_change(self, value: Any) -> str:
-        return ('with torch.autocast(device_type="cuda", dtype=torch.bfloat16):  # or "cpu"\n'
+        return (f'with torch.autocast(device_type="{self.device}", dtype=torch.bfloat16):\n'
                 "    output = model(inputs)\n    loss = loss_fn(output, target)")
 
 

@@ -31,7 +31,7 @@ from torch.utils.hooks import RemovableHandle
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
-from torchdoctor.observe.steps import StepClock
+from torchdoctor.observe.steps import PhaseTimer, StepClock
 
 
 def leading_dim(batch: Any) -> int | None:
@@ -54,17 +54,31 @@ def leading_dim(batch: Any) -> int | None:
 _OWN_HOOK_WARNING = r"Using `torch.compile\(module\)` when there are global hooks"
 
 
+def _keep_out_of_dynamo() -> None:
+    """Dynamo starts a frame at the first non-torch function it meets, and a global module hook
+    is one (after a graph break, modules run eagerly under its frame callback): our hooks would be
+    listed as compiled frames of the user's program. Skip their code (torch._dynamo is imported
+    by then: torch.compile was called)."""
+    try:
+        from torch._dynamo.eval_frame import skip_code
+    except ImportError:  # a torch without it: the frames are only listed, nothing breaks
+        return
+    for function in (Instrumentation._discover, Instrumentation._root_pre, Instrumentation._root_post):
+        skip_code(function.__code__)
+
+
 class Instrumentation:
     """Installs the hooks feeding a StepClock and Facts; `uninstall` undoes every patch."""
 
     def __init__(self, clock: StepClock, facts: Facts) -> None:
         self.clock = clock
+        self.phases = PhaseTimer(clock)  # exclusive time of nested parts (closures run in step)
         self.facts = facts
         self.pid = os.getpid()
         self._undo: list[Callable[[], None]] = []
         self._roots: dict[int, torch.nn.Module] = {}
         self._root_depth = 0
-        self._forward_start_ns = 0
+        self._forward_token = (0, 0)
         self._first_root: torch.nn.Module | None = None
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
@@ -131,13 +145,12 @@ class Instrumentation:
         def timed_next(iterator: Any) -> Any:
             if os.getpid() != inst.pid:
                 return original_next(iterator)
-            start, cpu_start = time.perf_counter_ns(), time.thread_time_ns()
+            token, cpu_start = inst.phases.enter(), time.thread_time_ns()
             try:
                 batch = original_next(iterator)
             finally:
-                current = inst.clock.current
-                current.data_ns += time.perf_counter_ns() - start
-                current.data_cpu_ns += time.thread_time_ns() - cpu_start
+                inst.phases.leave(token, "data")
+                inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
             if inst.clock.current.batch_size is None:
                 inst.clock.current.batch_size = leading_dim(batch)
             return batch
@@ -160,15 +173,16 @@ class Instrumentation:
             register_optimizer_step_pre_hook,
         )
 
-        start_ns = [0]
+        tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            start_ns[0] = time.perf_counter_ns()
+            if os.getpid() == self.pid:
+                tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() != self.pid:
+            if os.getpid() != self.pid or not tokens:
                 return
-            self.clock.current.optimizer_ns += time.perf_counter_ns() - start_ns[0]
+            self.phases.leave(tokens.pop(), "optimizer")
             if self._first_optimizer is None:
                 self._first_optimizer = optimizer
                 self.facts.add_optimizer(optimizer)
@@ -191,12 +205,12 @@ class Instrumentation:
             if inst._in_backward or os.getpid() != inst.pid:
                 return run()
             inst._in_backward = True
-            start = time.perf_counter_ns()
+            token = inst.phases.enter()
             try:
                 result = run()
             finally:
                 inst._in_backward = False
-                inst.clock.current.backward_ns += time.perf_counter_ns() - start
+                inst.phases.leave(token, "backward")
             if isinstance(loss, torch.Tensor) and loss.numel() == 1:
                 inst.clock.current.loss = loss.detach()
             inst.facts.runtime.note_backward()
@@ -215,8 +229,11 @@ class Instrumentation:
 
     # -- forward ---------------------------------------------------------------------------
     def _discover(self, module: torch.nn.Module, args: Any) -> None:
-        """Global pre-hook: a module called while no known root runs is an outermost module."""
-        if self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
+        """Global pre-hook: a module called while no known root runs is an outermost module.
+
+        Never part of the user's compiled code: a no-op when Dynamo traces it (inlined in a compiled
+        module call, with no guard on our state), and its frame skipped (`_keep_out_of_dynamo`)."""
+        if torch.compiler.is_compiling() or self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
             return
         self._roots[id(module)] = module
         if self._first_root is None:
@@ -233,7 +250,7 @@ class Instrumentation:
 
     def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
         if self._root_depth == 0:
-            self._forward_start_ns = time.perf_counter_ns()
+            self._forward_token = self.phases.enter()
             current = self.clock.current
             if current.batch_size is None:
                 current.batch_size = leading_dim(list(args) + list(kwargs.values()))
@@ -244,7 +261,7 @@ class Instrumentation:
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._root_depth -= 1
         if self._root_depth == 0 and os.getpid() == self.pid:
-            self.clock.current.forward_ns += time.perf_counter_ns() - self._forward_start_ns
+            self.phases.leave(self._forward_token, "forward")
             if module is self._first_root:
                 self._boundary("forward")
 
@@ -255,6 +272,7 @@ class Instrumentation:
 
         def recorded_compile(*args: Any, **kwargs: Any) -> Any:
             facts.note_compile(args, kwargs)
+            _keep_out_of_dynamo()
             return original(*args, **kwargs)
 
         recorded_compile.__wrapped__ = original  # type: ignore[attr-defined]

@@ -9,6 +9,11 @@ it switches to it and counts again from that event, so the warm-up absorbs the s
 Phases, counted in steps of the chosen source: warm-up (not measured), timing window (per-step
 times; the device is synchronised only at the window's two edges), profiler window, then stop.
 This module only does arithmetic on perf_counter_ns timestamps; the hooks feed it.
+
+Parts nest: `optimizer.step(closure)` (LBFGS, Lightning's automatic optimisation) runs forward and
+backward inside the optimizer step. `PhaseTimer` gives each part its exclusive time (a part's wall
+time less the parts timed inside it), so the parts of a step never overlap and add up to at most
+the step's wall time.
 """
 
 from __future__ import annotations
@@ -31,6 +36,32 @@ class _Accumulator:
     optimizer_ns: int = 0
     batch_size: int | None = None
     loss: Any = None  # a detached scalar tensor; read with .item() only after the window
+
+
+class PhaseTimer:
+    """Exclusive time of nested parts: `token = enter()` ... `leave(token, "forward")` adds the
+    elapsed time, less that of parts entered and left in between, to the step in progress."""
+
+    def __init__(self, clock: "StepClock") -> None:
+        self.clock = clock
+        self._inner: list[int] = []  # per open part, the wall time of the parts nested in it
+
+    def enter(self) -> tuple[int, int]:
+        self._inner.append(0)
+        return time.perf_counter_ns(), len(self._inner)
+
+    def leave(self, token: tuple[int, int], part: str) -> int:
+        """Adds the part's exclusive time to the current step; returns its inclusive time."""
+        start, depth = token
+        elapsed = time.perf_counter_ns() - start
+        del self._inner[depth:]  # parts that were entered but never left (an exception in a hook)
+        inner = self._inner.pop() if len(self._inner) == depth else 0
+        if self._inner:
+            self._inner[-1] += elapsed
+        current = self.clock.current
+        name = f"{part}_ns"
+        setattr(current, name, getattr(current, name) + max(0, elapsed - inner))
+        return elapsed
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """System metrics sampled in a background thread while the script runs.
 
 Per sample: process CPU (the script plus its children, e.g. DataLoader workers, in % of one
-core), machine CPU (% of all cores), RSS of the process and of its children, disk bytes read
+core), the children's share of it, machine CPU (% of all cores), RSS of the process and of its children, disk bytes read
 since the previous sample (machine-wide and by the process tree), and, where NVML is available,
 GPU utilisation and memory of the GPUs this process used (NVML samples every GPU of the machine;
 the devices the process allocated on are picked at the end). The summary covers the timing window
@@ -78,6 +78,7 @@ class SystemSampler:
         "t_s",
         "process_cpu_percent",
         "machine_cpu_percent",
+        "children_cpu_percent",
         "rss_bytes",
         "children_rss_bytes",
         "disk_read_bytes",
@@ -160,6 +161,7 @@ class SystemSampler:
             "t_s": time.perf_counter() - self._t0,
             "process_cpu_percent": self._proc.cpu_percent(None) + child_cpu,
             "machine_cpu_percent": psutil.cpu_percent(None),
+            "children_cpu_percent": child_cpu,
             "rss_bytes": self._proc.memory_info().rss,
             "children_rss_bytes": child_rss,
             "disk_read_bytes": max(0, disk - self._last_disk),
@@ -210,7 +212,9 @@ def summarise(
     if not mask.any():
         mask = np.ones_like(t, dtype=bool)
     out: dict[str, Any] = {"num_samples": int(mask.sum()), "over": "window" if window else "run"}
-    for name in ("process_cpu_percent", "machine_cpu_percent", "gpu_util_percent"):
+    for name in ("process_cpu_percent", "machine_cpu_percent", "children_cpu_percent", "gpu_util_percent"):
+        if name not in columns:  # children_cpu_percent: not in Records from before it was sampled
+            continue
         values = np.asarray(columns[name], dtype=float)[mask]
         finite = values[np.isfinite(values)]
         out[f"{name}_mean"] = float(finite.mean()) if finite.size else None

@@ -29,14 +29,14 @@ def bench_table(results: Sequence[BenchResult], *, title: str = "torchdoctor ben
         "confidence; a win or loss needs the whole CI beyond the noise floor"
     )
     table = Table(title=markup(title), caption=caption)
-    table.add_column("", style="bold")
+    table.add_column("", style="bold", overflow="fold")
     for name in names:
-        table.add_column(f"{markup(name, one_line=True)}\nmedian", justify="right")
+        table.add_column(f"{markup(name, one_line=True)}\nmedian", justify="right", overflow="fold")
     for name in names[1:]:
         table.add_column(f"{markup(name, one_line=True)} / {markup(baseline, one_line=True)}\nratio [CI]",
-                         justify="right")
-    table.add_column("noise\nfloor", justify="right")
-    table.add_column("rounds", justify="right")
+                         justify="right", overflow="fold")
+    table.add_column("noise\nfloor", justify="right", overflow="fold")
+    table.add_column("rounds", justify="right", overflow="fold")
     for result in results:
         cells = [cell(result.label or "-")]
         cells += [fmt_seconds(result.median_s(name)) for name in names]

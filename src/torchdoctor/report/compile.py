@@ -32,14 +32,14 @@ def render_compile(report: dict[str, Any] | None, console: Console) -> None:
     if report.get("graph_breaks"):
         table = Table(title="graph breaks")
         for column in ("where", "count", "reason"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")
         for b in report["graph_breaks"]:
             table.add_row(_where(b["filename"], b["lineno"]), cell(b["count"]), cell(b["reason"]))
         console.print(table)
     if report.get("recompiles"):
         table = Table(title="recompilations (the guard that failed)")
         for column in ("function", "where", "guard"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")
         for r in report["recompiles"]:
             table.add_row(cell(r["function"] or "?"), _where(r["filename"], r["lineno"]), cell(r["guard"]))
         console.print(table)
@@ -69,7 +69,7 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
         return
     table = Table(title="operators (time per step, eager -> compiled)")
     for column in ("operator", "status", "eager us", "compiled us"):
-        table.add_column(column, justify="left" if column in ("operator", "status") else "right")
+        table.add_column(column, justify="left" if column in ("operator", "status") else "right", overflow="fold")
     for row in ops["fused_away"] + ops["added"] + ops["remaining"]:
         table.add_row(cell(row["name"], limit=60), row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
     console.print(table)
@@ -83,7 +83,7 @@ def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
     table = Table(title="torch.compile modes vs eager")
     for column in ("mode", "dynamic", "compile time", "step", "graphs", "breaks", "recompiles", "verdict",
                    "ratio"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for r in (r for r in rows if r["status"] == "measured"):
         v = r["verdict"] or {}
         table.add_row(r["mode"], str(r["dynamic"]), fmt_seconds(r["compile_time_s"]), fmt_seconds(r["step_s"]),

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
-from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
+from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_phase, fmt_seconds, median_step_parts
 from torchdoctor.report.safe_text import cell, plain
 
 #: Warnings printed at most; the rest are counted (every one is in the JSON).
@@ -71,25 +71,37 @@ def memory_line(breakdown: dict[str, Any]) -> str:
     categories = _section(breakdown.get("categories_bytes")).items()
     parts = sorted(((v, str(k)) for k, v in categories if _number(v)), reverse=True)
     shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3]) if peak else ""
-    where = f" during {breakdown['phase']}" if breakdown.get("phase") else ""
+    where = f" {fmt_phase(breakdown.get('phase'))}" if breakdown.get("phase") else ""
     return f"{fmt_bytes(peak)} on {breakdown.get('device', '?')}{where}" + (f": {shares}" if shares else "")
 
 
 def breakdown_table(record: Record) -> Table:
+    """Shares and times of the median step: the median of each part and the median step (the
+    statistic the findings read), "other" the difference. Without steps (a Record that kept only
+    the summary), the summary's shares of the summed wall time."""
     summary = record.summary
+    medians = median_step_parts(record.steps)
     table = Table(title="Where each step's time goes (host wall time, median step)", title_justify="left")
-    table.add_column("part")
-    table.add_column("share", justify="right")
-    table.add_column("per step", justify="right")
-    table.add_column("")
-    largest = max(_PARTS, key=lambda p: getattr(summary, p[0]) or 0.0)[0]
+    table.add_column("part", overflow="fold")
+    table.add_column("share", justify="right", overflow="fold")
+    table.add_column("per step", justify="right", overflow="fold")
+    table.add_column("", overflow="fold")
+    rows = []
     for key, label, colour in _PARTS:
-        fraction = getattr(summary, key)
-        if fraction is None:
-            continue
-        per_step = fraction * summary.step_s if summary.step_s else None
+        part = key.removesuffix("_fraction")
+        if medians is not None:
+            seconds = medians[part]
+            fraction = seconds / medians["step"] if medians["step"] else 0.0
+        else:
+            fraction = getattr(summary, key)
+            if fraction is None:
+                continue
+            seconds = fraction * summary.step_s if summary.step_s else None
+        rows.append((key, label, colour, fraction, seconds))
+    largest = max(rows, key=lambda r: r[3] or 0.0)[0] if rows else None
+    for key, label, colour, fraction, seconds in rows:
         style = "bold" if key == largest else ""
-        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(per_step),
+        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(seconds),
                       Text(_bar(fraction), style=colour))
     return table
 
@@ -97,8 +109,8 @@ def breakdown_table(record: Record) -> Table:
 def figures_table(record: Record) -> Table:
     s = record.summary
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", overflow="fold")
+    table.add_column(overflow="fold")
     table.add_row("script", cell(" ".join([record.script or "-", *record.argv])))
     table.add_row("steps detected by", _DETECTION.get(record.step_detection or "", "-"))
     spread = f" (p10 {fmt_seconds(s.step_s_p10)}, p90 {fmt_seconds(s.step_s_p90)})" if s.step_s_p10 else ""

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
+
+from torchdoctor.record import StepSample
+
 
 def fmt_seconds(value: float | None) -> str:
     """'1.234 s', '12.34 ms', '56.7 µs' or '812 ns'; '-' for a missing figure."""
@@ -29,3 +34,33 @@ def fmt_bytes(value: float | None) -> str:
         if abs(value) >= size:
             return f"{value / size:.2f} {unit}"
     return f"{int(value)} B"
+
+
+def fmt_count(value: float | None) -> str:
+    """A count per step: whole counts without a decimal ('20'), others to one decimal ('2.5')."""
+    if value is None:
+        return "-"
+    rounded = round(value, 1)
+    return f"{rounded:.0f}" if rounded == int(rounded) else f"{rounded:.1f}"
+
+
+STEP_PARTS = ("data_wait", "forward", "backward", "optimizer")
+
+
+def median_step_parts(steps: Sequence[StepSample]) -> dict[str, float] | None:
+    """One statistic for a step's anatomy, as the rules read it: the median of each part over the
+    timed steps, the median step (`step`), and `other`, what makes up the difference (0 when the
+    part medians add up to more than the median step). Shares are these over the median step."""
+    if not steps:
+        return None
+    parts = {part: statistics.median(getattr(s, f"{part}_s") or 0.0 for s in steps) for part in STEP_PARTS}
+    step = statistics.median(s.wall_s for s in steps)
+    return {**parts, "other": max(0.0, step - sum(parts.values())), "step": step}
+
+
+def fmt_phase(phase: str | None) -> str:
+    """Where in the step a memory peak happened, as words: 'during forward', 'outside the model's
+    calls' (the probe's "outside"), '' when unknown."""
+    if not phase:
+        return ""
+    return "outside the model's calls" if phase == "outside" else f"during {phase}"

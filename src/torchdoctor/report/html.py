@@ -26,7 +26,7 @@ from pygments.lexers import PythonLexer
 
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
-from torchdoctor.report.format import fmt_percent, fmt_seconds
+from torchdoctor.report.format import fmt_count, fmt_percent, fmt_seconds, median_step_parts
 from torchdoctor.report.console_findings import evidence_text, fix_parts, ranked
 
 _BREAKDOWN = (
@@ -68,9 +68,17 @@ def breakdown_bars(record: Record) -> list[dict[str, Any]]:
     """The step-time bars: measured host wall time (always), and the profiled steps by trace category."""
     s, bars = record.summary, []
     if s.num_steps:
-        parts = [(label, colour, getattr(s, key) or 0.0, f"{fmt_percent(getattr(s, key))}, "
-                  f"{fmt_seconds((getattr(s, key) or 0.0) * (s.step_s or 0.0))} per step")
-                 for key, label, colour in _BREAKDOWN]  # fmt: skip
+        medians = median_step_parts(record.steps)  # the statistic the console table and the rules use
+        if medians is not None:
+            step = medians["step"] or 1.0
+            parts = [(label, colour, medians[key.removesuffix("_fraction")] / step,
+                      f"{fmt_percent(medians[key.removesuffix('_fraction')] / step)}, "
+                      f"{fmt_seconds(medians[key.removesuffix('_fraction')])} per step")
+                     for key, label, colour in _BREAKDOWN]  # fmt: skip
+        else:
+            parts = [(label, colour, getattr(s, key) or 0.0, f"{fmt_percent(getattr(s, key))}, "
+                      f"{fmt_seconds((getattr(s, key) or 0.0) * (s.step_s or 0.0))} per step")
+                     for key, label, colour in _BREAKDOWN]  # fmt: skip
         bars.append({"title": f"Median step {fmt_seconds(s.step_s)}, host wall time", "segments": _bar(parts)})
     rank = _first_rank(record)
     breakdown, steps = rank.get("breakdown_us") or {}, rank.get("steps_count") or 1
@@ -92,12 +100,13 @@ def top_operators(record: Record, limit: int = 12) -> dict[str, list[dict[str, A
     """Top host operators by self time and top device kernels, per profiled step (first rank)."""
     rank = _first_rank(record)
     steps = rank.get("steps_count") or 1
-    host = [{"name": op["name"], "count": op["count"] / steps, "time": fmt_seconds(op["self_us"] / steps / 1e6),
-             "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
+    host = [{"name": op["name"], "count": fmt_count(op["count"] / steps),
+             "time": fmt_seconds(op["self_us"] / steps / 1e6), "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
             for op in (rank.get("host") or {}).get("top_by_self_time", [])[:limit]]  # fmt: skip
     kernels = ((rank.get("device") or {}).get("kernels") or {}).get("top", [])[:limit]
-    device = [{"name": k["name"], "count": k["count"] / steps, "time": fmt_seconds(k["total_us"] / steps / 1e6),
-               "mean": fmt_seconds(k["mean_us"] / 1e6), "share": fmt_percent(k.get("share_fraction"))}
+    device = [{"name": k["name"], "count": fmt_count(k["count"] / steps),
+               "time": fmt_seconds(k["total_us"] / steps / 1e6), "mean": fmt_seconds(k["mean_us"] / 1e6),
+               "share": fmt_percent(k.get("share_fraction"))}
               for k in kernels]  # fmt: skip
     return {"host": host, "device": device}
 

@@ -40,7 +40,7 @@ def _variants_table(result: InferResult) -> Table:
 def _timing_table(result: InferResult) -> Table:
     table = Table(title="latency per batch (vs eager: bench verdict x median ratio)", title_justify="left")
     for header in ("variant", "batch", "p50", "p99", "samples/s", "vs eager", "rel err", "top-1"):
-        table.add_column(header, justify="left" if header in ("variant", "vs eager") else "right")
+        table.add_column(header, justify="left" if header in ("variant", "vs eager") else "right", overflow="fold")
     for v in result.variants:
         for index, m in enumerate(v.measurements):
             table.add_row(cell(v.name if index == 0 else ""), *_cells(m))

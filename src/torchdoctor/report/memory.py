@@ -11,15 +11,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from torchdoctor.report.format import fmt_bytes
+from torchdoctor.report.format import fmt_bytes, fmt_phase
 from torchdoctor.report.safe_text import cell, markup
 
 
 def _categories(b: dict[str, Any]) -> Table:
     peak = b.get("peak_bytes") or 0
-    table = Table(title=f"peak {fmt_bytes(peak)} on {markup(b['device'])}, during {markup(b.get('phase') or '?')}")
+    where = markup(fmt_phase(b.get("phase")) or "during ?")
+    table = Table(title=f"peak {fmt_bytes(peak)} on {markup(b['device'])}, {where}")
     for column in ("category", "bytes", "share of peak"):
-        table.add_column(column, justify="left" if column == "category" else "right")
+        table.add_column(column, justify="left" if column == "category" else "right", overflow="fold")
     for name, value in b.get("categories_bytes", {}).items():
         if value:
             table.add_row(cell(name.replace("_", " ")), fmt_bytes(value), f"{value / peak:.1%}" if peak else "-")
@@ -29,7 +30,7 @@ def _categories(b: dict[str, Any]) -> Table:
 def _modules(b: dict[str, Any]) -> Table:
     table = Table(title="top-level modules")
     for column in ("module", "parameters", "kept for backward", "output", "peak in forward", "peak in backward"):
-        table.add_column(column, justify="left" if column == "module" else "right")
+        table.add_column(column, justify="left" if column == "module" else "right", overflow="fold")
     for m in b.get("modules", []):
         table.add_row(cell(m["name"]), fmt_bytes(m["parameter_bytes"]), fmt_bytes(m.get("activation_bytes")),
                       fmt_bytes(m["output_bytes"]), fmt_bytes(m.get("peak_forward_bytes")),

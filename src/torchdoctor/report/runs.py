@@ -24,7 +24,7 @@ def runs_table(rows: list[RunRow]) -> Table:
     # An id is what the user copies into `runs show`: never cropped, whatever the width.
     table.add_column("id", no_wrap=True, min_width=max((len(row.run_id) for row in rows), default=2))
     for column in ("when", "script", "exit", "median step", "samples/s"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
         exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
@@ -42,7 +42,7 @@ def _cell(value: Any) -> Text:
 def render_comparison(comparison: RunComparison, console: Console) -> None:
     table = Table(title=f"A = {markup(comparison.a_id)}   B = {markup(comparison.b_id)}", title_justify="left")
     for column in ("figure", "A", "B"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for key, a, b in comparison.summary_rows:
         table.add_row(cell(key), _cell(a), _cell(b))
     console.print(table)
@@ -59,7 +59,7 @@ def render_comparison(comparison: RunComparison, console: Console) -> None:
             continue
         diff = Table(title=f"What differs in {title}", title_justify="left")
         for column in ("key", "A", "B"):
-            diff.add_column(column)
+            diff.add_column(column, overflow="fold")
         for key, a, b in rows:
             diff.add_row(cell(key), _cell(a), _cell(b))
         console.print(diff)

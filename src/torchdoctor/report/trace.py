@@ -33,16 +33,16 @@ def _render_rank(section: dict[str, Any], console: Console) -> None:
     console.rule(f"rank {section['rank']}: {markup(section['path'], one_line=True)}")
     console.print(f"{section['steps_count']} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
     table = Table(title="step time breakdown (TensorBoard order)")
-    table.add_column("category")
-    table.add_column("ms", justify="right")
-    table.add_column("share", justify="right")
+    table.add_column("category", overflow="fold")
+    table.add_column("ms", justify="right", overflow="fold")
+    table.add_column("share", justify="right", overflow="fold")
     total = sum(section["breakdown_us"].values()) or 1.0
     for key, value in section["breakdown_us"].items():
         table.add_row(key.removesuffix("_us"), f"{value / 1e3:.2f}", f"{value / total:.1%}")
     console.print(table)
     ops = Table(title="host operators by self time")
     for column in ("operator", "count", "self ms"):
-        ops.add_column(column, justify="left" if column == "operator" else "right")
+        ops.add_column(column, justify="left" if column == "operator" else "right", overflow="fold")
     for op in section["host"]["top_by_self_time"]:
         ops.add_row(cell(op["name"], limit=80), str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
     console.print(ops)
@@ -60,7 +60,7 @@ def render_diff(data: dict[str, Any], console: Console, top: int) -> None:
     for key in ("ops", "kernels"):
         table = Table(title=f"{key}: per step, A -> B")
         for column in ("name", "count A", "count B", "us A", "us B", "status"):
-            table.add_column(column, justify="left" if column == "name" else "right")
+            table.add_column(column, justify="left" if column == "name" else "right", overflow="fold")
         for row in data[key][:top]:
             table.add_row(cell(row["name"], limit=70), f"{row['count_per_step_a']:.1f}", f"{row['count_per_step_b']:.1f}",
                           f"{row['us_per_step_a']:.1f}", f"{row['us_per_step_b']:.1f}", row["status"])  # fmt: skip

@@ -52,7 +52,7 @@ def tune_progress(console: Console, total: int) -> Iterator[RichTuneProgress]:
 def render_result(result: TuneResult, console: Console) -> None:
     table = Table(title="torchdoctor tune", show_header=True)
     for column in ("#", "knob", "value", "status", "step", "reason"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for trial in result.trials:
         style = _STYLE.get(trial["status"], "white")
         table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"), cell(repr(trial["value"]) if trial["knob"] else ""),

@@ -45,7 +45,7 @@ def _comparison(ev: Evidence) -> dict:
 def slower_after_compile(ev: Evidence) -> Hit | None:
     """Compiled steps are measurably slower than eager (benchmark verdict "slower"). Upside: the share
     of the compiled step lost against eager, 1 - 1/ratio."""
-    return hit_of(advice.slower(_comparison(ev)))
+    return hit_of(advice.slower(_comparison(ev), ev.record.compile))
 
 
 def _steps_per_epoch(ev: Evidence) -> int:

@@ -2,7 +2,8 @@
 
 A rule whose evidence is missing (a CPU run has no device section, a trace-only Record has no
 step timings) is skipped with a note in `Diagnosis.skipped`; it never stops the others. Lint hits
-that no measured finding confirms become hints: severity "info", upside 0, id = the lint code.
+that no measured finding confirms become hints: severity "info", upside 0, id = the lint code;
+hints that need a GPU (DEVICE_ONLY_LINT) are dropped on a run whose models stayed on the CPU.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from torchdoctor.rules.evidence import Evidence
 
 
 LINT_PREFIX = "TDL"  # ids of lint hints are lint codes
+# Hints about a GPU (pinned memory, host-device syncs, CPU-then-CUDA tensors, DataParallel) cannot
+# apply to a run whose models stayed on the CPU: they are not shown with that run's findings.
+DEVICE_ONLY_LINT = frozenset({"TDL102", "TDL201", "TDL202", "TDL401"})
 
 
 class UnknownRuleError(TorchDoctorError):
@@ -51,10 +55,15 @@ def selected_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tu
 def _lint_hints(record: Record, covered_topics: set[str], select: Iterable[str],
                 ignore: Iterable[str]) -> list[Finding]:
     hints = []
+    try:
+        cpu_run = record.kind == "script" and Evidence(record).runs_on_cpu_only()
+    except MissingEvidence:
+        cpu_run = False
     for v in (record.lint or {}).get("violations") or []:
-        code, topic = v.get("code", ""), v.get("rule_hint", "")
-        if topic in covered_topics or (select and not _matches(code, v.get("layer", ""), select)) \
-                or _matches(code, v.get("layer", ""), ignore):
+        code, topic, layer = v.get("code", ""), v.get("rule_hint", ""), v.get("layer", "")
+        not_this_device = cpu_run and code in DEVICE_ONLY_LINT
+        if not_this_device or topic in covered_topics or (select and not _matches(code, layer, select)) \
+                or _matches(code, layer, ignore):
             continue
         hints.append(Finding(code, v.get("layer", "config"), "info", f"static hint: {v.get('message', '')}", 0.0,
                              {"lint": [f"{v['path']}:{v['line']}:{v['col']} {code}"], "measured_cost": None},

@@ -138,6 +138,11 @@ class Evidence:
         on_gpu = any(set(m.get("parameter_devices") or {}) & {"cuda", "xpu"} for m in models)
         return bool(devices.get("gpu_count")) and on_gpu
 
+    def worker_cpu_cores(self) -> float:
+        """Cores the child processes (DataLoader workers) kept busy over the window: their CPU
+        time over wall time (`system.summary.children_cpu_percent_mean` / 100)."""
+        return self.system("children_cpu_percent_mean") / 100.0
+
     def system(self, key: str) -> float:
         value = (self.record.system.get("summary") or {}).get(key)
         if value is None:
