@@ -149,3 +149,108 @@ def _finite_or_none(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# -- rounds of runs ---------------------------------------------------------------------------
+#: Relative difference between two runs of one configuration beyond which they disagree: one of
+#: them was disturbed (another process took the cores) and must not be divided by.
+RUN_TOLERANCE = 0.15
+
+
+@dataclass(frozen=True)
+class RunsVerdict:
+    """A verdict on whole runs (each a series of step times) of A and B measured in interleaved
+    rounds. `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
+    of runs within the run tolerance of its fastest member); the others count as disturbed and
+    are left out. `spread`: the largest relative difference between kept runs of one side, the
+    run-to-run noise, which is also the verdict's noise floor when above `min_effect`.
+    `corroborated`: every side with two runs or more has at least two that agree, so the verdict
+    rests on no single run."""
+
+    verdict: Verdict
+    a_medians: list[float]
+    b_medians: list[float]
+    a_kept: list[int]
+    b_kept: list[int]
+    spread: float
+    corroborated: bool
+
+    @property
+    def disturbed(self) -> int:
+        return len(self.a_medians) - len(self.a_kept) + len(self.b_medians) - len(self.b_kept)
+
+    def to_dict(self) -> dict:
+        return {**self.verdict.to_dict(), "a_run_medians": self.a_medians, "b_run_medians": self.b_medians,
+                "a_kept": self.a_kept, "b_kept": self.b_kept, "spread": self.spread,
+                "corroborated": self.corroborated}
+
+
+def agreeing_runs(medians: Sequence[float], tolerance: float = RUN_TOLERANCE) -> list[int]:
+    """Indices of the largest group of runs whose medians lie within `tolerance` of the group's
+    fastest (ties: the faster group). A disturbance only ever slows a run, so a run far slower
+    than a group that agrees is the disturbed one."""
+    best: list[int] = []
+    for anchor in sorted(range(len(medians)), key=lambda i: medians[i]):
+        group = [i for i, m in enumerate(medians) if medians[anchor] <= m <= medians[anchor] * (1 + tolerance)]
+        if len(group) > len(best):
+            best = group
+    return sorted(best)
+
+
+def compare_runs(
+    a_runs: Sequence[Sequence[float]],
+    b_runs: Sequence[Sequence[float]],
+    *,
+    min_effect: float = 0.02,
+    tolerance: float = RUN_TOLERANCE,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> RunsVerdict:
+    """Judge B against A from whole runs (each a list of step times) measured interleaved.
+
+    Statistic: the ratio of the geometric means of the kept runs' median step times. CI: a
+    two-level bootstrap (runs resampled with replacement, then the steps of each run), so that
+    run-to-run differences widen it. Noise floor: max(min_effect, spread of the kept runs).
+    """
+    a = [_as_times(r, "A") for r in a_runs]
+    b = [_as_times(r, "B") for r in b_runs]
+    a = [r for r in a if r.size]
+    b = [r for r in b if r.size]
+    a_med = [float(np.median(r)) for r in a]
+    b_med = [float(np.median(r)) for r in b]
+    a_kept, b_kept = agreeing_runs(a_med, tolerance), agreeing_runs(b_med, tolerance)
+    spread = 0.0
+    for medians, kept in ((a_med, a_kept), (b_med, b_kept)):
+        if len(kept) > 1:
+            values = [medians[i] for i in kept]
+            spread = max(spread, max(values) / min(values) - 1.0)
+    corroborated = all(len(kept) >= min(2, len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
+    floor = min(max(min_effect, spread), 0.99)
+    if not 0.5 <= confidence < 1.0:
+        raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
+    if not a_kept or not b_kept:
+        return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
+                           a_med, b_med, a_kept, b_kept, spread, False)
+    ka, kb = [a[i] for i in a_kept], [b[i] for i in b_kept]
+    n_a, n_b = sum(r.size for r in ka), sum(r.size for r in kb)
+    ratio = math.exp(float(np.mean(np.log([b_med[i] for i in b_kept])) - np.mean(np.log([a_med[i] for i in a_kept]))))
+    if min(n_a, n_b) < MIN_SAMPLES:
+        return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
+                           a_med, b_med, a_kept, b_kept, spread, corroborated)
+    rng = np.random.default_rng(seed)
+    log_ratio = _cluster_log_means(kb, rng) - _cluster_log_means(ka, rng)
+    alpha = 1.0 - confidence
+    low, high = (float(math.exp(q)) for q in np.quantile(log_ratio, [alpha / 2, 1 - alpha / 2]))
+    mde = min_detectable_effect(low, high, noise_floor=floor, confidence=confidence) if high > low else math.nan
+    verdict = Verdict(_decide(low, high, floor), ratio, low, high, floor, mde, n_a, n_b)
+    return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, corroborated)
+
+
+def _cluster_log_means(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """`N_BOOT` bootstrap values of the mean log median over `runs`: runs resampled with
+    replacement, each run's median from a resample of its steps."""
+    medians = np.log(np.stack([_bootstrap_medians(r, rng) for r in runs]))  # (runs, N_BOOT)
+    if len(runs) == 1:
+        return medians[0]
+    pick = rng.integers(0, len(runs), size=(N_BOOT, len(runs)))
+    return medians[pick, np.arange(N_BOOT)[:, None]].mean(axis=1)
