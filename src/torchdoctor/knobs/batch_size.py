@@ -8,7 +8,7 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, register
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
@@ -39,9 +39,9 @@ class BatchSize(Knob):
             if arguments.get("batch_size") and arguments.get("batch_sampler") is None:
                 arguments["batch_size"] = int(value)
 
-        return intercept_init(torch.utils.data.DataLoader, rewrite)
+        return intercept_init(torch.utils.data.DataLoader, rewrite, knob=self.name)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return (f"DataLoader(..., batch_size={value})\n"
                 "# scale the learning rate with it: lr * new/old (SGD, linear rule) or lr * sqrt(new/old) (Adam)")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from torchdoctor.knobs.base import CallEdit, Knob, Undo, register, trains
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, Knob, Undo, register, trains
 from torchdoctor.knobs.patching import chain, intercept_init
 from torchdoctor.record import Record
 
@@ -50,10 +50,10 @@ class OptimizerImplementation(Knob):
             if other in arguments:
                 arguments[other] = None
 
-        return chain([intercept_init(cls, rewrite) for cls in _optimizer_classes(value)])
+        return chain([intercept_init(cls, rewrite, knob=self.name) for cls in _optimizer_classes(value)])
 
-    def code_change(self, value: Any) -> str:
-        return f"optimizer = torch.optim.AdamW(model.parameters(), ..., {value}=True)"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"{names.optimizer} = {names.optimizer_class}({names.model}.parameters(), ..., {value}=True)"
 
     def call_edit(self, value: Any) -> CallEdit:
         names = tuple(cls.__name__ for cls in _optimizer_classes(value))

@@ -37,23 +37,46 @@ def chain(undos: list[Undo]) -> Undo:
     return undo
 
 
-def intercept_init(cls: type, rewrite: Callable[[dict[str, Any]], None]) -> Undo:
+def intercept_init(cls: type, rewrite: Callable[[dict[str, Any]], None], *, knob: str | None = None) -> Undo:
     """Wrap `cls.__init__` so `rewrite` can change its bound arguments (a name -> value dict,
-    every parameter given by the caller or defaulted) before the original runs."""
+    every parameter given by the caller or defaulted) before the original runs. With `knob`, a
+    call whose arguments the rewrite changed is recorded with the script's file and line
+    (`torchdoctor.knobs.guard`): the arguments the script gave, and what changed."""
+    from torchdoctor.knobs import guard
+
     original = cls.__init__
     signature = inspect.signature(original)
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         bound = signature.bind(self, *args, **kwargs)
+        given = set(bound.arguments) - {"self"}
         bound.apply_defaults()
         arguments = dict(bound.arguments)
         extra = arguments.pop(_var_keyword(signature), {}) if _var_keyword(signature) else {}
+        before = dict(arguments)
         rewrite(arguments)
+        if knob is not None:
+            changed = {k: [_plain(before.get(k)), _plain(v)] for k, v in arguments.items()
+                       if k != "self" and not _same(before.get(k), v)}
+            if changed:
+                guard.note(knob, f"{cls.__name__}(...)", action="rewritten", callee=cls.__name__,
+                           given=sorted(given & set(changed)), changed=changed)
         arguments.pop("self")
         original(self, **arguments, **extra)
 
     init.__wrapped__ = original  # type: ignore[attr-defined]
     return patch_attr(cls, "__init__", init)
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    simple = (bool, int, float, str, type(None))
+    return isinstance(a, simple) and isinstance(b, simple) and type(a) is type(b) and a == b
 
 
 def _var_keyword(signature: inspect.Signature) -> str | None:
