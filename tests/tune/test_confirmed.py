@@ -4,6 +4,8 @@ an evaluation loop without a loss has its outputs checked."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -15,7 +17,8 @@ import pytest
 from tests.observe.helpers import WIDE_ENV
 from tests.tune.test_tune_cli import SCRIPTS, _tune
 
-pytestmark = pytest.mark.slow
+#: Each test tunes a real script: a handful of fresh runs, minutes on a loaded 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 #: Short runs; the protocol's mechanics are those of the defaults.
 SHORT = ["--warmup-steps", "3", "--steps", "20"]
@@ -32,9 +35,19 @@ def _stored_runs(db: Path) -> int:
 
 
 def _hogs(seconds: int) -> list[subprocess.Popen]:
-    """Two busy processes (one per core of a 2-core machine), bounded in time by `timeout`."""
-    return [subprocess.Popen(["timeout", str(seconds), sys.executable, "-c", "while True: pass"])
-            for _ in range(2)]
+    """Two busy processes (one per core of a 2-core machine), bounded in time by `timeout`, each
+    in its own process group so that stopping it stops the busy loop too."""
+    return [subprocess.Popen(["timeout", str(seconds), sys.executable, "-c", "while True: pass"],
+                             start_new_session=True) for _ in range(2)]
+
+
+def _stop(hogs: list[subprocess.Popen]) -> None:
+    for hog in hogs:
+        try:
+            os.killpg(hog.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        hog.wait()
 
 
 def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup(tmp_path: Path) -> None:
@@ -50,13 +63,13 @@ def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup
                "--store", str(hogged / "runs.db"), *options]
     proc = subprocess.Popen(command, cwd=hogged, env=WIDE_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    hogs = _hogs(120)
-    deadline = time.monotonic() + 120
-    while _stored_runs(hogged / "runs.db") < 1 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)  # the hogs run until the first baseline run is stored
-    for hog in hogs:
-        hog.kill()
-        hog.wait()
+    hogs = _hogs(240)
+    try:
+        deadline = time.monotonic() + 240
+        while _stored_runs(hogged / "runs.db") < 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)  # the hogs run until the first baseline run is stored
+    finally:
+        _stop(hogs)
     stdout, stderr = proc.communicate(timeout=400)
     assert proc.returncode == 0, stderr
     import orjson
@@ -73,22 +86,22 @@ def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup
 
 
 def test_a_script_that_hard_codes_16_threads_is_tuned_to_the_fix_with_that_line_in_the_diff(tmp_path: Path) -> None:
-    proc, result = _tune(tmp_path, "--knobs", "threads", "--int-trials", "1", "--no-repeat-baseline", "--rounds", "2",
-                         "--confirm-rounds", "2", "--warmup-steps", "3", "--steps", "30", "--",
+    proc, result = _tune(tmp_path, "--knobs", "threads", "--int-trials", "1", "--no-repeat-baseline", "--rounds", "1",
+                         "--confirm-rounds", "2", *SHORT, "--",
                          str(SCRIPTS / "threads16.py"), timeout=400)
     assert proc.returncode == 0, proc.stderr
-    assert result["kept"] == {"threads": 1}, result["summary"]
+    assert result["kept"] == {"threads": 1}, result["summary"] + proc.stdout[-3000:]
     (held,) = result["intercepted"]
-    assert held["call"] == "torch.set_num_threads(16)" and held["line"] == 7 and held["file"].endswith("threads16.py")
+    assert held["call"] == "torch.set_num_threads(16)" and held["line"] == 14 and held["file"].endswith("threads16.py")
     assert "-torch.set_num_threads(16)\n+torch.set_num_threads(1)\n" in result["diff"]
-    assert "threads16.py:7: change `torch.set_num_threads(16)` to use 1" in proc.stdout
+    assert "threads16.py:14: change `torch.set_num_threads(16)` to use 1" in proc.stdout
 
 
 def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_line(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "no_anomaly_detection", "--no-repeat-baseline", "--rounds", "1",
                          "--confirm-rounds", "1", *SHORT, "--", str(SCRIPTS / "anomaly_mlp.py"), timeout=400)
     assert proc.returncode == 0, proc.stderr
-    assert result["kept"] == {"no_anomaly_detection": True}, result["summary"]
+    assert result["kept"] == {"no_anomaly_detection": True}, result["summary"] + proc.stdout[-3000:]
     assert result["intercepted"][0]["line"] == 7
     assert "-torch.autograd.set_detect_anomaly(True)\n" in result["diff"]
     assert "+torch.autograd" not in result["diff"]

@@ -36,11 +36,19 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
                          str(demo_script()), "--batch-size", "8", env=env, timeout=400)
     assert proc.returncode == 0, proc.stderr
     assert result["schema_version"] == 1
-    assert result["kept"].get("num_workers", 0) >= 1, proc.stdout
-    assert result["confirmed"] and result["speedup"] > 1.0 and result["best_step_s"] < result["baseline_step_s"]
-    kept = [t for t in result["trials"] if t["status"] == "kept"]
-    assert all(t["verdict"]["verdict"] == "faster" and t["numerics"]["ok"] for t in kept)
-    assert f"num_workers={result['kept']['num_workers']}" in result["diff"]
+    # The search finds the worker faster side by side...
+    (found,) = [t for t in result["trials"] if t["knob"] == "num_workers" and "faster side by side" in t["reason"]]
+    assert found["verdict"]["verdict"] == "faster" and found["numerics"]["ok"], proc.stdout
+    # ...and the confirmation either confirms it, or, where the machine's other jobs leave the
+    # worker no core (the gain then falls within the noise), drops it and says why: never a claim
+    # it did not measure.
+    if result["confirmed"]:
+        assert result["kept"]["num_workers"] >= 1 and result["speedup"] > 1.0
+        assert result["best_step_s"] < result["baseline_step_s"]
+        assert f"num_workers={result['kept']['num_workers']}" in result["diff"]
+    else:
+        assert result["kept"] == {} and result["confirmation"]["status"] in ("not faster", "too noisy")
+        assert result["summary"].startswith("nothing kept: the search's best was not confirmed")
     stored = list(RunStore(tmp_path / "runs.db").trials(result["tune_id"]))
     assert [t["trial"] for t in stored] == [t["index"] for t in result["trials"]]
 
