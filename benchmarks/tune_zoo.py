@@ -10,7 +10,7 @@ For each problem workload whose fix is a knob:
    `step_clock/`) times every `optimizer.step()` (or, without an optimizer, every call of the
    outermost module) and ends the run after `--warmup-steps + --steps` of them. Nothing of tune's
    instrumentation is loaded in these runs. The ratio is `torchdoctor.bench.compare_runs`
-   (geometric means of the runs' median step times, disturbed runs left out).
+   (the median of the runs' median step times).
 
 Goals (issue 13): the claim within 10% of the re-measurement on every row, and the tuned fix at
 least 0.95 of the expert's.
@@ -123,7 +123,9 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "remeasured_speedup": tuned, "expert_speedup": expert_speedup,
             "claim_over_remeasured": claim / tuned if tuned else None,
             "tuned_over_expert": tuned / expert_speedup if expert_speedup else None,
-            "median_step_s": median, "independent": independent, "load_average": os.getloadavg()}
+            "median_step_s": median, "independent": independent, "load_average": os.getloadavg(),
+            "confirmation": {k: (result.confirmation or {}).get(k) for k in ("status", "reason", "verdict")},
+            "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials]}
 
 
 def main() -> None:

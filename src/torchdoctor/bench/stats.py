@@ -161,8 +161,8 @@ RUN_TOLERANCE = 0.15
 class RunsVerdict:
     """A verdict on whole runs (each a series of step times) of A and B measured in interleaved
     rounds. `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
-    of runs within the run tolerance of its fastest member); the others count as disturbed and
-    are left out. `spread`: the largest relative difference between kept runs of one side, the
+    of runs within the run tolerance of its fastest member); the others count as disturbed (the
+    median over runs outweighs them once there are three). `spread`: the largest relative difference between kept runs of one side, the
     run-to-run noise, which is also the verdict's noise floor when above `min_effect`.
     `corroborated`: every side with two runs or more has at least two that agree, so the verdict
     rests on no single run."""
@@ -208,14 +208,17 @@ def compare_runs(
 ) -> RunsVerdict:
     """Judge B against A from whole runs (each a list of step times) measured interleaved.
 
-    Statistic: the ratio of the geometric means of the kept runs' median step times. CI: a
-    two-level bootstrap (runs resampled with replacement, then the steps of each run), so that
-    run-to-run differences widen it. Noise floor: max(min_effect, spread of the kept runs).
+    Statistic: the ratio of the medians of the runs' median step times (geometric median: the
+    median of their logarithms), so that one disturbed run of three moves nothing. Every run
+    counts: keeping only the runs that agree would favour a configuration whose runs vary (a
+    DataLoader worker starved of a core now and then), as its slow runs would be dropped. CI:
+    bootstrap of each run's steps (`_bootstrap_log_medians`). Noise floor: max(min_effect, the
+    spread of the agreeing runs of either side): no effect within the run-to-run noise is claimed.
     """
-    a = [_as_times(r, "A") for r in a_runs]
-    b = [_as_times(r, "B") for r in b_runs]
-    a = [r for r in a if r.size]
-    b = [r for r in b if r.size]
+    if not 0.5 <= confidence < 1.0:
+        raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
+    a = [r for r in (_as_times(r, "A") for r in a_runs) if r.size]
+    b = [r for r in (_as_times(r, "B") for r in b_runs) if r.size]
     a_med = [float(np.median(r)) for r in a]
     b_med = [float(np.median(r)) for r in b]
     a_kept, b_kept = agreeing_runs(a_med, tolerance), agreeing_runs(b_med, tolerance)
@@ -224,21 +227,18 @@ def compare_runs(
         if len(kept) > 1:
             values = [medians[i] for i in kept]
             spread = max(spread, max(values) / min(values) - 1.0)
-    corroborated = all(len(kept) >= min(2, len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
+    corroborated = bool(a and b) and all(len(kept) >= min(2, len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
     floor = min(max(min_effect, spread), 0.99)
-    if not 0.5 <= confidence < 1.0:
-        raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
-    if not a_kept or not b_kept:
+    if not a or not b:
         return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
                            a_med, b_med, a_kept, b_kept, spread, False)
-    ka, kb = [a[i] for i in a_kept], [b[i] for i in b_kept]
-    n_a, n_b = sum(r.size for r in ka), sum(r.size for r in kb)
-    ratio = math.exp(float(np.mean(np.log([b_med[i] for i in b_kept])) - np.mean(np.log([a_med[i] for i in a_kept]))))
+    n_a, n_b = sum(r.size for r in a), sum(r.size for r in b)
+    ratio = math.exp(float(np.median(np.log(b_med)) - np.median(np.log(a_med))))
     if min(n_a, n_b) < MIN_SAMPLES:
         return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
                            a_med, b_med, a_kept, b_kept, spread, corroborated)
     rng = np.random.default_rng(seed)
-    log_ratio = _cluster_log_means(kb, rng) - _cluster_log_means(ka, rng)
+    log_ratio = _bootstrap_log_medians(b, rng) - _bootstrap_log_medians(a, rng)
     alpha = 1.0 - confidence
     low, high = (float(math.exp(q)) for q in np.quantile(log_ratio, [alpha / 2, 1 - alpha / 2]))
     mde = min_detectable_effect(low, high, noise_floor=floor, confidence=confidence) if high > low else math.nan
@@ -246,11 +246,10 @@ def compare_runs(
     return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, corroborated)
 
 
-def _cluster_log_means(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """`N_BOOT` bootstrap values of the mean log median over `runs`: runs resampled with
-    replacement, each run's median from a resample of its steps."""
+def _bootstrap_log_medians(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """`N_BOOT` bootstrap values of the median over `runs` of each run's log median, each run's
+    median from a resample of its own steps. The runs themselves are not resampled: with the
+    handful of runs a tuner can afford, resampling them would let one disturbed run of three
+    decide a quarter of the draws; their disagreement is the noise floor's business instead."""
     medians = np.log(np.stack([_bootstrap_medians(r, rng) for r in runs]))  # (runs, N_BOOT)
-    if len(runs) == 1:
-        return medians[0]
-    pick = rng.integers(0, len(runs), size=(N_BOOT, len(runs)))
-    return medians[pick, np.arange(N_BOOT)[:, None]].mean(axis=1)
+    return np.median(medians, axis=0)

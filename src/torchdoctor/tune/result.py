@@ -97,7 +97,7 @@ class TuneResult:
 
 def _central(runs: list[dict[str, Any]], per_sample: bool) -> float | None:
     key = "sample_s" if per_sample else "step_s"
-    return central([r[key] for r in runs if not r["disturbed"] and not r["failed"]])
+    return central([r[key] for r in runs if not r["failed"]])
 
 
 def summary_line(result: TuneResult) -> str:

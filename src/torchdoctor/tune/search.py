@@ -481,14 +481,15 @@ class Tuner:
                       per_sample: bool) -> dict[str, Any]:
         what = "sample" if per_sample else "step"
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
-               f"{self.config.timing_steps} timed steps each; speed-up = ratio of the geometric means of the runs' "
-               f"median time per {what}, 95% CI by a two-level bootstrap (runs, then steps)")
+               f"{self.config.timing_steps} timed steps each; speed-up = ratio of the medians of the runs' "
+               f"median time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
+               "of one configuration)")
         info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
                                 "baseline_runs": [r.to_dict() for r in a_runs], "best_runs": [r.to_dict() for r in b_runs],
                                 "verdict": verdict.to_dict() if verdict else None, "per_sample": per_sample}
         failed = next((r for r in b_runs if not r.ok), None)
         if verdict is not None and verdict.disturbed:
-            info["how"] += f"; {verdict.disturbed} disturbed run(s) left out"
+            info["how"] += f"; {verdict.disturbed} disturbed run(s), outweighed by the median"
         if failed is not None or verdict is None:
             reason = f"the kept configuration failed when run again ({failed.failure[1] if failed else 'no runs'})"
             return {**info, "status": "failed", "reason": reason}

@@ -101,15 +101,15 @@ class Trial:
 
     @property
     def step_s(self) -> float | None:
-        return central([r.step_s for r in self.runs if r.ok and not r.disturbed])
+        return central([r.step_s for r in self.runs if r.ok])
 
     @property
     def sample_s(self) -> float | None:
-        return central([r.sample_s for r in self.runs if r.ok and not r.disturbed])
+        return central([r.sample_s for r in self.runs if r.ok])
 
     @property
     def reference_step_s(self) -> float | None:
-        return central([r.step_s for r in self.reference if r.ok and not r.disturbed])
+        return central([r.step_s for r in self.reference if r.ok])
 
     @property
     def duration_s(self) -> float:
@@ -135,9 +135,10 @@ class Trial:
 
 
 def central(values: Sequence[float | None]) -> float | None:
-    """Geometric mean of the given medians (None when there is none)."""
+    """The median of the given run medians, geometric (as `torchdoctor.bench.compare_runs`);
+    None when there is none."""
     present = [v for v in values if v]
-    return float(np.exp(np.mean(np.log(present)))) if present else None
+    return float(np.exp(np.median(np.log(present)))) if present else None
 
 
 def _failure(record: Record, elapsed_s: float, timeout_s: float) -> tuple[str, str] | None:
