@@ -137,7 +137,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--max-trials", type=int, default=8)
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset to run")
+    parser.add_argument("--omp-threads", default="1",
+                        help="OMP_NUM_THREADS for every run ('' leaves it unset): on a shared 2-core machine two "
+                             "intra-op threads make identical runs differ many times over, drowning every effect")
     options = parser.parse_args()
+    if options.omp_threads:
+        os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
                         time_budget_s=options.time_budget, max_trials=options.max_trials, trial_timeout_s=180.0)
     rows = []
@@ -146,7 +151,8 @@ def main() -> None:
             row = bench_workload(name, options, config, Path(tmp) / name)
             rows.append(row)
             if options.out:  # after each workload, so a run cut short keeps what it measured
-                options.out.write_bytes(orjson.dumps({"schema_version": 2, "cores": CORES, "rows": rows},
+                options.out.write_bytes(orjson.dumps({"schema_version": 2, "cores": CORES, "rows": rows,
+                                                      "omp_threads": options.omp_threads},
                                                      option=orjson.OPT_INDENT_2))
             print(f"{name}: claimed x{row['claimed_speedup']:.2f} ({'confirmed' if row['confirmed'] else 'unconfirmed'}, "
                   f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert x{row['expert_speedup']:.2f} "

@@ -98,7 +98,7 @@ def render_result(result: TuneResult, console: Console) -> None:
         runs = ", ".join(fmt_seconds(s) for s in noise["runs_step_s"])
         text = f"baseline runs: {runs} per step"
         if noise.get("disturbed_runs"):
-            text += f" ({noise['disturbed_runs']} disturbed, left out)"
+            text += f" ({noise['disturbed_runs']} disagree with the others: disturbed)"
         if noise.get("loss_difference") is not None:
             text += f"; mean loss differs run to run by {noise['loss_difference']:.3%}"
         if noise.get("deterministic"):

@@ -30,7 +30,8 @@ class TuneConfig:
     ratio is the reported speed-up; up to 2 more when runs disagree. Reserved in the budget."""
     run_tolerance: float = 0.15
     """Two runs of one configuration agree when their median step times are within this; a
-    slower run outside it is disturbed (another process took the cores) and left out."""
+    slower run outside it is disturbed (another process took the cores): the median over runs
+    outweighs it, and no decision rests on it alone."""
     script_seed: int | None = 0
     """Seed of Python's random, NumPy and torch in every run, set before the script starts (a
     script that seeds itself wins); None: not seeded."""

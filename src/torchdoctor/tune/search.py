@@ -9,7 +9,7 @@ by side, then a confirmation of the whole.
 2. Each knob value is a trial: runs of the best configuration so far (A) and of the candidate
    (B) interleaved A B B A for `rounds` rounds (a run of A that just ran is reused as the first
    A), more rounds while runs of one side disagree (up to `max_rounds`), judged by
-   `torchdoctor.bench.compare_runs` (disturbed runs left out, run-to-run spread as noise floor).
+   `torchdoctor.bench.compare_runs` (median of the runs, run-to-run spread as noise floor).
    Nothing is divided by a run made minutes earlier. A value is accepted when it is faster, its
    numerics pass against the baseline (`torchdoctor.tune.numerics`; a precision- or
    compile-changing knob must have been checked) and the script did not undo it; the fastest
@@ -199,7 +199,7 @@ class Tuner:
         if not self.baseline.reason:
             parts = [f"{len(runs)} run(s): {', '.join(_ms(r.step_s) for r in runs)} per step"]
             if any(r.disturbed for r in runs):
-                parts.append(f"{sum(r.disturbed for r in runs)} disturbed run(s) left out")
+                parts.append(f"{sum(r.disturbed for r in runs)} run(s) disagree with the others (disturbed)")
             if self.loss_noise is not None:
                 parts.append(f"run to run the mean loss differs by {self.loss_noise:.3%}")
             if self.deterministic:
