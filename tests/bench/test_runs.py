@@ -45,3 +45,15 @@ def test_identical_configurations_give_no_clear_difference() -> None:
     a = [_run(0.1, seed=s) for s in (1, 2)]
     b = [_run(0.1, seed=s) for s in (3, 4)]
     assert compare_runs(a, b).verdict.verdict == UNCLEAR
+
+
+def test_runs_that_disagree_are_decided_only_by_complete_separation() -> None:
+    a = [_run(0.10, seed=1), _run(0.13, seed=2), _run(0.17, seed=3)]  # no two within 15%
+    b = [_run(0.05, seed=4), _run(0.065, seed=5), _run(0.085, seed=6)]
+    result = compare_runs(a, b)
+    assert not result.corroborated and result.separated and result.decided
+    assert result.verdict.verdict == FASTER and result.verdict.ci_high < 1
+    overlapping = [_run(0.05, seed=4), _run(0.065, seed=5), _run(0.12, seed=6)]  # one run beside A's
+    result = compare_runs(a, overlapping)
+    assert not result.decided and result.verdict.verdict == UNCLEAR
+    assert not compare_runs(a[:2], b[:2]).decided  # two runs a side: too few for separation

@@ -92,12 +92,30 @@ def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path
 
 
 def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monkeypatch) -> None:
-    runs = FakeRuns(slow=lambda n, knobs: 1.0 + n)  # every run slower than the last: no two agree
-    result = _tuner(tmp_path, monkeypatch, runs).run()
+    # Runs of one configuration differ up to x4, no two within 15%: the knob's x1.25 drowns in it.
+    factors = [1.0, 2.2, 1.5, 3.1, 3.6, 1.1, 2.7, 4.4, 1.8, 2.4, 1.3, 4.0, 3.3, 2.0, 1.6, 2.9, 3.8, 1.2, 4.2, 2.5]
+    runs = FakeRuns(slow=lambda n, knobs: factors[n % len(factors)])
+    monkeypatch.setitem(EFFECT, "zero_grad_set_to_none", 0.8)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
     assert result.kept == {} and not result.confirmed
     assert result.stop_reason.startswith("the machine is too noisy to decide anything")
-    assert "100 ms, 200 ms, 300 ms, 400 ms" in result.stop_reason
-    assert [t["knob"] for t in result.trials] == [None]
+    assert "100 ms, 220 ms, 150 ms, 310 ms" in result.stop_reason
+    assert result.summary.startswith("nothing kept: the machine is too noisy")
+    assert all(t["status"] == "rejected" and "undecided" in t["reason"] for t in result.trials[1:])
+
+
+def test_an_effect_larger_than_the_noise_is_still_decided_when_runs_disagree(tmp_path, monkeypatch) -> None:
+    # Runs of one configuration differ by up to 40% (never two within 15%), the knob halves the
+    # step: every candidate run beats every reference run, so the noise does not end the search.
+    # n: 0 baseline; trial: A (run 0 reused), B 1, B 2, A 3, then A 4, B 5; the confirmation alike.
+    factors = [1.0, 1.0, 1.3, 1.3, 1.7, 1.7]
+    runs = FakeRuns(slow=lambda n, knobs: factors[n % len(factors)])
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2,
+                    repeat_baseline=False).run()
+    trial = result.trials[1]
+    assert trial["status"] == "kept" and trial["verdict"]["separated"], trial["reason"]
+    assert "every one of" in trial["reason"]
+    assert result.confirmed
 
 
 def test_a_candidate_run_disturbed_once_is_re_measured_before_deciding(tmp_path, monkeypatch) -> None:

@@ -155,6 +155,10 @@ def _finite_or_none(value: object) -> object:
 #: Relative difference between two runs of one configuration beyond which they disagree: one of
 #: them was disturbed (another process took the cores) and must not be divided by.
 RUN_TOLERANCE = 0.15
+#: Runs a side needs before complete separation decides for runs that disagree among themselves:
+#: with 3 + 3 interleaved runs, every B run faster than every A run happens by chance with
+#: probability 1 / C(6, 3) = 5% when nothing changed.
+SEPARATION_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -164,8 +168,8 @@ class RunsVerdict:
     of runs within the run tolerance of its fastest member); the others count as disturbed (the
     median over runs outweighs them once there are three). `spread`: the largest relative difference between kept runs of one side, the
     run-to-run noise, which is also the verdict's noise floor when above `min_effect`.
-    `corroborated`: every side with two runs or more has at least two that agree, so the verdict
-    rests on no single run."""
+    `corroborated`: on every side with two runs or more, a majority of them (and at least two)
+    agree, so the verdict rests on no single run and the spread is the noise of most runs."""
 
     verdict: Verdict
     a_medians: list[float]
@@ -174,6 +178,13 @@ class RunsVerdict:
     b_kept: list[int]
     spread: float
     corroborated: bool
+    separated: bool = False
+
+    @property
+    def decided(self) -> bool:
+        """Whether the verdict may be acted on: the runs of each side corroborate each other, or,
+        where they do not, every run of one side beat every run of the other (`separated`)."""
+        return self.corroborated or self.separated
 
     @property
     def disturbed(self) -> int:
@@ -182,7 +193,7 @@ class RunsVerdict:
     def to_dict(self) -> dict:
         return {**self.verdict.to_dict(), "a_run_medians": self.a_medians, "b_run_medians": self.b_medians,
                 "a_kept": self.a_kept, "b_kept": self.b_kept, "spread": self.spread,
-                "corroborated": self.corroborated}
+                "corroborated": self.corroborated, "separated": self.separated, "decided": self.decided}
 
 
 def agreeing_runs(medians: Sequence[float], tolerance: float = RUN_TOLERANCE) -> list[int]:
@@ -195,6 +206,12 @@ def agreeing_runs(medians: Sequence[float], tolerance: float = RUN_TOLERANCE) ->
         if len(group) > len(best):
             best = group
     return sorted(best)
+
+
+def _corroborated(agreeing: int, runs: int) -> bool:
+    """One run stands for itself; of two or more, a majority (and at least two) must agree, so
+    that a disturbance is the exception the median outweighs, not a pair picked out of noise."""
+    return runs == 1 or (agreeing >= 2 and agreeing > runs / 2)
 
 
 def compare_runs(
@@ -214,6 +231,9 @@ def compare_runs(
     DataLoader worker starved of a core now and then), as its slow runs would be dropped. CI:
     bootstrap of each run's steps (`_bootstrap_log_medians`). Noise floor: max(min_effect, the
     spread of the agreeing runs of either side): no effect within the run-to-run noise is claimed.
+    Runs that do not corroborate each other (each side with runs, none two agreeing) are judged by
+    complete separation once each side has SEPARATION_RUNS runs: faster only when every B run
+    beat every A run by more than min_effect (the CI is then the range of run ratios).
     """
     if not 0.5 <= confidence < 1.0:
         raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
@@ -227,7 +247,7 @@ def compare_runs(
         if len(kept) > 1:
             values = [medians[i] for i in kept]
             spread = max(spread, max(values) / min(values) - 1.0)
-    corroborated = bool(a and b) and all(len(kept) >= min(2, len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
+    corroborated = bool(a and b) and all(_corroborated(len(kept), len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
     floor = min(max(min_effect, spread), 0.99)
     if not a or not b:
         return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
@@ -237,6 +257,14 @@ def compare_runs(
     if min(n_a, n_b) < MIN_SAMPLES:
         return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
                            a_med, b_med, a_kept, b_kept, spread, corroborated)
+    if not corroborated and min(len(a), len(b)) >= SEPARATION_RUNS:
+        # Runs too noisy to corroborate each other: decide only when the runs separate completely
+        # (every B run beyond every A run by more than min_effect); the interval is the whole
+        # range of run ratios, as wide as the noise makes it.
+        low, high = min(b_med) / max(a_med), max(b_med) / min(a_med)
+        decision = _decide(low, high, min_effect)
+        verdict = Verdict(decision, ratio, low, high, max(min_effect, spread), math.nan, n_a, n_b)
+        return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, False, separated=decision != UNCLEAR)
     rng = np.random.default_rng(seed)
     log_ratio = _bootstrap_log_medians(b, rng) - _bootstrap_log_medians(a, rng)
     alpha = 1.0 - confidence

@@ -107,7 +107,8 @@ def summary_line(result: TuneResult) -> str:
     status = (result.confirmation or {}).get("status")
     if not result.kept:
         if result.noise.get("too_noisy"):
-            return result.noise["too_noisy"]
+            return (f"nothing kept: the machine is too noisy to decide anything within the budget: "
+                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)")
         if (result.confirmation or {}).get("reason"):
             return f"nothing kept: the search's best was not confirmed: {result.confirmation['reason']}"
         return "nothing kept: no knob made the script measurably faster side by side"

@@ -130,17 +130,17 @@ class Tuner:
                     self._measure_baseline()
             finally:
                 self._finish_baseline()
-            if self.noisy:
-                self.stop_reason = self.noisy
-            else:
-                for _ in range(PASSES):
-                    kept_before = dict(self.kept)
-                    self._pass([name for name in order if name not in self.kept])
-                    if self.kept == kept_before or self._stop_now():
-                        break
+            for _ in range(PASSES):
+                kept_before = dict(self.kept)
+                self._pass([name for name in order if name not in self.kept])
+                if self.kept == kept_before or self._stop_now():
+                    break
         except (KeyboardInterrupt, _Interrupted):
             interrupted = True
             self.stop_reason = "interrupted (Ctrl-C): best so far reported, unconfirmed"
+        if self.noisy and not self.kept and not interrupted:
+            self.stop_reason = (f"the machine is too noisy to decide anything within the budget: {self.noisy}; "
+                                f"nothing kept (the search: {self.stop_reason})")
         if self.kept:
             if interrupted:
                 self._unconfirmed("the search was interrupted (Ctrl-C) before the confirmation")
@@ -174,12 +174,14 @@ class Tuner:
             agree = agreeing_runs(medians, self.config.run_tolerance)
             for index, run in enumerate(runs):
                 run.disturbed = index not in agree
-            if len(agree) >= 2:
+            if len(agree) >= 2 and len(agree) > len(runs) / 2:  # a majority corroborates
                 return
             if len(runs) >= max(self.config.max_rounds, 3) or not self._room(1):
-                self.noisy = (f"the machine is too noisy to decide anything within the budget: {len(runs)} runs of "
-                              f"the unmodified script measured {', '.join(_ms(m) for m in medians)} per step, no "
-                              f"two within {self.config.run_tolerance:.0%} of each other; nothing kept")
+                # Go on: only effects larger than this noise (every run beyond every other) can be
+                # decided now; if none is, the result says the machine was too noisy.
+                self.noisy = (f"{len(runs)} runs of the unmodified script measured "
+                              f"{', '.join(_ms(m) for m in medians)} per step, no two within "
+                              f"{self.config.run_tolerance:.0%} of each other for most of them")
                 return
 
     def _script_noise(self, first: Run, repeat: Run) -> None:
@@ -353,7 +355,7 @@ class Tuner:
             for side_runs, kept in ((a_runs, verdict.a_kept), (b_runs, verdict.b_kept)):
                 for index, run in enumerate(side_runs):
                     run.disturbed = index not in kept
-            if verdict.corroborated or target >= max_rounds or not self._room(2, confirmation=not confirmation):
+            if verdict.decided or target >= max_rounds or not self._room(2, confirmation=not confirmation):
                 return a_runs, b_runs, verdict
             target += 1
 
@@ -418,7 +420,7 @@ class Tuner:
             trial.reason = f"overridden by the script: {trial.overridden}"
         elif verdict is None:
             trial.reason = "not measured"
-        elif not verdict.corroborated:
+        elif not verdict.decided:
             trial.reason = (f"undecided: runs of one configuration disagree (reference {_runs_text(verdict.a_medians)}, "
                             f"candidate {_runs_text(verdict.b_medians)}): too noisy to decide")
         elif verdict.verdict.verdict != FASTER:
@@ -430,8 +432,10 @@ class Tuner:
                             "(--accept-unchecked-numerics keeps it)")
         else:
             trial.status = ACCEPTED
-            trial.reason = (f"faster side by side: {_speed(verdict.verdict.ratio)} ({_speed_ci(trial.verdict)}, "
-                            f"{len(trial.reference)}+{len(trial.runs)} runs); {numerics.get('reason', '')}")
+            how = (f"every one of {len(trial.runs)} runs faster than every one of {len(trial.reference)} beside it, "
+                   f"run ratios x{1 / verdict.verdict.ci_high:.2f}-x{1 / verdict.verdict.ci_low:.2f}"
+                   if verdict.separated else f"{_speed_ci(trial.verdict)}, {len(trial.reference)}+{len(trial.runs)} runs")
+            trial.reason = f"faster side by side: {_speed(verdict.verdict.ratio)} ({how}); {numerics.get('reason', '')}"
 
     def _settle(self, knob: Knob, group: list[Trial]) -> Trial | None:
         """Keep the fastest accepted value of the knob; the other accepted ones become rejected."""
@@ -493,7 +497,7 @@ class Tuner:
         if failed is not None or verdict is None:
             reason = f"the kept configuration failed when run again ({failed.failure[1] if failed else 'no runs'})"
             return {**info, "status": "failed", "reason": reason}
-        if not verdict.corroborated:
+        if not verdict.decided:
             reason = (f"too noisy to confirm within the budget: runs of the baseline measured "
                       f"{_runs_text(verdict.a_medians)} and of the kept knobs {_runs_text(verdict.b_medians)}, no two "
                       f"of one side within {self.config.run_tolerance:.0%}")
