@@ -180,8 +180,8 @@ class Tuner:
                 # Go on: only effects larger than this noise (every run beyond every other) can be
                 # decided now; if none is, the result says the machine was too noisy.
                 self.noisy = (f"{len(runs)} runs of the unmodified script measured "
-                              f"{', '.join(_ms(m) for m in medians)} per step, no two within "
-                              f"{self.config.run_tolerance:.0%} of each other for most of them")
+                              f"{', '.join(_ms(m) for m in medians)} per step, no majority of them within "
+                              f"{self.config.run_tolerance:.0%} of each other")
                 return
 
     def _script_noise(self, first: Run, repeat: Run) -> None:
