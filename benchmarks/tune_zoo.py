@@ -128,6 +128,30 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials]}
 
 
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as the table in docs/tune.md."""
+    lines = ["| workload | tune kept | claimed (95% CI) | re-measured, plain vs `run --apply` | claim / re-measured "
+             "| expert fix | expert re-measured | tuned / expert | tuning wall, trials, runs | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        kept = ", ".join(f"{k}={v!r}" for k, v in r["kept"].items()) or "nothing"
+        if r["kept"]:
+            ci = r["claimed_ci"]
+            claim = f"x{r['claimed_speedup']:.2f} ({'x%.2f-x%.2f' % tuple(ci) if ci else 'no CI'})"
+            claim += "" if r["confirmed"] else " unconfirmed"
+            verdict = r["independent"].get("tuned", {}).get("verdict", {}).get("verdict", "")
+            remeasured, ratio = f"x{r['remeasured_speedup']:.2f} ({verdict})", f"{r['claim_over_remeasured']:.2f}"
+        else:
+            claim, remeasured, ratio = "x1.00 (nothing claimed)", "(same as plain)", "-"
+        expert = ", ".join(f"{k}={v!r}" for k, v in r["expert"].items())
+        expert_measured = f"x{r['expert_speedup']:.2f} ({r['independent']['expert']['verdict']['verdict']})"
+        over = f"{r['tuned_over_expert']:.2f}" if r["tuned_over_expert"] else "-"
+        lines.append(f"| {r['workload']} | {kept} | {claim} | {remeasured} | {ratio} | {expert} | {expert_measured} | "
+                     f"{over} | {r['tune_wall_s']:.0f} s, {r['tune_trials']}, {r['tune_runs']} | "
+                     f"{r['load_average'][0]:.1f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="re-measurement rounds")
@@ -137,10 +161,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--max-trials", type=int, default=8)
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset to run")
+    parser.add_argument("--table-from", type=Path, default=None, help="print the table of an --out file and exit")
     parser.add_argument("--omp-threads", default="1",
                         help="OMP_NUM_THREADS for every run ('' leaves it unset): on a shared 2-core machine two "
                              "intra-op threads make identical runs differ many times over, drowning every effect")
     options = parser.parse_args()
+    if options.table_from:
+        print(markdown_table(orjson.loads(options.table_from.read_bytes())["rows"]))
+        return
     if options.omp_threads:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
@@ -158,6 +186,7 @@ def main() -> None:
                   f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert x{row['expert_speedup']:.2f} "
                   f"({row['expert']}); tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
                   f"{row['tune_runs']} runs; load {row['load_average'][0]:.1f}", flush=True)
+    print(markdown_table(rows))
 
 
 if __name__ == "__main__":
