@@ -533,7 +533,14 @@ class Tuner:
 
     def _noise(self) -> dict[str, Any]:
         runs = [r for r in self.baseline.runs if r.ok]
-        return {"runs_step_s": [r.step_s for r in runs], "disturbed_runs": sum(r.disturbed for r in runs),
+        times = sorted(runs[0].times(per_sample=False)) if runs else []
+        noise: dict[str, Any] = {"spread": None, "step_s_p10": None, "step_s_p90": None, "repeat_step_ratio": None}
+        if times:  # within the first run: (p90 - p10) / median of its step times
+            p10, p50, p90 = (times[int(q * (len(times) - 1))] for q in (0.1, 0.5, 0.9))
+            noise.update(spread=(p90 - p10) / p50 if p50 else None, step_s_p10=p10, step_s_p90=p90)
+        if len(runs) > 1 and runs[0].step_s and runs[1].step_s:
+            noise["repeat_step_ratio"] = runs[1].step_s / runs[0].step_s
+        return {**noise, "runs_step_s": [r.step_s for r in runs], "disturbed_runs": sum(r.disturbed for r in runs),
                 "loss_difference": self.loss_noise, "output_difference": self.output_noise,
                 "deterministic": self.deterministic, "too_noisy": self.noisy}
 
