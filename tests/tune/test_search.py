@@ -132,7 +132,8 @@ def test_ctrl_c_during_the_confirmation_reports_the_result_as_unconfirmed(tmp_pa
     assert result.kept == {"zero_grad_set_to_none": True}
     assert not result.confirmed and result.speedup_ci is None
     assert result.confirmation["status"] == "unconfirmed"
-    assert "UNCONFIRMED" in result.summary and "interrupted" in result.stop_reason
+    assert "UNCONFIRMED" in result.summary and "interrupted (Ctrl-C)" in result.stop_reason
+    assert result.exit_status == 130  # interrupted is not success, even with a result to report
     assert 1.9 < result.speedup < 2.1  # the estimate
 
 
@@ -185,3 +186,25 @@ def test_console_json_and_trials_agree_on_what_was_kept(tmp_path, monkeypatch) -
     kept_trials = {t["knob"]: t["value"] for t in result.trials if t["status"] == "kept"}
     assert kept_trials == result.kept
     assert all(f"{k}={v!r}" in result.summary for k, v in result.kept.items())
+
+
+def test_a_stop_signal_between_runs_starts_no_other_run_and_sets_the_exit_status(tmp_path, monkeypatch) -> None:
+    import signal
+
+    from torchdoctor.tune.errors import TuneInterruptedError
+
+    runs = FakeRuns()
+    tuner = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"])
+    # SIGTERM arrives once the trial's first candidate run (the third run) has ended.
+    tuner.stop_signal = lambda: signal.SIGTERM if len(runs.calls) >= 3 else None
+    result = tuner.run()
+    assert len(runs.calls) == 3 and result.exit_status == 128 + signal.SIGTERM
+    assert result.stop_reason.startswith("interrupted (SIGTERM)") and result.kept == {}
+    assert [t["status"] for t in result.trials] == ["baseline", "interrupted"]
+    assert result.trials[1]["reason"] == "interrupted (SIGTERM)"
+    # Before the first baseline run: nothing to report, and the error carries the exit status.
+    early = _tuner(tmp_path / "early", monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"])
+    early.stop_signal = lambda: signal.SIGHUP
+    with pytest.raises(TuneInterruptedError, match=r"interrupted \(SIGHUP\) during the baseline run") as raised:
+        early.run()
+    assert raised.value.exit_code == 128 + signal.SIGHUP

@@ -21,14 +21,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.knobs.base import CallEdit, SiteEdit
-
-
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
+from torchdoctor.knobs.names import callee_name, script_names
 
 
 def _literal(value: Any, like: cst.BaseExpression | None = None) -> cst.BaseExpression:
@@ -59,7 +52,7 @@ class _SetKeywords(cst.CSTTransformer):
         self.changed = 0
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if _callee_name(updated.func) not in self.edit.callees:
+        if callee_name(updated.func) not in self.edit.callees:
             return updated
         self.changed += 1
         return _set_keywords(updated, self.edit.kwargs)
@@ -110,7 +103,7 @@ class _EditSites(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         for index in self._matching(original, ("kwargs", "args")):
             edit = self.edits[index][1]
-            if edit.callees and _callee_name(updated.func) not in edit.callees:
+            if edit.callees and callee_name(updated.func) not in edit.callees:
                 continue
             self.applied.add(index)
             if edit.action == "kwargs":
@@ -210,7 +203,6 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
     script's names, `sites`: each line of the user's files to change, with `advice`) and one
     unified diff over every file with a site or call edit (None when there is none)."""
     from torchdoctor.knobs.base import REGISTRY
-    from torchdoctor.knobs.names import script_names
 
     script = Path(script)
     names = script_names(script, getattr(record, "env", None))

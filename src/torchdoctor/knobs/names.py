@@ -32,7 +32,8 @@ def _callees(node: cst.BaseExpression) -> list[cst.Call]:
             return calls
 
 
-def _last_name(func: cst.BaseExpression) -> str | None:
+def callee_name(func: cst.BaseExpression) -> str | None:
+    """The called name: `DataLoader` for `DataLoader(...)` and `torch.utils.data.DataLoader(...)`."""
     if isinstance(func, cst.Name):
         return func.value
     if isinstance(func, cst.Attribute):
@@ -72,7 +73,7 @@ def script_names(script: str | Path, env: dict[str, Any] | None) -> ScriptNames:
     model_classes = {m.get("class") for m in env.get("models") or []}
     names: dict[str, str] = {}
     for variable, call in visitor.found:
-        callee = _last_name(call.func)
+        callee = callee_name(call.func)
         if "optimizer" not in names and callee in optimizer_classes:
             names["optimizer"] = variable
             names["optimizer_class"] = module.code_for_node(call.func)
