@@ -182,7 +182,8 @@ def main() -> None:
                 options.out.write_bytes(orjson.dumps({"schema_version": 2, "cores": CORES, "rows": rows,
                                                       "omp_threads": options.omp_threads},
                                                      option=orjson.OPT_INDENT_2))
-            print(f"{name}: claimed x{row['claimed_speedup']:.2f} ({'confirmed' if row['confirmed'] else 'unconfirmed'}, "
+            status = "confirmed" if row["confirmed"] else "unconfirmed"
+            print(f"{name}: claimed x{row['claimed_speedup']:.2f} ({status}, "
                   f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert x{row['expert_speedup']:.2f} "
                   f"({row['expert']}); tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
                   f"{row['tune_runs']} runs; load {row['load_average'][0]:.1f}", flush=True)

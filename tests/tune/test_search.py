@@ -25,7 +25,8 @@ class FakeRuns:
     """Fabricated runs: step time 0.1 s x each applied knob's EFFECT, times `slow(n)` for the
     n-th run (a disturbance), loss 1.0 unless `loss(knobs)` says otherwise."""
 
-    def __init__(self, slow: Callable[[int, dict[str, Any]], float] = lambda n, knobs: 1.0, interrupt_at: int | None = None,
+    def __init__(self, slow: Callable[[int, dict[str, Any]], float] = lambda n, knobs: 1.0,
+                 interrupt_at: int | None = None,
                  loss: Callable[[dict[str, Any]], float | None] = lambda knobs: 1.0, duration_s: float = 1.0) -> None:
         self.slow, self.interrupt_at, self.loss, self.duration_s = slow, interrupt_at, loss, duration_s
         self.calls: list[tuple[dict[str, Any], str]] = []

@@ -38,5 +38,6 @@ __all__ = [
     "FASTER", "RUN_TOLERANCE", "SLOWER", "TOO_FEW", "UNCLEAR",
     "BenchInputError", "BenchResult", "Command", "MismatchedDevicesError", "Policy", "RoundInfo", "RunsVerdict",
     "Variant", "VariantFailedError", "VariantTimeoutError", "Verdict",
-    "agreeing_runs", "compare_processes", "compare_runs", "compare_samples", "compare_statements", "control_name", "run_interleaved",
+    "agreeing_runs", "compare_processes", "compare_runs", "compare_samples", "compare_statements", "control_name",
+    "run_interleaved",
 ]

@@ -166,8 +166,9 @@ class RunsVerdict:
     """A verdict on whole runs (each a series of step times) of A and B measured in interleaved
     rounds. `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
     of runs within the run tolerance of its fastest member); the others count as disturbed (the
-    median over runs outweighs them once there are three). `spread`: the largest relative difference between kept runs of one side, the
-    run-to-run noise, which is also the verdict's noise floor when above `min_effect`.
+    median over runs outweighs them once there are three). `spread`: the largest relative
+    difference between kept runs of one side, the run-to-run noise, which is also the verdict's
+    noise floor when above `min_effect`.
     `corroborated`: on every side with two runs or more, a majority of them (and at least two)
     agree, so the verdict rests on no single run and the spread is the noise of most runs."""
 
@@ -247,7 +248,8 @@ def compare_runs(
         if len(kept) > 1:
             values = [medians[i] for i in kept]
             spread = max(spread, max(values) / min(values) - 1.0)
-    corroborated = bool(a and b) and all(_corroborated(len(kept), len(runs)) for runs, kept in ((a, a_kept), (b, b_kept)))
+    corroborated = bool(a and b) and all(_corroborated(len(kept), len(runs))
+                                         for runs, kept in ((a, a_kept), (b, b_kept)))
     floor = min(max(min_effect, spread), 0.99)
     if not a or not b:
         return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
