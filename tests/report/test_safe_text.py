@@ -85,11 +85,29 @@ def _record() -> Record:
 
 
 def _tune_result() -> TuneResult:
-    trial = {"index": 0, "knob": HOSTILE, "value": HOSTILE, "status": "failed", "step_s": 0.1, "reason": HOSTILE}
+    trial = {"index": 0, "knob": HOSTILE, "value": HOSTILE, "status": "failed", "step_s": 0.1, "reason": HOSTILE,
+             "reference": [], "reference_step_s": None, "ratio": 0.5}
+    site = {"file": HOSTILE, "line": 1, "code": HOSTILE, "call": HOSTILE, "advice": HOSTILE}
     return TuneResult(tune_id="t", script=HOSTILE, args=[], baseline_step_s=0.1, best_step_s=0.1, speedup=1.0,
-                      metric=HOSTILE, kept={HOSTILE: HOSTILE}, rejected=[], overridden=[{"knob": HOSTILE, "value": 1,
-                      "reason": HOSTILE}], trials=[trial], stop_reason=HOSTILE, noise={}, diff=f"+{HOSTILE}\n",
-                      changes=[{"knob": HOSTILE, "snippet": HOSTILE}])  # fmt: skip
+                      speedup_ci=None, confirmed=False, metric=HOSTILE, kept={HOSTILE: HOSTILE}, rejected=[],
+                      overridden=[{"knob": HOSTILE, "value": 1, "reason": HOSTILE}], intercepted=[],
+                      numerics_unchecked=[HOSTILE], trials=[trial], stop_reason=HOSTILE,
+                      noise={"runs_step_s": [0.1]}, confirmation={"how": HOSTILE, "reason": HOSTILE},
+                      summary=HOSTILE, diff=f"+{HOSTILE}\n",
+                      changes=[{"knob": HOSTILE, "snippet": HOSTILE, "sites": [site]}])  # fmt: skip
+
+
+def _tune_progress(console: Console) -> None:
+    from torchdoctor.tune.trial import Trial
+
+    trial = Trial(index=1, knob=HOSTILE, value=HOSTILE, knobs={}, status="rejected", reason=HOSTILE, ratio=0.5)
+    with tune.tune_progress(console, 3) as progress:
+        progress.trial_started(1, HOSTILE)
+        progress.run_started(HOSTILE, HOSTILE)
+        progress.trial_finished(trial, trial)
+        progress.knob_settled(HOSTILE, trial, trial)
+        progress.knob_settled(HOSTILE, None, trial)
+        progress.confirmation_finished({"status": "too noisy", "reason": HOSTILE})
 
 
 def _infer_result() -> InferResult:
@@ -152,6 +170,7 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
     "runs compare": lambda c: runs.render_comparison(RunComparison(HOSTILE, HOSTILE, 0.1, 0.2, None, [(HOSTILE, HOSTILE, 1.0)],
                                                                    [(HOSTILE, HOSTILE, HOSTILE)], []), c),
     "tune": lambda c: tune.render_result(_tune_result(), c),
+    "tune progress": _tune_progress,
     "infer": lambda c: infer.render_infer(_infer_result(), c),
     "comm": lambda c: distributed.render_comm({"backend": HOSTILE, "world_size": 2, "device_name": HOSTILE, "device": "cpu",
                                                "iters": 3, "collectives": {HOSTILE: {"supported": False, "reason": HOSTILE}},

@@ -1,11 +1,12 @@
-"""The search's order of trials, with the subprocess replaced by fabricated step times (the real
-trials are covered by test_tune_cli.py and test_robustness.py): which knob is tried when."""
+"""The search, with the subprocess replaced by fabricated runs (the real ones are covered by
+test_tune_cli.py and test_robustness.py): which knob is tried when, how each is judged side by
+side, how a disturbed run is left out, the confirmation, the budget and the stop reasons."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -13,34 +14,47 @@ from torchdoctor.record import Record, StepSample, Summary
 from torchdoctor.store import RunStore
 from torchdoctor.tune import search
 from torchdoctor.tune.config import TuneConfig
-from torchdoctor.tune.trial import Trial
+from torchdoctor.tune.trial import INTERRUPTED, Run
 
 KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "compile"]
+#: Step time factor of each knob (1.0: no effect).
+EFFECT = {"zero_grad_set_to_none": 0.5}
 
 
-def _fake_trial(script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, index: int,
-                knob: str | None, out_dir: Path, diagnose: bool = False) -> Trial:
-    """Only zero_grad_set_to_none makes a step faster (x0.5); every other knob changes nothing."""
-    step_s = 0.1 * (0.5 if "zero_grad_set_to_none" in knobs else 1.0)
-    steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + index)), backward_s=0.01, loss=1.0)
-             for i in range(30)]
-    record = Record(steps=steps, summary=Summary(num_steps=30, step_s=step_s),
-                    env={"torch": {"anomaly_detection": True}, "cpu": {"logical_cores": 2},
-                         "optimizers": [{"class": "SGD", "module": "torch.optim.sgd"}],
-                         "models": [{"class": "Net", "module_types": {"Conv2d": 1}}]})
-    return Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs),
-                 record=record, step_s=step_s)
+class FakeRuns:
+    """Fabricated runs: step time 0.1 s x each applied knob's EFFECT, times `slow(n)` for the
+    n-th run (a disturbance), loss 1.0 unless `loss(knobs)` says otherwise."""
+
+    def __init__(self, slow: Callable[[int, dict[str, Any]], float] = lambda n, knobs: 1.0,
+                 interrupt_at: int | None = None,
+                 loss: Callable[[dict[str, Any]], float | None] = lambda knobs: 1.0, duration_s: float = 1.0) -> None:
+        self.slow, self.interrupt_at, self.loss, self.duration_s = slow, interrupt_at, loss, duration_s
+        self.calls: list[tuple[dict[str, Any], str]] = []
+
+    def __call__(self, script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, role: str,
+                 out_dir: Path, progress: Any = None, diagnose: bool = False) -> Run:
+        n = len(self.calls)
+        self.calls.append((dict(knobs), role))
+        step_s = 0.1 * math.prod(EFFECT.get(k, 1.0) for k in knobs) * self.slow(n, knobs)
+        steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + 3 * n)), backward_s=0.01,
+                            loss=self.loss(knobs)) for i in range(30)]
+        record = Record(steps=steps, summary=Summary(num_steps=30, step_s=step_s),
+                        env={"torch": {"anomaly_detection": True}, "cpu": {"logical_cores": 2},
+                             "optimizers": [{"class": "SGD", "module": "torch.optim.sgd"}],
+                             "models": [{"class": "Net", "module_types": {"Conv2d": 1}}]})
+        failure = (INTERRUPTED, "interrupted (Ctrl-C)") if n == self.interrupt_at else None
+        return Run(knobs=dict(knobs), role=role, run_id=f"run{n}", step_s=step_s, duration_s=self.duration_s,
+                   record=record, failure=failure)
 
 
-@pytest.fixture
-def tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> search.Tuner:
-    monkeypatch.setattr(search, "run_trial", _fake_trial)
-    config = TuneConfig(only=KNOBS, repeat_baseline=False, patience=10)
+def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> search.Tuner:
+    monkeypatch.setattr(search, "observe_run", runs)
+    config = TuneConfig(**{"only": KNOBS, "patience": 10, **options})
     return search.Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"), work_dir=tmp_path)
 
 
-def test_the_second_pass_retries_only_knobs_tried_before_the_last_kept_one(tuner: search.Tuner) -> None:
-    result = tuner.run()
+def test_the_second_pass_retries_only_knobs_tried_before_the_last_kept_one(tmp_path, monkeypatch) -> None:
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(), repeat_baseline=False).run()
     assert result.kept == {"zero_grad_set_to_none": True}
     tried = [t["knob"] for t in result.trials]
     # Pass 1: all four; compile was already tried on top of zero_grad_set_to_none, so pass 2
@@ -49,3 +63,149 @@ def test_the_second_pass_retries_only_knobs_tried_before_the_last_kept_one(tuner
     assert [t["knobs"] for t in result.trials[-2:]] == [
         {"zero_grad_set_to_none": True, "no_anomaly_detection": True},
         {"zero_grad_set_to_none": True, "channels_last": True}]
+
+
+def test_each_value_is_judged_beside_runs_of_the_best_configuration_a_b_b_a(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns()
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2).run()
+    roles = [role for _, role in runs.calls]
+    # baseline, repeat (reused as the trial's first A), B B A; the confirmation reuses that last
+    # run of the unmodified script as its first A: B B A.
+    assert roles == ["baseline", "baseline", "candidate", "candidate", "reference",
+                     "confirm-best", "confirm-best", "confirm-baseline"]
+    trial = result.trials[1]
+    assert [r["role"] for r in trial["reference"]] == ["baseline", "reference"]
+    assert trial["status"] == "kept" and "side by side" in trial["reason"]
+    assert result.confirmed and result.confirmation["status"] == "confirmed"
+    assert 1.9 < result.speedup < 2.1
+    assert result.speedup_ci[0] <= result.speedup <= result.speedup_ci[1]
+    assert "confirmed side by side over 2 interleaved rounds" in result.summary
+
+
+def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns(slow=lambda n, knobs: 10.0 if n == 0 else 1.0)  # another process during the first run
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    baseline_runs = result.trials[0]["runs"]
+    assert len(baseline_runs) == 3 and baseline_runs[0]["disturbed"]  # re-measured until two agree
+    assert result.noise["disturbed_runs"] == 1
+    assert 1.9 < result.speedup < 2.1  # x2, not x20
+    assert result.baseline_step_s == pytest.approx(0.1, rel=0.05)
+
+
+def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monkeypatch) -> None:
+    # Runs of one configuration differ up to x4, no two within 15%: the knob's x1.25 drowns in it.
+    factors = [1.0, 2.2, 1.5, 3.1, 3.6, 1.1, 2.7, 4.4, 1.8, 2.4, 1.3, 4.0, 3.3, 2.0, 1.6, 2.9, 3.8, 1.2, 4.2, 2.5]
+    runs = FakeRuns(slow=lambda n, knobs: factors[n % len(factors)])
+    monkeypatch.setitem(EFFECT, "zero_grad_set_to_none", 0.8)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    assert result.kept == {} and not result.confirmed
+    assert result.stop_reason.startswith("the machine is too noisy to decide anything")
+    assert "100 ms, 220 ms, 150 ms, 310 ms" in result.stop_reason
+    assert result.summary.startswith("nothing kept: the machine is too noisy")
+    assert all(t["status"] == "rejected" and "undecided" in t["reason"] for t in result.trials[1:])
+
+
+def test_an_effect_larger_than_the_noise_is_still_decided_when_runs_disagree(tmp_path, monkeypatch) -> None:
+    # Runs of one configuration differ by up to 40% (never two within 15%), the knob halves the
+    # step: every candidate run beats every reference run, so the noise does not end the search.
+    # n: 0 baseline; trial: A (run 0 reused), B 1, B 2, A 3, then A 4, B 5; the confirmation alike.
+    factors = [1.0, 1.0, 1.3, 1.3, 1.7, 1.7]
+    runs = FakeRuns(slow=lambda n, knobs: factors[n % len(factors)])
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2,
+                    repeat_baseline=False).run()
+    trial = result.trials[1]
+    assert trial["status"] == "kept" and trial["verdict"]["separated"], trial["reason"]
+    assert "every one of" in trial["reason"]
+    assert result.confirmed
+
+
+def test_a_candidate_run_disturbed_once_is_re_measured_before_deciding(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns(slow=lambda n, knobs: 5.0 if n == 2 else 1.0)  # the candidate's first run
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    trial = result.trials[1]
+    assert len(trial["runs"]) == 3 and trial["runs"][0]["disturbed"]
+    assert trial["status"] == "kept"
+
+
+def test_ctrl_c_during_the_confirmation_reports_the_result_as_unconfirmed(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns(interrupt_at=6)  # baseline, repeat, B, B, A, then the confirmation's second run
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    assert result.kept == {"zero_grad_set_to_none": True}
+    assert not result.confirmed and result.speedup_ci is None
+    assert result.confirmation["status"] == "unconfirmed"
+    assert "UNCONFIRMED" in result.summary and "interrupted (Ctrl-C)" in result.stop_reason
+    assert result.exit_status == 130  # interrupted is not success, even with a result to report
+    assert 1.9 < result.speedup < 2.1  # the estimate
+
+
+def test_a_kept_set_the_confirmation_finds_no_faster_is_dropped(tmp_path, monkeypatch) -> None:
+    # Fast only while searching: in the confirmation the configuration runs at baseline speed.
+    runs = FakeRuns(slow=lambda n, knobs: 2.0 if n >= 5 and knobs else 1.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2).run()
+    assert result.kept == {} and result.confirmation["status"] in ("not faster", "too noisy")
+    assert result.trials[1]["status"] == "rejected" and "not confirmed" in result.trials[1]["reason"]
+    assert result.summary.startswith("nothing kept")
+
+
+def test_diminishing_returns_waits_for_the_knobs_the_findings_name_and_says_what_happened(
+        tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("torchdoctor.tune.candidates.named_knobs", lambda record: ["compile"])
+    monkeypatch.setattr(search, "named_knobs", lambda record: ["compile"])
+    runs = FakeRuns()
+    result = _tuner(tmp_path, monkeypatch, runs, patience=1, only=["channels_last", "compile", "no_anomaly_detection"],
+                    repeat_baseline=False).run()
+    tried = [t["knob"] for t in result.trials[1:]]
+    assert tried[0] == "compile"  # named by a finding: first
+    assert "diminishing returns" in result.stop_reason
+    assert "compile: not kept" in result.stop_reason or "channels_last: not kept" in result.stop_reason
+    assert "less than" not in result.stop_reason
+
+
+def test_the_budget_keeps_room_for_the_confirmation(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns(duration_s=10.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=KNOBS, time_budget_s=150.0, confirm_rounds=2).run()
+    assert "--time-budget" in result.stop_reason
+    assert result.confirmation is not None and result.confirmation["status"] == "confirmed"
+    assert len(runs.calls) * 10.0 <= 150.0 + 10.0
+
+
+def test_a_precision_knob_is_not_kept_with_its_numerics_unchecked(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(EFFECT, "compile", 0.5)
+    runs = FakeRuns(loss=lambda knobs: None)  # an inference loop: no loss, and no outputs here
+    result = _tuner(tmp_path, monkeypatch, runs, only=["compile"], repeat_baseline=False).run()
+    assert result.kept == {}
+    assert "not kept unchecked" in result.trials[1]["reason"]
+    accepted = _tuner(tmp_path / "b", monkeypatch, FakeRuns(loss=lambda knobs: None), only=["compile"],
+                      repeat_baseline=False, accept_unchecked_numerics=True).run()
+    assert accepted.kept == {"compile": {"mode": "default", "dynamic": False}}
+    assert accepted.numerics_unchecked == ["compile"]
+
+
+def test_console_json_and_trials_agree_on_what_was_kept(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(EFFECT, "no_anomaly_detection", 0.8)
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(), repeat_baseline=False).run()
+    kept_trials = {t["knob"]: t["value"] for t in result.trials if t["status"] == "kept"}
+    assert kept_trials == result.kept
+    assert all(f"{k}={v!r}" in result.summary for k, v in result.kept.items())
+
+
+def test_a_stop_signal_between_runs_starts_no_other_run_and_sets_the_exit_status(tmp_path, monkeypatch) -> None:
+    import signal
+
+    from torchdoctor.tune.errors import TuneInterruptedError
+
+    runs = FakeRuns()
+    tuner = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"])
+    # SIGTERM arrives once the trial's first candidate run (the third run) has ended.
+    tuner.stop_signal = lambda: signal.SIGTERM if len(runs.calls) >= 3 else None
+    result = tuner.run()
+    assert len(runs.calls) == 3 and result.exit_status == 128 + signal.SIGTERM
+    assert result.stop_reason.startswith("interrupted (SIGTERM)") and result.kept == {}
+    assert [t["status"] for t in result.trials] == ["baseline", "interrupted"]
+    assert result.trials[1]["reason"] == "interrupted (SIGTERM)"
+    # Before the first baseline run: nothing to report, and the error carries the exit status.
+    early = _tuner(tmp_path / "early", monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"])
+    early.stop_signal = lambda: signal.SIGHUP
+    with pytest.raises(TuneInterruptedError, match=r"interrupted \(SIGHUP\) during the baseline run") as raised:
+        early.run()
+    assert raised.value.exit_code == 128 + signal.SIGHUP

@@ -31,30 +31,39 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
     # would hide the data-loading fix this test is about. Smaller batch and many cheap steps keep
     # the test short and the verdict powerful.
     env = {**WIDE_ENV, "OMP_NUM_THREADS": "1"}
-    proc, result = _tune(tmp_path, "--knobs", "num_workers", "--int-trials", "2", "--warmup-steps", "5",
-                         "--steps", "80", "--", str(demo_script()), "--batch-size", "8", env=env)
+    proc, result = _tune(tmp_path, "--knobs", "num_workers", "--int-trials", "1", "--warmup-steps", "5",
+                         "--steps", "80", "--no-repeat-baseline", "--rounds", "1", "--confirm-rounds", "2", "--",
+                         str(demo_script()), "--batch-size", "8", env=env, timeout=400)
     assert proc.returncode == 0, proc.stderr
-    assert result["schema_version"] == 1
-    assert result["kept"].get("num_workers", 0) >= 1, proc.stdout
-    assert result["speedup"] > 1.0 and result["best_step_s"] < result["baseline_step_s"]
-    kept = [t for t in result["trials"] if t["status"] == "kept"]
-    assert all(t["verdict"]["verdict"] == "faster" and t["numerics"]["ok"] for t in kept)
-    assert f"num_workers={result['kept']['num_workers']})" in result["diff"]
+    assert result["schema_version"] == 2
+    # The search finds the worker faster side by side...
+    (found,) = [t for t in result["trials"] if t["knob"] == "num_workers" and "faster side by side" in t["reason"]]
+    assert found["verdict"]["verdict"] == "faster" and found["numerics"]["ok"], proc.stdout
+    # ...and the confirmation either confirms it, or, where the machine's other jobs leave the
+    # worker no core (the gain then falls within the noise), drops it and says why: never a claim
+    # it did not measure.
+    if result["confirmed"]:
+        assert result["kept"]["num_workers"] >= 1 and result["speedup"] > 1.0
+        assert result["best_step_s"] < result["baseline_step_s"]
+        assert f"num_workers={result['kept']['num_workers']}" in result["diff"]
+    else:
+        assert result["kept"] == {} and result["confirmation"]["status"] in ("not faster", "too noisy")
+        assert result["summary"].startswith("nothing kept: the search's best was not confirmed")
     stored = list(RunStore(tmp_path / "runs.db").trials(result["tune_id"]))
     assert [t["trial"] for t in stored] == [t["index"] for t in result["trials"]]
 
 
 def test_failed_and_overridden_trials_are_reported_and_the_search_goes_on(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "num_workers,threads", "--int-trials", "1", "--warmup-steps", "2",
-                         "--steps", "6", "--", str(SCRIPTS / "fragile.py"))
+                         "--steps", "6", "--no-repeat-baseline", "--rounds", "1", "--", str(SCRIPTS / "fragile.py"))
     assert proc.returncode == 0, proc.stderr
     by_knob = {t["knob"]: t for t in result["trials"]}
     assert by_knob["num_workers"]["status"] == "failed"
     assert "cannot run in a worker process" in by_knob["num_workers"]["reason"]
-    assert by_knob["threads"]["status"] == "rejected"
-    assert "set_num_threads(1)" in by_knob["threads"]["overridden"]
-    assert result["overridden"] and result["kept"] == {}
-    assert result["speedup"] == 1.0
+    # The script's own torch.set_num_threads(1) is held off while threads=2 runs, and recorded.
+    assert by_knob["threads"]["value"] == 2 and by_knob["threads"]["overridden"] is None
+    (held,) = by_knob["threads"]["intercepted"]
+    assert held["call"] == "torch.set_num_threads(1)" and held["line"] == 19 and held["file"].endswith("fragile.py")
 
 
 def test_run_apply_runs_the_script_with_the_kept_knobs(tmp_path: Path) -> None:
@@ -64,6 +73,7 @@ def test_run_apply_runs_the_script_with_the_kept_knobs(tmp_path: Path) -> None:
                            str(SCRIPTS / "show_loader.py"), "--flag"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "num_workers=2 threads=1 args=['--flag']" in proc.stdout
+    assert "Warning" not in proc.stderr, proc.stderr  # e.g. runpy's "found in sys.modules"
 
 
 def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> None:
@@ -80,7 +90,8 @@ def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> N
 def test_tune_runs_every_trial_under_torchrun_and_tries_no_sync_on_ddp_accumulation(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[1] / "knobs" / "scripts" / "ddp_accum.py"
     proc, result = _tune(tmp_path, "--nproc-per-node", "2", "--knobs", "no_sync", "--no-repeat-baseline",
-                         "--warmup-steps", "2", "--steps", "10", "--", str(script))
+                         "--rounds", "1", "--confirm-rounds", "1", "--warmup-steps", "2", "--steps", "10", "--",
+                         str(script))
     assert proc.returncode == 0, proc.stderr
     baseline, trial = result["trials"]
     assert trial["knob"] == "no_sync" and trial["value"] == 4  # the measured micro-batches per step

@@ -2,6 +2,8 @@
 
 - `compare_samples(a_s, b_s)`: the decision on two series of times (a bootstrap CI of the ratio
   of medians against a noise floor), for callers that measured already (tuner, `runs compare`).
+- `compare_runs(a_runs, b_runs)`: the same decision on whole runs measured in interleaved rounds
+  (each run a series of step times): disturbed runs left out, run-to-run spread as noise floor.
 - `compare_statements([Variant...])`: statements or callables in this process, on
   torch.utils.benchmark.Timer, interleaved rounds, adaptive stopping.
 - `compare_processes([Command...])`: whole processes interleaved A B A B, per-run timeout.
@@ -19,11 +21,23 @@ from torchdoctor.bench.errors import (
 )
 from torchdoctor.bench.processes import Command, compare_processes
 from torchdoctor.bench.statements import Variant, compare_statements
-from torchdoctor.bench.stats import FASTER, SLOWER, TOO_FEW, UNCLEAR, Verdict, compare_samples
+from torchdoctor.bench.stats import (
+    FASTER,
+    RUN_TOLERANCE,
+    SLOWER,
+    TOO_FEW,
+    UNCLEAR,
+    RunsVerdict,
+    Verdict,
+    agreeing_runs,
+    compare_runs,
+    compare_samples,
+)
 
 __all__ = [
-    "FASTER", "SLOWER", "TOO_FEW", "UNCLEAR",
-    "BenchInputError", "BenchResult", "Command", "MismatchedDevicesError", "Policy", "RoundInfo",
+    "FASTER", "RUN_TOLERANCE", "SLOWER", "TOO_FEW", "UNCLEAR",
+    "BenchInputError", "BenchResult", "Command", "MismatchedDevicesError", "Policy", "RoundInfo", "RunsVerdict",
     "Variant", "VariantFailedError", "VariantTimeoutError", "Verdict",
-    "compare_processes", "compare_samples", "compare_statements", "control_name", "run_interleaved",
+    "agreeing_runs", "compare_processes", "compare_runs", "compare_samples", "compare_statements", "control_name",
+    "run_interleaved",
 ]

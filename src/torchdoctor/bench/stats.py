@@ -149,3 +149,137 @@ def _finite_or_none(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# -- rounds of runs ---------------------------------------------------------------------------
+#: Relative difference between two runs of one configuration beyond which they disagree: one of
+#: them was disturbed (another process took the cores) and must not be divided by.
+RUN_TOLERANCE = 0.15
+#: Runs a side needs before complete separation decides for runs that disagree among themselves:
+#: with 3 + 3 interleaved runs, every B run faster than every A run happens by chance with
+#: probability 1 / C(6, 3) = 5% when nothing changed.
+SEPARATION_RUNS = 3
+
+
+@dataclass(frozen=True)
+class RunsVerdict:
+    """A verdict on whole runs (each a series of step times) of A and B measured in interleaved
+    rounds. `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
+    of runs within the run tolerance of its fastest member); the others count as disturbed (the
+    median over runs outweighs them once there are three). `spread`: the largest relative
+    difference between kept runs of one side, the run-to-run noise, which is also the verdict's
+    noise floor when above `min_effect`.
+    `corroborated`: on every side with two runs or more, a majority of them (and at least two)
+    agree, so the verdict rests on no single run and the spread is the noise of most runs."""
+
+    verdict: Verdict
+    a_medians: list[float]
+    b_medians: list[float]
+    a_kept: list[int]
+    b_kept: list[int]
+    spread: float
+    corroborated: bool
+    separated: bool = False
+
+    @property
+    def decided(self) -> bool:
+        """Whether the verdict may be acted on: the runs of each side corroborate each other, or,
+        where they do not, every run of one side beat every run of the other (`separated`)."""
+        return self.corroborated or self.separated
+
+    @property
+    def disturbed(self) -> int:
+        return len(self.a_medians) - len(self.a_kept) + len(self.b_medians) - len(self.b_kept)
+
+    def to_dict(self) -> dict:
+        return {**self.verdict.to_dict(), "a_run_medians": self.a_medians, "b_run_medians": self.b_medians,
+                "a_kept": self.a_kept, "b_kept": self.b_kept, "spread": self.spread,
+                "corroborated": self.corroborated, "separated": self.separated, "decided": self.decided}
+
+
+def agreeing_runs(medians: Sequence[float], tolerance: float = RUN_TOLERANCE) -> list[int]:
+    """Indices of the largest group of runs whose medians lie within `tolerance` of the group's
+    fastest (ties: the faster group). A disturbance only ever slows a run, so a run far slower
+    than a group that agrees is the disturbed one."""
+    best: list[int] = []
+    for anchor in sorted(range(len(medians)), key=lambda i: medians[i]):
+        group = [i for i, m in enumerate(medians) if medians[anchor] <= m <= medians[anchor] * (1 + tolerance)]
+        if len(group) > len(best):
+            best = group
+    return sorted(best)
+
+
+def _corroborated(agreeing: int, runs: int) -> bool:
+    """One run stands for itself; of two or more, a majority (and at least two) must agree, so
+    that a disturbance is the exception the median outweighs, not a pair picked out of noise."""
+    return runs == 1 or (agreeing >= 2 and agreeing > runs / 2)
+
+
+def compare_runs(
+    a_runs: Sequence[Sequence[float]],
+    b_runs: Sequence[Sequence[float]],
+    *,
+    min_effect: float = 0.02,
+    tolerance: float = RUN_TOLERANCE,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> RunsVerdict:
+    """Judge B against A from whole runs (each a list of step times) measured interleaved.
+
+    Statistic: the ratio of the medians of the runs' median step times (geometric median: the
+    median of their logarithms), so that one disturbed run of three moves nothing. Every run
+    counts: keeping only the runs that agree would favour a configuration whose runs vary (a
+    DataLoader worker starved of a core now and then), as its slow runs would be dropped. CI:
+    bootstrap of each run's steps (`_bootstrap_log_medians`). Noise floor: max(min_effect, the
+    spread of the agreeing runs of either side): no effect within the run-to-run noise is claimed.
+    Runs that do not corroborate each other (each side with runs, none two agreeing) are judged by
+    complete separation once each side has SEPARATION_RUNS runs: faster only when every B run
+    beat every A run by more than min_effect (the CI is then the range of run ratios).
+    """
+    if not 0.5 <= confidence < 1.0:
+        raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
+    a = [r for r in (_as_times(r, "A") for r in a_runs) if r.size]
+    b = [r for r in (_as_times(r, "B") for r in b_runs) if r.size]
+    a_med = [float(np.median(r)) for r in a]
+    b_med = [float(np.median(r)) for r in b]
+    a_kept, b_kept = agreeing_runs(a_med, tolerance), agreeing_runs(b_med, tolerance)
+    spread = 0.0
+    for medians, kept in ((a_med, a_kept), (b_med, b_kept)):
+        if len(kept) > 1:
+            values = [medians[i] for i in kept]
+            spread = max(spread, max(values) / min(values) - 1.0)
+    corroborated = bool(a and b) and all(_corroborated(len(kept), len(runs))
+                                         for runs, kept in ((a, a_kept), (b, b_kept)))
+    floor = min(max(min_effect, spread), 0.99)
+    if not a or not b:
+        return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
+                           a_med, b_med, a_kept, b_kept, spread, False)
+    n_a, n_b = sum(r.size for r in a), sum(r.size for r in b)
+    ratio = math.exp(float(np.median(np.log(b_med)) - np.median(np.log(a_med))))
+    if min(n_a, n_b) < MIN_SAMPLES:
+        return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
+                           a_med, b_med, a_kept, b_kept, spread, corroborated)
+    if not corroborated and min(len(a), len(b)) >= SEPARATION_RUNS:
+        # Runs too noisy to corroborate each other: decide only when the runs separate completely
+        # (every B run beyond every A run by more than min_effect); the interval is the whole
+        # range of run ratios, as wide as the noise makes it.
+        low, high = min(b_med) / max(a_med), max(b_med) / min(a_med)
+        decision = _decide(low, high, min_effect)
+        verdict = Verdict(decision, ratio, low, high, max(min_effect, spread), math.nan, n_a, n_b)
+        return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, False, separated=decision != UNCLEAR)
+    rng = np.random.default_rng(seed)
+    log_ratio = _bootstrap_log_medians(b, rng) - _bootstrap_log_medians(a, rng)
+    alpha = 1.0 - confidence
+    low, high = (float(math.exp(q)) for q in np.quantile(log_ratio, [alpha / 2, 1 - alpha / 2]))
+    mde = min_detectable_effect(low, high, noise_floor=floor, confidence=confidence) if high > low else math.nan
+    verdict = Verdict(_decide(low, high, floor), ratio, low, high, floor, mde, n_a, n_b)
+    return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, corroborated)
+
+
+def _bootstrap_log_medians(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """`N_BOOT` bootstrap values of the median over `runs` of each run's log median, each run's
+    median from a resample of its own steps. The runs themselves are not resampled: with the
+    handful of runs a tuner can afford, resampling them would let one disturbed run of three
+    decide a quarter of the draws; their disagreement is the noise floor's business instead."""
+    medians = np.log(np.stack([_bootstrap_medians(r, rng) for r in runs]))  # (runs, N_BOOT)
+    return np.median(medians, axis=0)

@@ -40,6 +40,12 @@ def tune(
     int_trials: int = typer.Option(3, help="Optuna trials per integer knob."),
     allow_batch_size: bool = typer.Option(False, "--allow-batch-size", help="Also tune the batch size."),
     repeat_baseline: bool = typer.Option(True, help="Run the baseline twice to measure the script's run-to-run noise."),
+    rounds: int = typer.Option(2, help="Rounds per knob value: best and candidate interleaved A B B A."),
+    confirm_rounds: int = typer.Option(3, help="Rounds of the final confirmation (baseline vs best, interleaved)."),
+    seed: int = typer.Option(0, help="Seed Python, NumPy and torch before the script runs (it may seed itself)."),
+    no_seed: bool = typer.Option(False, "--no-seed", help="Do not seed the script."),
+    accept_unchecked_numerics: bool = typer.Option(
+        False, "--accept-unchecked-numerics", help="Keep precision/compile knobs whose numerics cannot be checked."),
     nproc_per_node: Optional[int] = typer.Option(None, help="Run every trial with this many ranks under torchrun."),
     torchrun_arg: Optional[list[str]] = typer.Option(None, "--torchrun-arg", help="Extra torchrun option; repeatable."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the tuning result as JSON here."),
@@ -55,7 +61,10 @@ def tune(
     try:
         config = TuneConfig(warmup_steps=warmup_steps, timing_steps=steps, max_trials=max_trials,
                             time_budget_s=time_budget, trial_timeout_s=trial_timeout, int_trials=int_trials,
-                            allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline, nproc_per_node=nproc_per_node,
+                            allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline,
+                            nproc_per_node=nproc_per_node,
+                            rounds=rounds, max_rounds=max(4, rounds), confirm_rounds=confirm_rounds,
+                            script_seed=None if no_seed else seed, accept_unchecked_numerics=accept_unchecked_numerics,
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

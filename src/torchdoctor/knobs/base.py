@@ -9,8 +9,13 @@ Contracts:
 - `applies(record)` says whether the knob makes sense for what the Record measured and for the
   devices present; it never raises on a Record that lacks a section.
 - `apply(value)` must be undone completely by the callable it returns.
-- `loss_rtol` is the numerics tolerance: the largest relative difference of the mean loss over
-  the measured steps against the baseline's that the tuner accepts for this knob.
+- `loss_rtol` is the numerics tolerance: the largest relative difference of the loss against the
+  baseline's that the tuner accepts for this knob (per step when the script repeats identically,
+  of the mean over the measured steps otherwise); `output_rtol` (default: `loss_rtol`) the largest
+  relative L2 error of the model's outputs, and `argmax_agreement` the least share of output rows
+  whose argmax must agree, where there is no loss (`torchdoctor.tune.numerics`).
+- `changes_numerics`: the knob changes precision or code generation (autocast, TF32, compile), so
+  the tuner never keeps it with its numerics unchecked (unless the user accepts that).
 - `overridden(value, record)` reads the trial's Record and says (a sentence) when the script's own
   code undid the knob later, so the tuner reports it instead of keeping an ineffective knob.
 - `check(value)` raises ValueError unless the value is one the knob can safely apply on this
@@ -23,6 +28,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from torchdoctor.record import Record
@@ -42,6 +48,36 @@ class CallEdit:
 
 
 @dataclass(frozen=True)
+class SiteEdit:
+    """How to change one line of the script (a call the knob held off, `torchdoctor.knobs.guard`)
+    so that the script itself keeps the knob's value. `action`:
+    - "kwargs": set `kwargs` on the call to one of `callees` on that line;
+    - "args": replace the leading positional arguments of the call to one of `callees` by `args`;
+    - "assign": set the value assigned on that line to `value`;
+    - "delete": remove the statement (a `with` statement is replaced by its body)."""
+
+    action: str
+    callees: tuple[str, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class ScriptNames:
+    """The script's own words for what a snippet refers to (`torchdoctor.knobs.names`): the
+    model and optimizer variables, the optimizer's class as the script writes it, the loader."""
+
+    model: str = "model"
+    optimizer: str = "optimizer"
+    optimizer_class: str = "torch.optim.AdamW"
+    loader: str = "loader"
+
+
+GENERIC = ScriptNames()
+
+
+@dataclass(frozen=True)
 class IntRange:
     """An integer knob's search range (inclusive) and the value tried first."""
 
@@ -54,8 +90,16 @@ class Knob(ABC):
     name: str = ""
     kind: str = "bool"  # "bool" (value True), "choice" (one of `choices`), "int" (an IntRange)
     loss_rtol: float = 1e-3
+    output_rtol: float | None = None
+    argmax_agreement: float = 0.99
+    changes_numerics: bool = False
+    changes_data_stream: bool = False  # worker processes draw other random numbers than the main one
     per_sample: bool = False  # compare time per sample, not per step (the knob changes the batch)
     summary: str = ""
+
+    @property
+    def output_tolerance(self) -> float:
+        return self.output_rtol if self.output_rtol is not None else self.loss_rtol
 
     @abstractmethod
     def applies(self, record: Record) -> bool:
@@ -97,11 +141,34 @@ class Knob(ABC):
         return {}
 
     @abstractmethod
-    def code_change(self, value: Any) -> str:
-        """The code that makes the value permanent (a snippet)."""
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        """The code that makes the value permanent (a snippet), in the script's names."""
 
     def call_edit(self, value: Any) -> CallEdit | None:
         return None
+
+    def site_edit(self, value: Any, call: dict[str, Any]) -> SiteEdit | None:
+        """How to change the script's line behind `call` (an intercepted call,
+        `torchdoctor.knobs.guard`) so that it keeps `value` itself; None: no edit known.
+        Default: a constructor whose arguments the knob rewrote gets the knob's keywords."""
+        edit = self.call_edit(value)
+        if call.get("action") == "rewritten" and edit is not None:
+            return SiteEdit("kwargs", edit.callees, edit.kwargs)
+        return None
+
+    def site_advice(self, value: Any, call: dict[str, Any]) -> str:
+        """What to do at that line, in words."""
+        edit = self.site_edit(value, call)
+        where = f"{Path(call['file']).name}:{call['line']}"
+        if edit is None:
+            return f"{where}: `{call['code']}` undoes {self.name}={value!r}"
+        if edit.action == "delete":
+            return f"{where}: delete `{call['code']}` (it undoes {self.name}={value!r})"
+        if edit.action == "kwargs":
+            shown = ", ".join(f"{k}={v!r}" for k, v in edit.kwargs.items())
+            return f"{where}: pass {shown} in `{call['code']}`"
+        new = repr(edit.value) if edit.action == "assign" else ", ".join(repr(a) for a in edit.args)
+        return f"{where}: change `{call['code']}` to use {new}"
 
     def overridden(self, value: Any, record: Record) -> str | None:
         return None

@@ -8,7 +8,8 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, register
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, register
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
@@ -42,9 +43,9 @@ class BatchSize(Knob):
             if arguments.get("batch_size") and arguments.get("batch_sampler") is None:
                 arguments["batch_size"] = int(value)
 
-        return intercept_init(torch.utils.data.DataLoader, rewrite)
+        return intercept_init(torch.utils.data.DataLoader, rewrite, on_rewrite=guard.rewritten(self.name))
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return (f"DataLoader(..., batch_size={value})\n"
                 "# scale the learning rate with it: lr * new/old (SGD, linear rule) or lr * sqrt(new/old) (Adam)")
 

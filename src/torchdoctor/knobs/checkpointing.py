@@ -13,7 +13,7 @@ from typing import Any, Callable
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from torchdoctor.knobs.base import Knob, Undo, module_types, register, trains
+from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, module_types, register, trains
 from torchdoctor.knobs.patching import at_first_root_forward, chain, wrap_forward
 from torchdoctor.record import Record
 
@@ -54,7 +54,7 @@ class ActivationCheckpointing(Knob):
 
         return at_first_root_forward(action)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return ("from torch.utils.checkpoint import checkpoint\n"
-                "for block in model.layers:  # the repeated blocks\n"
+                f"for block in {names.model}.layers:  # the repeated blocks\n"
                 "    x = checkpoint(block, x, use_reentrant=False)")

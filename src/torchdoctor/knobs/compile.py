@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from torchdoctor.knobs.base import Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, register
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
 
@@ -32,6 +32,8 @@ class Compile(Knob):
     name = "compile"
     kind = "choice"
     loss_rtol = 1e-2
+    argmax_agreement = 0.98
+    changes_numerics = True
     summary = "torch.compile the model (fused kernels, less Python overhead)"
 
     def applies(self, record: Record) -> bool:
@@ -60,14 +62,14 @@ class Compile(Knob):
 
         return at_first_root_forward(action)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         options = _options(value)
         arguments = [f'mode="{options["mode"]}"']
         if options["dynamic"] is not None:
             arguments.append(f"dynamic={options['dynamic']}")
         if options["backend"] != "inductor":
             arguments.append(f'backend="{options["backend"]}"')
-        return f"model = torch.compile(model, {', '.join(arguments)})"
+        return f"{names.model} = torch.compile({names.model}, {', '.join(arguments)})"
 
 
 def _backends() -> set[str]:

@@ -13,7 +13,9 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, machine_cores, register
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
+                                    machine_cores, register)
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
@@ -34,9 +36,9 @@ class _LoaderKnob(Knob):
             if not self.needs_workers or (arguments.get("num_workers") or 0) > 0:
                 arguments[self.argument] = value
 
-        return intercept_init(torch.utils.data.DataLoader, rewrite)
+        return intercept_init(torch.utils.data.DataLoader, rewrite, on_rewrite=guard.rewritten(self.name))
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return f"DataLoader(..., {self.argument}={value!r})"
 
     def call_edit(self, value: Any) -> CallEdit:
@@ -96,6 +98,7 @@ def _waits_idle(record: Record) -> bool:
 class NumWorkers(_LoaderKnob):
     name = "num_workers"
     kind = "int"
+    changes_data_stream = True
     argument = "num_workers"
     summary = "load batches in worker processes, in parallel with the step"
 
@@ -151,6 +154,7 @@ class PrefetchFactor(_LoaderKnob):
 @register
 class PersistentWorkers(_LoaderKnob):
     name = "persistent_workers"
+    changes_data_stream = True
     argument = "persistent_workers"
     needs_workers = True
     summary = "keep workers alive between epochs instead of restarting them"

@@ -13,7 +13,8 @@ import functools
 import sys
 from typing import Any, Callable
 
-from torchdoctor.knobs.base import CallEdit, IntRange, Knob, Undo, module_types, register
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, module_types, register
 from torchdoctor.knobs.patching import chain, intercept_init, patch_attr
 from torchdoctor.record import Record
 
@@ -54,10 +55,10 @@ class _DDPArgument(Knob):
         def rewrite(arguments: dict[str, Any]) -> None:
             arguments[self.argument] = value
 
-        return intercept_init(_ddp_class(), rewrite)
+        return intercept_init(_ddp_class(), rewrite, on_rewrite=guard.rewritten(self.name))
 
-    def code_change(self, value: Any) -> str:
-        return f"model = DistributedDataParallel(model, ..., {self.argument}={value!r})"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"{names.model} = DistributedDataParallel({names.model}, ..., {self.argument}={value!r})"
 
     def call_edit(self, value: Any) -> CallEdit:
         return CallEdit(("DistributedDataParallel", "DDP"), {self.argument: value})
@@ -112,10 +113,10 @@ class BucketCapMB(Knob):
         def rewrite(arguments: dict[str, Any]) -> None:
             arguments["bucket_cap_mb"] = int(value)
 
-        return intercept_init(_ddp_class(), rewrite)
+        return intercept_init(_ddp_class(), rewrite, on_rewrite=guard.rewritten(self.name))
 
-    def code_change(self, value: Any) -> str:
-        return f"model = DistributedDataParallel(model, ..., bucket_cap_mb={int(value)})"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"{names.model} = DistributedDataParallel({names.model}, ..., bucket_cap_mb={int(value)})"
 
     def call_edit(self, value: Any) -> CallEdit:
         return CallEdit(("DistributedDataParallel", "DDP"), {"bucket_cap_mb": int(value)})
@@ -167,12 +168,12 @@ class NoSync(Knob):
         handle = register_optimizer_step_post_hook(restart)
         return chain([handle.remove, patch_attr(_ddp_class(), "forward", functools.wraps(original)(forward))])
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return (f"for micro, batch in enumerate(micro_batches):  # {value} per optimizer step\n"
                 f"    sync = micro == {value} - 1\n"
-                "    with contextlib.nullcontext() if sync else model.no_sync():\n"
-                "        loss_fn(model(batch)).backward()\n"
-                "optimizer.step()")
+                f"    with contextlib.nullcontext() if sync else {names.model}.no_sync():\n"
+                f"        loss_fn({names.model}(batch)).backward()\n"
+                f"{names.optimizer}.step()")
 
 
 #: Modules that export `fully_shard` (FSDP2); a script may import it from any of them.
@@ -211,7 +212,7 @@ class ReshardAfterForward(Knob):
                 undos.append(patch_attr(module, "fully_shard", _forcing(original, bool(value))))
         return chain(undos)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return f"fully_shard(module, reshard_after_forward={bool(value)!r})  # each unit and the root"
 
     def call_edit(self, value: Any) -> CallEdit:

@@ -9,7 +9,8 @@ from typing import Any
 
 import torch
 
-from torchdoctor.knobs.base import CallEdit, Knob, Undo, register, trains
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, Knob, Undo, register, trains
 from torchdoctor.knobs.patching import chain, intercept_init
 from torchdoctor.record import Record
 
@@ -54,10 +55,11 @@ class OptimizerImplementation(Knob):
             if other in arguments:
                 arguments[other] = None
 
-        return chain([intercept_init(cls, rewrite) for cls in _optimizer_classes(value)])
+        on_rewrite = guard.rewritten(self.name)
+        return chain([intercept_init(cls, rewrite, on_rewrite=on_rewrite) for cls in _optimizer_classes(value)])
 
-    def code_change(self, value: Any) -> str:
-        return f"optimizer = torch.optim.AdamW(model.parameters(), ..., {value}=True)"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"{names.optimizer} = {names.optimizer_class}({names.model}.parameters(), ..., {value}=True)"
 
     def call_edit(self, value: Any) -> CallEdit:
         names = tuple(cls.__name__ for cls in _optimizer_classes(value))

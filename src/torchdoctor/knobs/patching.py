@@ -37,23 +37,51 @@ def chain(undos: list[Undo]) -> Undo:
     return undo
 
 
-def intercept_init(cls: type, rewrite: Callable[[dict[str, Any]], None]) -> Undo:
+#: Told by `intercept_init` of a call whose arguments the rewrite changed: the class, the changed
+#: arguments the script gave itself, and argument -> [the script's value, the rewritten one].
+OnRewrite = Callable[[type, list[str], dict[str, list[Any]]], None]
+
+
+def intercept_init(cls: type, rewrite: Callable[[dict[str, Any]], None], *,
+                   on_rewrite: OnRewrite | None = None) -> Undo:
     """Wrap `cls.__init__` so `rewrite` can change its bound arguments (a name -> value dict,
-    every parameter given by the caller or defaulted) before the original runs."""
+    every parameter given by the caller or defaulted) before the original runs. Each call whose
+    arguments the rewrite changed is passed to `on_rewrite` (`torchdoctor.knobs.guard.rewritten`
+    records it with the script's file and line). A callback, not an import of the guard: the guard
+    builds on these patches."""
     original = cls.__init__
     signature = inspect.signature(original)
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         bound = signature.bind(self, *args, **kwargs)
+        given = set(bound.arguments) - {"self"}
         bound.apply_defaults()
         arguments = dict(bound.arguments)
         extra = arguments.pop(_var_keyword(signature), {}) if _var_keyword(signature) else {}
+        before = dict(arguments)
         rewrite(arguments)
+        if on_rewrite is not None:
+            changed = {k: [plain_value(before.get(k)), plain_value(v)] for k, v in arguments.items()
+                       if k != "self" and not _same(before.get(k), v)}
+            if changed:
+                on_rewrite(cls, sorted(given & set(changed)), changed)
         arguments.pop("self")
         original(self, **arguments, **extra)
 
     init.__wrapped__ = original  # type: ignore[attr-defined]
     return patch_attr(cls, "__init__", init)
+
+
+def plain_value(value: Any) -> Any:
+    """`value` as JSON can hold it: a scalar as is, anything else as its repr."""
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    simple = (bool, int, float, str, type(None))
+    return isinstance(a, simple) and isinstance(b, simple) and type(a) is type(b) and a == b
 
 
 def _var_keyword(signature: inspect.Signature) -> str | None:

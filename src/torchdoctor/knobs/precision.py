@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import torch
 
-from torchdoctor.knobs.base import Knob, Undo, cuda_capability, register
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import GENERIC, Knob, ScriptNames, SiteEdit, Undo, cuda_capability, register
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
@@ -58,6 +59,8 @@ def _fp32_model(record: Record) -> bool:
 class AutocastBF16(Knob):
     name = "autocast_bf16"
     loss_rtol = 5e-2
+    argmax_agreement = 0.9
+    changes_numerics = True
     summary = "run the forward in bfloat16 autocast"
 
     device = "cuda" if torch.cuda.is_available() else "cpu"  # set by applies() from the run's models
@@ -71,15 +74,17 @@ class AutocastBF16(Knob):
     def apply(self, value: Any) -> Undo:
         return _autocast_forward(torch.bfloat16)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return (f'with torch.autocast(device_type="{self.device}", dtype=torch.bfloat16):\n'
-                "    output = model(inputs)\n    loss = loss_fn(output, target)")
+                f"    output = {names.model}(inputs)\n    loss = loss_fn(output, target)")
 
 
 @register
 class AutocastFP16(Knob):
     name = "autocast_fp16"
     loss_rtol = 5e-2
+    argmax_agreement = 0.9
+    changes_numerics = True
     summary = "fp16 autocast with a GradScaler, for GPUs without bfloat16"
 
     def applies(self, record: Record) -> bool:
@@ -93,11 +98,11 @@ class AutocastFP16(Knob):
             undos.append(_grad_scaling(torch.amp.GradScaler("cuda")))
         return chain(undos)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return ('scaler = torch.amp.GradScaler("cuda")\n'
                 'with torch.autocast(device_type="cuda", dtype=torch.float16):\n'
-                "    loss = loss_fn(model(inputs), target)\n"
-                "scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()")
+                f"    loss = loss_fn({names.model}(inputs), target)\n"
+                f"scaler.scale(loss).backward()\nscaler.step({names.optimizer})\nscaler.update()")
 
 
 def _grad_scaling(scaler: torch.amp.GradScaler) -> Undo:
@@ -134,6 +139,8 @@ def _grad_scaling(scaler: torch.amp.GradScaler) -> Undo:
 class TF32(Knob):
     name = "tf32"
     loss_rtol = 1e-2
+    argmax_agreement = 0.98
+    changes_numerics = True
     summary = "TensorFloat-32 matmuls and convolutions (Ampere and later)"
 
     def applies(self, record: Record) -> bool:
@@ -143,17 +150,33 @@ class TF32(Knob):
                 and switches.get("float32_matmul_precision", "highest") == "highest")
 
     def apply(self, value: Any) -> Undo:
+        """TF32 on, and held on: the script's `set_float32_matmul_precision("highest")`,
+        `torch.backends.cuda.matmul.allow_tf32 = False` and `torch.backends.cudnn.allow_tf32 =
+        False` are ignored and recorded (file:line)."""
         before = (torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32)
         torch.set_float32_matmul_precision("high")
         torch.backends.cudnn.allow_tf32 = True
+        holds = [guard.hold_call(torch, "set_float32_matmul_precision", self.name,
+                                 lambda precision, *a, **k: precision == "highest",
+                                 "torch.set_float32_matmul_precision"),
+                 guard.hold_property(type(torch.backends.cudnn), "allow_tf32", self.name, True,
+                                     "torch.backends.cudnn.allow_tf32"),
+                 guard.hold_setattr(type(torch.backends.cuda.matmul), {"allow_tf32": True}, self.name,
+                                    "torch.backends.cuda.matmul")]
 
         def undo() -> None:
+            chain(holds)()
             torch.set_float32_matmul_precision(before[0])
             torch.backends.cudnn.allow_tf32 = before[1]
 
         return undo
 
-    def code_change(self, value: Any) -> str:
+    def site_edit(self, value: Any, call: dict[str, Any]) -> SiteEdit | None:
+        if call["call"].startswith("torch.set_float32_matmul_precision"):
+            return SiteEdit("args", ("set_float32_matmul_precision",), args=("high",))
+        return SiteEdit("assign", value=True)
+
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return 'torch.set_float32_matmul_precision("high")\ntorch.backends.cudnn.allow_tf32 = True'
 
     def overridden(self, value: Any, record: Record) -> str | None:

@@ -1,7 +1,12 @@
-"""`python -m torchdoctor.knobs.run SCRIPT [ARGS...]`: run a script as `python SCRIPT ARGS` would,
-with the knobs of the environment variable `TORCHDOCTOR_KNOBS` (JSON name -> value) applied and
-undone on exit, and nothing measured (`torchdoctor run --apply`, which checked the values and
-owns this process: it forwards its stop signals here, and the process ends should it die)."""
+"""Run a script as `python SCRIPT ARGS` would, with the knobs of the environment variable
+`TORCHDOCTOR_KNOBS` (JSON name -> value) applied and undone on exit, and nothing measured
+(`torchdoctor run --apply`, which checked the values and owns this process: it forwards its stop
+signals here, and the process ends should it die). `command(SCRIPT, ARGS)` is the command line
+that does it.
+
+It is launched with `python -c` (see LAUNCH), not `python -m torchdoctor.knobs.run`: importing the
+`torchdoctor.knobs` package registers its knobs by importing every submodule, this one included,
+so `-m` would find the module already imported and runpy would warn on every run."""
 
 from __future__ import annotations
 
@@ -17,11 +22,17 @@ from torchdoctor.lifeline import die_with_torchdoctor
 from torchdoctor.scriptrun import run_as_main
 
 KNOBS_ENV = "TORCHDOCTOR_KNOBS"
+LAUNCH = "import sys; from torchdoctor.knobs.run import main; main(sys.argv[1:])"
+
+
+def command(script: str | Path, args: list[str]) -> list[str]:
+    """The command that runs SCRIPT ARGS with the knobs of `KNOBS_ENV` applied."""
+    return [sys.executable, "-c", LAUNCH, str(script), *args]
 
 
 def main(argv: list[str]) -> None:
     if not argv:
-        print("usage: python -m torchdoctor.knobs.run SCRIPT [ARGS...]", file=sys.stderr)
+        print("usage: torchdoctor run --apply RESULT.json -- SCRIPT [ARGS...]", file=sys.stderr)
         sys.exit(2)
     die_with_torchdoctor(signal.SIGTERM)
     sys.path[0] = str(Path(argv[0]).resolve().parent)

@@ -9,8 +9,9 @@ from typing import Any, Callable
 
 import torch
 
-from torchdoctor.knobs.base import (CallEdit, IntRange, Knob, Undo, cpu_cores, cuda_capability, machine_cores,
-                                    module_types, register, trains)
+from torchdoctor.knobs import guard
+from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, SiteEdit, Undo, cpu_cores,
+                                    cuda_capability, machine_cores, module_types, register, trains)
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
@@ -31,10 +32,22 @@ class CudnnBenchmark(Knob):
         return cuda_capability(record) is not None and has_conv and not _switch(record, "cudnn_benchmark")
 
     def apply(self, value: Any) -> Undo:
-        return patch_attr(torch.backends.cudnn, "benchmark", True)
+        before = torch.backends.cudnn.benchmark
+        torch.backends.cudnn.benchmark = True
+        hold = guard.hold_property(type(torch.backends.cudnn), "benchmark", self.name, True,
+                                   "torch.backends.cudnn.benchmark")
 
-    def code_change(self, value: Any) -> str:
+        def undo() -> None:
+            hold()
+            torch.backends.cudnn.benchmark = before
+
+        return undo
+
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return "torch.backends.cudnn.benchmark = True"
+
+    def site_edit(self, value: Any, call: dict[str, Any]) -> SiteEdit | None:
+        return SiteEdit("assign", value=True)
 
     def overridden(self, value: Any, record: Record) -> str | None:
         return None if _switch(record, "cudnn_benchmark") else "the script set cudnn.benchmark back to False"
@@ -44,6 +57,7 @@ class CudnnBenchmark(Knob):
 class ChannelsLast(Knob):
     name = "channels_last"
     loss_rtol = 1e-2
+    argmax_agreement = 0.98
     summary = "NHWC memory format for convolution nets (model and 4-D inputs)"
 
     def applies(self, record: Record) -> bool:
@@ -56,8 +70,8 @@ class ChannelsLast(Knob):
 
         return at_first_root_forward(action)
 
-    def code_change(self, value: Any) -> str:
-        return ("model = model.to(memory_format=torch.channels_last)\n"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return (f"{names.model} = {names.model}.to(memory_format=torch.channels_last)\n"
                 "inputs = inputs.to(memory_format=torch.channels_last)")
 
 
@@ -95,15 +109,32 @@ class Threads(Knob):
         return 1, machine_cores() * 4
 
     def apply(self, value: Any) -> Undo:
+        """Set the threads, and hold them: the script's own `torch.set_num_threads(n)` and
+        `os.environ["OMP_NUM_THREADS"] = ...` are ignored and recorded (file:line)."""
         before = torch.get_num_threads()
-        torch.set_num_threads(int(value))
-        return lambda: torch.set_num_threads(before)
+        threads = int(value)
+        torch.set_num_threads(threads)
+        holds = [guard.hold_call(torch, "set_num_threads", self.name, lambda n, *a, **k: int(n) != threads,
+                                 "torch.set_num_threads"),
+                 guard.hold_environ({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}, self.name)]
+        undo_holds = chain(holds)
+
+        def undo() -> None:
+            undo_holds()
+            torch.set_num_threads(before)
+
+        return undo
 
     def env(self, value: Any) -> dict[str, str]:
         return {"OMP_NUM_THREADS": str(value), "MKL_NUM_THREADS": str(value)}
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return f"torch.set_num_threads({value})  # and OMP_NUM_THREADS={value} MKL_NUM_THREADS={value}"
+
+    def site_edit(self, value: Any, call: dict[str, Any]) -> SiteEdit | None:
+        if call.get("variable"):
+            return SiteEdit("assign", value=str(int(value)))
+        return SiteEdit("args", ("set_num_threads",), args=(int(value),))
 
     def overridden(self, value: Any, record: Record) -> str | None:
         threads = _switch(record, "num_threads")
@@ -121,26 +152,39 @@ class NoAnomalyDetection(Knob):
         return bool(_switch(record, "anomaly_detection"))
 
     def apply(self, value: Any) -> Undo:
+        """Anomaly detection off, and held off: the script's switches become no-ops, each
+        recorded (file:line)."""
         torch.autograd.set_detect_anomaly(False)
         undos = [patch_attr(torch.autograd, "set_detect_anomaly", _ignore_anomaly),
                  patch_attr(torch.autograd.anomaly_mode.set_detect_anomaly, "__init__", _ignore_anomaly_init),
-                 patch_attr(torch.autograd.anomaly_mode.detect_anomaly, "__enter__", lambda self: None),
+                 patch_attr(torch.autograd.anomaly_mode.detect_anomaly, "__enter__", _ignore_detect_anomaly),
                  patch_attr(torch.autograd.anomaly_mode.detect_anomaly, "__exit__", lambda self, *a: None)]
         return chain(undos)
 
-    def code_change(self, value: Any) -> str:
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
         return "# remove torch.autograd.set_detect_anomaly(True) / detect_anomaly() from the training loop"
+
+    def site_edit(self, value: Any, call: dict[str, Any]) -> SiteEdit | None:
+        return SiteEdit("delete")
 
     def overridden(self, value: Any, record: Record) -> str | None:
         return "anomaly detection was still on at the end of the run" if _switch(record, "anomaly_detection") else None
 
 
 def _ignore_anomaly(mode: bool = True, check_nan: bool = True) -> contextlib.nullcontext:
+    if mode:
+        guard.note("no_anomaly_detection", f"torch.autograd.set_detect_anomaly({mode!r})")
     return contextlib.nullcontext()
 
 
 def _ignore_anomaly_init(self: Any, mode: bool = True, check_nan: bool = True) -> None:
+    if mode:
+        guard.note("no_anomaly_detection", f"torch.autograd.set_detect_anomaly({mode!r})")
     self.prev, self.prev_check_nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
+
+
+def _ignore_detect_anomaly(self: Any) -> None:
+    guard.note("no_anomaly_detection", "torch.autograd.detect_anomaly()")
 
 
 @register
@@ -159,8 +203,8 @@ class InferenceMode(Knob):
 
         return at_first_root_forward(action)
 
-    def code_change(self, value: Any) -> str:
-        return "with torch.inference_mode():\n    output = model(inputs)"
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"with torch.inference_mode():\n    output = {names.model}(inputs)"
 
 
 def _inference_forward(forward: Callable[..., Any]) -> Callable[..., Any]:
@@ -182,13 +226,20 @@ class ZeroGradSetToNone(Knob):
     def apply(self, value: Any) -> Undo:
         optimizer_zero = torch.optim.Optimizer.zero_grad
         module_zero = torch.nn.Module.zero_grad
-        return chain([
-            patch_attr(torch.optim.Optimizer, "zero_grad", lambda self, set_to_none=True: optimizer_zero(self, True)),
-            patch_attr(torch.nn.Module, "zero_grad", lambda self, set_to_none=True: module_zero(self, True)),
-        ])
 
-    def code_change(self, value: Any) -> str:
-        return "optimizer.zero_grad(set_to_none=True)"
+        def held(zero: Callable[..., Any]) -> Callable[..., Any]:
+            def zero_grad(self: Any, set_to_none: bool = True) -> Any:
+                if not set_to_none:
+                    guard.note(self_name, "zero_grad(set_to_none=False)", action="rewritten")
+                return zero(self, True)
+            return zero_grad
+
+        self_name = self.name
+        return chain([patch_attr(torch.optim.Optimizer, "zero_grad", held(optimizer_zero)),
+                      patch_attr(torch.nn.Module, "zero_grad", held(module_zero))])
+
+    def code_change(self, value: Any, names: ScriptNames = GENERIC) -> str:
+        return f"{names.optimizer}.zero_grad(set_to_none=True)"
 
     def call_edit(self, value: Any) -> CallEdit:
         return CallEdit(("zero_grad",), {"set_to_none": True})

@@ -21,8 +21,10 @@ import orjson
 import torch
 
 from torchdoctor.knobs import apply_knobs
+from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.compile import CompileCapture
 from torchdoctor.observe.probes.memory import MemoryWindow
+from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -101,7 +103,8 @@ class ObservationSession:
         )
         self.stream = StepStream(stream_path(config.out_dir, self.rank))
         self.stop_signal: int | None = None  # the signal that interrupted the script, if one did
-        self.hooks = Instrumentation(self.clock, self.facts)
+        self.outputs = OutputCapture.from_env()
+        self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
         self.compile_capture = CompileCapture() if config.compile else None
@@ -115,6 +118,7 @@ class ObservationSession:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
+        seed_from_env()  # before the script (which may seed itself: its own call then wins)
         # Knobs first: the hooks then wrap (and record) what the knobs changed.
         self._undo_knobs = apply_knobs(self.config.knobs)
         self.hooks.install()
@@ -213,6 +217,11 @@ class ObservationSession:
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
         data = self._results(how, code, traceback_text)
+        if self.outputs is not None:
+            try:
+                self.outputs.write(self.config.out_dir, self.rank)
+            except Exception as exc:  # the numerics check then says the outputs are missing
+                sys.stderr.write(f"torchdoctor: model outputs not saved: {exc}\n")
         self._undo_knobs()  # after the fingerprint, so it shows what the script did to the knobs
         path = results_path(self.config.out_dir, self.rank)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -231,6 +240,7 @@ class ObservationSession:
         fingerprint = env.fingerprint()
         fingerprint["distributed"] = self.distributed
         fingerprint.update(self.facts.to_dict())
+        fingerprint["knob_guard"] = intercepted_calls()
         traces = sorted(str(p) for p in self.trace_dir.glob(f"*_rank{self.rank}.*.json.gz"))
         return {
             "rank": self.rank,

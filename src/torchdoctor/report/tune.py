@@ -7,7 +7,8 @@ report/safe_text.py.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from functools import partial
+from typing import Any, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,26 +20,54 @@ from torchdoctor.report.safe_text import cell, clean, markup
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 
-_STYLE = {"kept": "green", "rejected": "yellow", "failed": "red", "baseline": "cyan", "interrupted": "red"}
+_STYLE = {"kept": "green", "accepted": "green", "rejected": "yellow", "failed": "red", "baseline": "cyan",
+          "interrupted": "red"}
+
+
+def _label(trial: Trial) -> str:
+    return "baseline (no knobs)" if trial.knob is None else f"{trial.knob}={trial.value!r}"
+
+
+def _side_by_side(ratio: float | None) -> str:
+    return f"x{1 / ratio:.2f}" if ratio else ""
 
 
 class RichTuneProgress:
-    """`TuneProgress` drawn as one rich bar over the trial budget."""
+    """`TuneProgress` drawn as one rich bar over the trial budget, a line per trial."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress = progress
         self.task = progress.add_task("baseline", total=total, best="")
+        self.trial = "baseline"
+
+    def _line(self, text: str) -> None:
+        self.progress.console.print(text, soft_wrap=True)
 
     def trial_started(self, index: int, label: str) -> None:
-        self.progress.update(self.task, description=f"trial {index}: {markup(label, one_line=True)}")
+        self.trial = f"trial {index}: {markup(label, one_line=True)}"
+        self.progress.update(self.task, description=self.trial)
+
+    def run_started(self, label: str, role: str) -> None:
+        run = f"{markup(role)} run: {markup(label, one_line=True)}"
+        self.progress.update(self.task, description=f"{self.trial} [dim]({run})[/]")
 
     def trial_finished(self, trial: Trial, best: Trial) -> None:
         self.progress.advance(self.task)
         self.progress.update(self.task, best=f"best {fmt_seconds(best.step_s)}/step")
         style = _STYLE.get(trial.status, "white")
-        label = "baseline" if trial.knob is None else f"{trial.knob}={trial.value!r}"
-        self.progress.console.print(f"  [{style}]{trial.status:<9}[/] {markup(f'{label:<40}', one_line=True)} "
-                                    f"{fmt_seconds(trial.step_s):>9}/step  {markup(trial.reason)}")
+        self._line(f"  [{style}]{trial.status:<11}[/] {markup(f'{_label(trial):<36}', one_line=True)} "
+                   f"{_side_by_side(trial.ratio):>7}  {markup(trial.reason)}")
+
+    def knob_settled(self, knob: str, kept: Trial | None, best: Trial) -> None:
+        if kept is not None:
+            self._line(f"  [green]{'kept':<11}[/] {markup(f'{_label(kept):<36}', one_line=True)} "
+                       f"{_side_by_side(kept.ratio):>7}  (the fastest accepted value of the knob)")
+        else:
+            self._line(f"  [yellow]{'not kept':<11}[/] {markup(knob)}")
+
+    def confirmation_finished(self, confirmation: dict[str, Any]) -> None:
+        style = "green" if confirmation.get("status") == "confirmed" else "yellow"
+        self._line(f"  [{style}]{'confirm':<11}[/] {markup(confirmation.get('reason', ''))}")
 
 
 @contextmanager
@@ -51,39 +80,65 @@ def tune_progress(console: Console, total: int) -> Iterator[RichTuneProgress]:
 
 def render_result(result: TuneResult, console: Console) -> None:
     table = Table(title="torchdoctor tune", show_header=True)
-    for column in ("#", "knob", "value", "status", "step", "reason"):
+    for column in ("#", "knob", "value", "status", "step", "beside", "side by side", "reason"):
         table.add_column(column, overflow="fold")
     for trial in result.trials:
         style = _STYLE.get(trial["status"], "white")
-        table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"), cell(repr(trial["value"]) if trial["knob"] else ""),
-                      cell(trial["status"], style), fmt_seconds(trial["step_s"]), cell(trial["reason"]))
+        table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"),
+                      cell(repr(trial["value"]) if trial["knob"] else ""), cell(trial["status"], style),
+                      fmt_seconds(trial["step_s"]),
+                      fmt_seconds(trial["reference_step_s"]) if trial["reference"] else "",
+                      _side_by_side(trial["ratio"]), cell(trial["reason"]))
     console.print(table)
-    speedup = f"x{result.speedup:.2f}" if result.speedup else "n/a"
-    console.print(f"baseline {fmt_seconds(result.baseline_step_s)}/step -> best {fmt_seconds(result.best_step_s)}/step: "
-                  f"[bold]{speedup}[/] ({markup(result.metric)}); stopped: {markup(result.stop_reason)}")
-    spread = result.noise.get("spread")
-    if spread is not None:
-        console.print(f"baseline noise: step times spread {spread:.1%} (p10..p90 over median)")
-    if result.noise.get("repeat_step_ratio") is not None:
-        loss = result.noise.get("loss_difference")
-        loss_text = f"mean loss differs by {loss:.3%}" if loss is not None else "no loss recorded"
-        console.print(f"run to run (baseline twice): step x{result.noise['repeat_step_ratio']:.3f}, {loss_text}")
+    line = partial(console.print, soft_wrap=True)
+    line(f"[bold]{markup(result.summary)}[/]")
+    confirmation = result.confirmation or {}
+    if result.kept:
+        line(f"baseline {fmt_seconds(result.baseline_step_s)}/step -> best {fmt_seconds(result.best_step_s)}/step "
+             f"({markup(result.metric)})")
+    if confirmation.get("how"):
+        line(f"measured: {markup(confirmation['how'])}")
+    line(f"search stopped: {markup(result.stop_reason)}")
+    noise = result.noise
+    if noise.get("runs_step_s"):
+        runs = ", ".join(fmt_seconds(s) for s in noise["runs_step_s"])
+        text = f"baseline runs: {runs} per step"
+        if noise.get("disturbed_runs"):
+            text += f" ({noise['disturbed_runs']} disagree with the others: disturbed)"
+        if noise.get("loss_difference") is not None:
+            text += f"; mean loss differs run to run by {noise['loss_difference']:.3%}"
+        if noise.get("deterministic"):
+            text += "; the script repeats identically (numerics compared step by step)"
+        line(text)
     for item in result.overridden:
-        console.print(f"[yellow]overridden:[/] {markup(item['knob'])}={markup(repr(item['value']))}: {markup(item['reason'])}")
+        line(f"[yellow]overridden:[/] {markup(item['knob'])}={markup(repr(item['value']))}: {markup(item['reason'])}")
+    for name in result.numerics_unchecked:
+        line(f"[red]numerics unchecked:[/] {markup(name)} was kept without a numerics check "
+             "(--accept-unchecked-numerics)")
     _render_changes(result, console)
+
+
+def _print_code(console: Console, code: str, lexer: str) -> None:
+    """Code in full: highlighted on a terminal, plain and never wrapped or cropped elsewhere (a CI
+    log, a pipe), so that every changed argument stays visible."""
+    code = clean(code)  # it quotes the user's files: no control sequences reach the terminal
+    if console.is_terminal:
+        console.print(Syntax(code, lexer, theme="ansi_dark", word_wrap=True))
+    else:
+        console.print(code.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
 
 def _render_changes(result: TuneResult, console: Console) -> None:
     if not result.kept:
-        console.print("no knob made the script measurably faster.")
         return
-    console.print(f"kept: {markup(', '.join(f'{k}={v!r}' for k, v in result.kept.items()))}")
+    for change in result.changes:
+        for site in change.get("sites") or []:
+            console.print(f"[cyan]script line:[/] {markup(site['advice'])}", soft_wrap=True)
     if result.diff:
-        console.print("make it permanent (diff against your script):")
-        console.print(Syntax(clean(result.diff), "diff", theme="ansi_dark"))
+        console.print("make it permanent (diff against your files):")
+        _print_code(console, result.diff, "diff")
     for change in result.changes:
         console.print(f"[dim]{markup(change['knob'])}:[/]")
-        console.print(Syntax(clean(change["snippet"]), "python", theme="ansi_dark"))
-    console.print("or run it with the knobs applied: torchdoctor run --apply RESULT.json -- SCRIPT ARGS")
-
-
+        _print_code(console, change["snippet"], "python")
+    console.print("or run it with the knobs applied: torchdoctor run --apply RESULT.json -- SCRIPT ARGS",
+                  soft_wrap=True)

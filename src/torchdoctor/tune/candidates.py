@@ -37,15 +37,22 @@ def findings_of(record: Record) -> list[dict[str, Any]]:
     return [f.to_dict() for f in diagnose_record(record)]
 
 
-def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
-    """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
+def named_knobs(record: Record) -> list[str]:
+    """The knobs the diagnosis's findings name, the largest upside first. The search tries them
+    first, and no stop rule but the user's limits (--max-trials, --time-budget) ends it before
+    each was considered."""
     upside: dict[str, float] = {}
     for finding in findings_of(record):
         name = finding.get("knob")
         if name in REGISTRY:
             upside[name] = max(upside.get(name, 0.0), float(finding.get("upside") or 0.0))
-    named = sorted(upside, key=lambda n: -upside[n])
-    order = named + [n for n in DEFAULT_ORDER if n not in upside]
+    return sorted(upside, key=lambda n: -upside[n])
+
+
+def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
+    """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
+    named = named_knobs(record)
+    order = named + [n for n in DEFAULT_ORDER if n not in named]
     if only:
         unknown = sorted(set(only) - set(REGISTRY))
         if unknown:

@@ -20,6 +20,25 @@ class TuneConfig:
     """A trial running longer is stopped and marked failed ("timed out")."""
     min_effect: float = 0.02
     """Noise floor of the speed comparison: smaller relative differences never count as faster."""
+    rounds: int = 2
+    """Rounds per knob value: runs of the best configuration so far and of the candidate,
+    interleaved A B B A (a run of the best configuration that just ran is reused as the first A)."""
+    max_rounds: int = 4
+    """Rounds at most when runs of one configuration disagree (one was disturbed): more rounds are
+    run until two agree, up to this many."""
+    confirm_rounds: int = 3
+    """Rounds of the final confirmation (baseline and best configuration interleaved), whose
+    ratio is the reported speed-up; up to 2 more when runs disagree. Reserved in the budget."""
+    run_tolerance: float = 0.15
+    """Two runs of one configuration agree when their median step times are within this; a
+    slower run outside it is disturbed (another process took the cores): the median over runs
+    outweighs it, and no decision rests on it alone."""
+    script_seed: int | None = 0
+    """Seed of Python's random, NumPy and torch in every run, set before the script starts (a
+    script that seeds itself wins); None: not seeded."""
+    accept_unchecked_numerics: bool = False
+    """Keep a precision- or compile-changing knob even when its numerics cannot be checked (no
+    loss and no model output seen); the result marks such knobs."""
     min_gain: float = 0.02
     """Diminishing returns: a knob that improves the best step time by less counts as no gain."""
     patience: int = 4
@@ -47,6 +66,12 @@ class TuneConfig:
             raise ValueError(f"max_trials must be >= 1, got {self.max_trials}")
         if self.timing_steps < 5:
             raise ValueError(f"timing_steps must be >= 5 for a speed verdict, got {self.timing_steps}")
+        if not 1 <= self.rounds <= self.max_rounds:
+            raise ValueError(f"need 1 <= rounds <= max_rounds, got {self.rounds} and {self.max_rounds}")
+        if self.confirm_rounds < 1:
+            raise ValueError(f"confirm_rounds must be >= 1, got {self.confirm_rounds}")
+        if not 0 < self.run_tolerance < 1:
+            raise ValueError(f"run_tolerance must be in (0, 1), got {self.run_tolerance}")
         if self.int_trials < 1:
             raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
         if self.nproc_per_node is not None and self.nproc_per_node < 1:

@@ -1,8 +1,8 @@
 """The outcome of a tuning session, as a value and as the public JSON of `tune --json`.
 
 Keys (docs/tune.md): schema_version, tune_id, script, script_sha256, args, baseline_step_s,
-best_step_s, speedup, metric, kept, rejected, overridden, trials, stop_reason, exit_status, noise,
-changes, diff.
+best_step_s, speedup, speedup_ci, confirmed, metric, kept, rejected, overridden, intercepted,
+numerics_unchecked, trials, stop_reason, exit_status, noise, confirmation, summary, changes, diff.
 
 `load_result` is what `run --apply` trusts: a file someone handed over is checked against this
 layout, each kept value against its knob's own range on this machine (Knob.check), and the script
@@ -21,11 +21,15 @@ import orjson
 
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
-from torchdoctor.knobs.diff import unified_diff
+from torchdoctor.knobs.diff import knob_changes
 from torchdoctor.tune.errors import TuneInputError
-from torchdoctor.tune.trial import FAILED, REJECTED, Trial
+from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial, central
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in both (2 changed
+#: what `speedup` measures and added keys, docs/tune.md "Schema history"), so results made before
+#: still apply.
+READABLE_SCHEMAS = (1, 2)
 #: A tune result is a few hundred kilobytes; a larger file is not one (and is not read whole).
 MAX_RESULT_BYTES = 32 * 1024 * 1024
 
@@ -45,24 +49,10 @@ def _sha256_if_readable(path: str | Path) -> str | None:
     except OSError:  # the script was removed while it was tuned: nothing to check against
         return None
 
+
 #: A result file nests 4 deep (trials -> trial -> knobs -> value); it is read within these bounds,
 #: as it may come from someone else (`run --apply RESULT.json`).
 RESULT_LIMITS = JsonLimits(max_depth=32)
-
-
-def baseline_noise(baseline: Trial, repeat: Trial | None, loss_difference: float | None) -> dict[str, Any]:
-    """The baseline's noise. Within the run: `spread` = (p90 - p10) / median of its step times.
-    Run to run (the baseline run twice): `repeat_step_ratio` = median step of the repeat / of the
-    first run, and `loss_difference` = relative difference of their mean losses (None: not measured)."""
-    times = sorted(baseline.times(per_sample=False))
-    noise: dict[str, Any] = {"spread": None, "step_s_p10": None, "step_s_p90": None,
-                             "repeat_step_ratio": None, "loss_difference": loss_difference}
-    if times:
-        p10, p50, p90 = (times[int(q * (len(times) - 1))] for q in (0.1, 0.5, 0.9))
-        noise.update(spread=(p90 - p10) / p50 if p50 else None, step_s_p10=p10, step_s_p90=p90)
-    if repeat is not None and repeat.step_s and baseline.step_s:
-        noise["repeat_step_ratio"] = repeat.step_s / baseline.step_s
-    return noise
 
 
 @dataclass(slots=True)
@@ -73,13 +63,19 @@ class TuneResult:
     baseline_step_s: float | None
     best_step_s: float | None
     speedup: float | None
+    speedup_ci: list[float] | None
+    confirmed: bool
     metric: str
     kept: dict[str, Any]
     rejected: list[dict[str, Any]]
     overridden: list[dict[str, Any]]
+    intercepted: list[dict[str, Any]]
+    numerics_unchecked: list[str]
     trials: list[dict[str, Any]]
     stop_reason: str
     noise: dict[str, Any]
+    confirmation: dict[str, Any] | None
+    summary: str = ""
     changes: list[dict[str, Any]] = field(default_factory=list)
     diff: str | None = None
     script_sha256: str | None = None
@@ -90,26 +86,45 @@ class TuneResult:
 
     @classmethod
     def build(cls, *, tune_id: str, script: Path, args: list[str], baseline: Trial, best: Trial,
-              repeat: Trial | None, loss_noise: float | None, kept: dict[str, Any], trials: Sequence[Trial],
-              stop_reason: str, exit_status: int = 0) -> TuneResult:
-        """The result of a search that ran `trials` from `baseline` and ended at `best` with `kept`."""
+              kept: dict[str, Any], trials: Sequence[Trial], stop_reason: str, confirmation: dict[str, Any] | None,
+              noise: dict[str, Any], unchecked: Sequence[str] = (), exit_status: int = 0) -> TuneResult:
+        """The result of a search that ran `trials` from `baseline`, kept `kept` (the best trial
+        `best`) and confirmed it (`confirmation`, None when nothing was kept); `exit_status` is
+        128 + the signal that interrupted it, 0 when none did."""
         per_sample = any(REGISTRY[name].per_sample for name in kept)
-        before = baseline.sample_s if per_sample else baseline.step_s
-        after = best.sample_s if per_sample else best.step_s
-        return cls(
+        baseline_s, best_s = baseline.step_s, best.step_s if kept else baseline.step_s
+        speedup: float | None = 1.0
+        speedup_ci: list[float] | None = None
+        status = (confirmation or {}).get("status")
+        verdict = (confirmation or {}).get("verdict") or {}
+        if kept and status == "confirmed":
+            speedup = 1.0 / verdict["ratio"]
+            if verdict.get("ci_low") and verdict.get("ci_high"):
+                speedup_ci = [1.0 / verdict["ci_high"], 1.0 / verdict["ci_low"]]
+            baseline_s = _central(confirmation["baseline_runs"], per_sample) or baseline_s
+            best_s = _central(confirmation["best_runs"], per_sample) or best_s
+        elif kept and status == "unconfirmed":
+            ratio = confirmation.get("estimate_ratio")
+            speedup = 1.0 / ratio if ratio else None
+        intercepted = [item for trial in trials if trial.status == KEPT for item in trial.intercepted()
+                       if item.get("knob") in kept]
+        changes, diff = knob_changes(script, kept, intercepted, best.record)
+        result = cls(
             tune_id=tune_id, script=str(script), args=list(args),
-            baseline_step_s=baseline.step_s, best_step_s=best.step_s,
-            speedup=before / after if before and after else None,
+            baseline_step_s=baseline_s, best_step_s=best_s, speedup=speedup, speedup_ci=speedup_ci,
+            confirmed=bool(kept) and status == "confirmed",
             metric="time per sample" if per_sample else "time per step",
             kept=dict(kept),
             rejected=[{"knob": t.knob, "value": t.value, "status": t.status, "reason": t.reason}
                       for t in trials if t.status in (REJECTED, FAILED)],
             overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden} for t in trials if t.overridden],
-            trials=[t.to_dict() for t in trials], stop_reason=stop_reason,
-            noise=baseline_noise(baseline, repeat, loss_noise),
-            changes=[{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v)} for n, v in kept.items()],
-            diff=unified_diff(script, kept), script_sha256=_sha256_if_readable(script), exit_status=exit_status,
+            intercepted=intercepted, numerics_unchecked=[n for n in unchecked if n in kept],
+            trials=[t.to_dict() for t in trials], stop_reason=stop_reason, noise=noise,
+            confirmation=confirmation, changes=changes, diff=diff,
+            script_sha256=_sha256_if_readable(script), exit_status=exit_status,
         )
+        result.summary = summary_line(result)
+        return result
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +133,32 @@ class TuneResult:
         path = Path(path)
         path.write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2, default=str))
         return path
+
+
+def _central(runs: list[dict[str, Any]], per_sample: bool) -> float | None:
+    key = "sample_s" if per_sample else "step_s"
+    return central([r[key] for r in runs if not r["failed"]])
+
+
+def summary_line(result: TuneResult) -> str:
+    """One sentence saying what was kept, how fast it is and how that was measured: the same
+    words on the console and in the JSON."""
+    kept = ", ".join(f"{k}={v!r}" for k, v in result.kept.items())
+    status = (result.confirmation or {}).get("status")
+    if not result.kept:
+        if result.noise.get("too_noisy"):
+            return (f"nothing kept: the machine is too noisy to decide anything within the budget: "
+                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)")
+        if (result.confirmation or {}).get("reason"):
+            return f"nothing kept: the search's best was not confirmed: {result.confirmation['reason']}"
+        return "nothing kept: no knob made the script measurably faster side by side"
+    if result.confirmed:
+        ci = f" (95% CI x{result.speedup_ci[0]:.2f}-x{result.speedup_ci[1]:.2f})" if result.speedup_ci else ""
+        rounds = result.confirmation["rounds"]
+        return (f"kept {kept}: x{result.speedup:.2f}{ci} {result.metric}, confirmed side by side over "
+                f"{rounds} interleaved rounds against the unmodified script")
+    estimate = f"x{result.speedup:.2f}" if result.speedup else "unknown"
+    return f"kept {kept}: UNCONFIRMED, estimated {estimate} ({(result.confirmation or {}).get('reason', status)})"
 
 
 def load_result(path: str | Path, script: str | Path, *, force: bool = False) -> tuple[dict[str, Any], list[str]]:
@@ -152,8 +193,9 @@ def _read_result(path: Path) -> dict[str, Any]:
         raise TuneInputError(f"cannot read tune result {path}: {exc.strerror or exc}") from None
     except (JsonBoundError, orjson.JSONDecodeError) as exc:
         raise TuneInputError(f"{path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "kept" not in data:
-        raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result (schema_version {SCHEMA_VERSION})")
+    if not isinstance(data, dict) or data.get("schema_version") not in READABLE_SCHEMAS or "kept" not in data:
+        raise TuneInputError(f"{path} is not a `torchdoctor tune --json` result "
+                             f"(schema_version {' or '.join(map(str, READABLE_SCHEMAS))})")
     return data
 
 

@@ -1,49 +1,70 @@
-"""The search: baseline, then one knob at a time on top of what was kept.
+"""The search: baseline, then one knob at a time on top of what was kept, each value judged side
+by side, then a confirmation of the whole.
 
-For each candidate knob (order: `torchdoctor.tune.candidates`), checked with `applies` against the
-best run so far (in up to PASSES passes, the second retrying what the first did not keep on
-top of what it kept, except knobs already tried on top of the same kept set): bool knobs get one trial, choice knobs one per choice, integer knobs an Optuna
-ask/tell search over their range (the knob's first guess enqueued first). A trial is accepted
-when `compare_samples(best, trial)` says "faster", the numerics check against the baseline passes
-and the script did not undo the knob; the fastest accepted value of a knob is kept. The search
-stops after `max_trials`, before a trial that would overrun `time_budget_s`, on diminishing returns
-(`patience` knobs in a row improving the best by less than `min_gain`), or on a stop (Ctrl-C,
-SIGTERM, SIGHUP: the running trial is interrupted, or `stop_signal()` says one arrived between
-trials): the trials so far are kept and reported, and the result's `exit_status` is 128 + the signal.
+1. Baseline: the script without knobs, profiled and diagnosed (the findings order the knobs),
+   then run again (unless `repeat_baseline` is off): the runs' difference is the script's own
+   noise. When they disagree by more than `run_tolerance` (one was disturbed), the baseline is
+   re-measured until two runs agree, up to `max_rounds` runs; if none do, the machine is too
+   noisy to decide anything: the search says so and keeps nothing.
+2. Each knob value is a trial: runs of the best configuration so far (A) and of the candidate
+   (B) interleaved A B B A for `rounds` rounds (a run of A that just ran is reused as the first
+   A), more rounds while runs of one side disagree (up to `max_rounds`), judged by
+   `torchdoctor.bench.compare_runs` (median of the runs, run-to-run spread as noise floor).
+   Nothing is divided by a run made minutes earlier. A value is accepted when it is faster, its
+   numerics pass against the baseline (`torchdoctor.tune.numerics`; a precision- or
+   compile-changing knob must have been checked) and the script did not undo it; the fastest
+   accepted value of a knob is kept.
+3. Order: knobs named by the findings first, by decreasing upside (`torchdoctor.tune.candidates`);
+   bool knobs one trial, choice knobs one per choice, integer knobs an Optuna ask/tell search.
+   Two passes (the second retries what the first did not keep on top of what it kept).
+4. Stops on `max_trials`, when the budget leaves no room for another trial and the confirmation,
+   on diminishing returns (`patience` knobs in a row not kept or gaining less than `min_gain`,
+   only once every knob the findings name was tried), or on a stop signal (Ctrl-C, SIGTERM,
+   SIGHUP: the running run is interrupted, or `stop_signal()` says one arrived between runs): the
+   trials so far are kept and reported, and the result's `exit_status` is 128 + the signal. A stop
+   during the first baseline run leaves nothing to report (TuneInterruptedError).
+5. Confirmation: baseline and best configuration interleaved for `confirm_rounds` rounds; the
+   reported speed-up is that ratio with its 95% CI. Not faster, or too noisy to tell: nothing is
+   kept. A stop before or during it: the result is reported as unconfirmed.
 """
 
 from __future__ import annotations
 
 import signal
+import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import optuna
 
-from torchdoctor.bench import FASTER, compare_samples
+from torchdoctor.bench import FASTER, RunsVerdict, agreeing_runs, compare_runs
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.record import Record, new_run_id
-from torchdoctor.tune.candidates import ordered_candidates
+from torchdoctor.tune.candidates import named_knobs, ordered_candidates
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
-from torchdoctor.tune.numerics import check_losses
+from torchdoctor.tune.numerics import (NOISE_MARGIN, NumericsCheck, check_losses, check_outputs,
+                                       distribution_difference, losses_identical, sampling_tolerance, unchecked)
 from torchdoctor.tune.result import TuneResult
-from torchdoctor.tune.trial import BASELINE, FAILED, INTERRUPTED, KEPT, REJECTED, Trial, run_trial
-
+from torchdoctor.tune.trial import (ACCEPTED, BASELINE_RUN, CANDIDATE, CONFIRM_BASELINE, CONFIRM_BEST,
+                                    FAILED, INTERRUPTED, KEPT, REFERENCE, REJECTED, Run, Trial, observe_run)
 
 #: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
 PASSES = 2
+#: Extra confirmation rounds when runs of one side disagree.
+CONFIRM_EXTRA_ROUNDS = 2
 
-#: A script whose loss differs run to run at baseline gets a numerics tolerance of at least this
-#: many times that difference: a knob cannot be asked to be more repeatable than the script.
-NOISE_MARGIN = 3.0
+__all__ = ["NOISE_MARGIN", "PASSES", "TuneProgress", "Tuner"]
 
 
 class TuneProgress(Protocol):
     def trial_started(self, index: int, label: str) -> None: ...
+    def run_started(self, label: str, role: str) -> None: ...
     def trial_finished(self, trial: Trial, best: Trial) -> None: ...
+    def knob_settled(self, knob: str, kept: Trial | None, best: Trial) -> None: ...
+    def confirmation_finished(self, confirmation: dict[str, Any]) -> None: ...
 
 
 class TrialStore(Protocol):
@@ -55,7 +76,20 @@ class TrialStore(Protocol):
 
 
 class _Interrupted(Exception):
-    """A trial was stopped by a signal, or one arrived between trials."""
+    """A run was stopped by a signal, or one arrived between runs."""
+
+
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds else "n/a"
+
+
+def _speed(ratio: float) -> str:
+    return f"x{1 / ratio:.2f}" if ratio and ratio == ratio else "x?"
+
+
+def _speed_ci(verdict: dict[str, Any]) -> str:
+    low, high = verdict.get("ci_low"), verdict.get("ci_high")
+    return f"95% CI x{1 / high:.2f}-x{1 / low:.2f}" if low and high else "no CI (too few steps)"
 
 
 class Tuner:
@@ -73,38 +107,66 @@ class Tuner:
         self.stop_reason = "every applicable knob was tried"
         self._start = time.perf_counter()
         self._no_gain = 0
-        self.repeat: Trial | None = None
+        self._outcomes: list[str] = []  # what each knob tried came to, for the stop reason
+        self._considered: set[str] = set()
+        self.named: list[str] = []  # knobs the findings name, tried before any stop rule but the limits
+        self.runs: list[Run] = []
+        self._last: Run | None = None  # the run that ran last (adjacent in time to the next)
         self.loss_noise: float | None = None  # relative mean-loss difference of two baseline runs
+        self.output_noise: float | None = None  # output distribution difference of two baseline runs
+        self.deterministic: bool | None = None  # the baseline repeated identically (None: not measured)
+        self.noisy: str | None = None  # why nothing could be decided, when so
+        self.confirmation: dict[str, Any] | None = None
+        self.unchecked_kept: list[str] = []
         self._tried_on: dict[str, dict[str, Any]] = {}  # knob -> the kept knobs it was last tried on
         optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TuneResult:
         try:
-            baseline = self._run({}, None, diagnose=True)
+            first = self._observe({}, BASELINE_RUN, diagnose=True)
         except _Interrupted:
             raise TuneInterruptedError(f"interrupted ({self._stopped_by()}) during the baseline run: nothing to "
                                        "report", exit_code=self.exit_status) from None
-        if baseline.status != BASELINE:
-            raise BaselineFailedError(f"the baseline run failed ({baseline.reason}); fix the script first")
-        self.baseline = self.best = baseline
-        if self.progress:
-            self.progress.trial_finished(baseline, baseline)
-        order = ordered_candidates(baseline.record, allow_batch_size=self.config.allow_batch_size,
+        if not first.ok:
+            raise BaselineFailedError(f"the baseline run failed ({first.failure[1]}); fix the script first")
+        self.baseline = self.best = Trial(index=0, knob=None, value=None, knobs={}, runs=[first])
+        self.trials.append(self.baseline)
+        order = ordered_candidates(first.record, allow_batch_size=self.config.allow_batch_size,
                                    only=self.config.only)
+        self.named = [n for n in named_knobs(first.record) if n in order]
+        interrupted = False
         try:
-            if self.config.repeat_baseline:
-                self._repeat_baseline()
+            try:
+                if self.config.repeat_baseline:
+                    self._measure_baseline()
+            finally:
+                self._finish_baseline()
             for _ in range(PASSES):
                 kept_before = dict(self.kept)
                 self._pass([name for name in order if name not in self.kept])
                 if self.kept == kept_before or self._stop_now():
                     break
         except (KeyboardInterrupt, _Interrupted):
-            self.stop_reason = f"interrupted ({self._stopped_by()}): best so far reported"
+            interrupted = True
+            self.stop_reason = f"interrupted ({self._stopped_by()}): best so far reported, unconfirmed"
+        if self.noisy and not self.kept and not interrupted:
+            self.stop_reason = (f"the machine is too noisy to decide anything within the budget: {self.noisy}; "
+                                f"nothing kept (the search: {self.stop_reason})")
+        if self.kept:
+            if interrupted:
+                self._unconfirmed(f"the search was interrupted ({self._stopped_by()}) before the confirmation")
+            else:
+                try:
+                    self._confirm()
+                except (KeyboardInterrupt, _Interrupted):
+                    stopped_by = self._stopped_by()
+                    self._unconfirmed(f"the confirmation was interrupted ({stopped_by})")
+                    self.stop_reason += f"; confirmation interrupted ({stopped_by}): result unconfirmed"
         return TuneResult.build(tune_id=self.tune_id, script=self.script, args=self.args, baseline=self.baseline,
-                                best=self.best, repeat=self.repeat, loss_noise=self.loss_noise, kept=self.kept,
-                                trials=self.trials, stop_reason=self.stop_reason, exit_status=self.exit_status)
+                                best=self.best, kept=self.kept, trials=self.trials, stop_reason=self.stop_reason,
+                                confirmation=self.confirmation, noise=self._noise(),
+                                unchecked=self.unchecked_kept, exit_status=self.exit_status)
 
     def _stopped_by(self) -> str:
         """The stop's signal name; sets `exit_status` to 128 + it (SIGINT when none was logged)."""
@@ -112,22 +174,61 @@ class Tuner:
         self.exit_status = 128 + signum
         return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
-    def _repeat_baseline(self) -> None:
-        """Run the baseline again: its difference from the first run is the script's own noise.
-        The mean-loss difference widens every knob's numerics tolerance (x NOISE_MARGIN)."""
-        repeat = self._run({}, None)  # raises _Interrupted when it was
-        if repeat.status != BASELINE:
-            repeat.reason = f"baseline repeat failed ({repeat.reason}): run-to-run noise not measured"
-        else:
-            self.repeat = repeat
-            check = check_losses([s.loss for s in self.baseline.record.steps],
-                                 [s.loss for s in repeat.record.steps], 0.0)
-            self.loss_noise = check.difference if check.checked else None
-            repeat.reason = ("run-to-run noise: mean loss differs by "
-                             f"{self.loss_noise:.3%}" if self.loss_noise is not None else "no loss recorded")
-        if self.progress:
-            self.progress.trial_finished(repeat, self.best)
+    # -- the baseline ------------------------------------------------------------------------------
+    def _measure_baseline(self) -> None:
+        """Run the baseline again: the two runs' difference is the script's own noise. When they
+        disagree (one was disturbed), run it again until two agree (or give up: too noisy)."""
+        runs = self.baseline.runs
+        while True:
+            repeat = self._observe({}, BASELINE_RUN)
+            if not repeat.ok:
+                self.baseline.reason = f"baseline repeat failed ({repeat.failure[1]}): run-to-run noise not measured"
+                return
+            runs.append(repeat)
+            if len(runs) == 2:
+                self._script_noise(runs[0], runs[1])
+            medians = [r.step_s or float("inf") for r in runs]
+            agree = agreeing_runs(medians, self.config.run_tolerance)
+            for index, run in enumerate(runs):
+                run.disturbed = index not in agree
+            if len(agree) >= 2 and len(agree) > len(runs) / 2:  # a majority corroborates
+                return
+            if len(runs) >= max(self.config.max_rounds, 3) or not self._room(1):
+                # Go on: only effects larger than this noise (every run beyond every other) can be
+                # decided now; if none is, the result says the machine was too noisy.
+                self.noisy = (f"{len(runs)} runs of the unmodified script measured "
+                              f"{', '.join(_ms(m) for m in medians)} per step, no majority of them within "
+                              f"{self.config.run_tolerance:.0%} of each other")
+                return
 
+    def _script_noise(self, first: Run, repeat: Run) -> None:
+        """Loss and output differences between two baseline runs, and whether they are identical."""
+        check = check_losses(first.losses(), repeat.losses(), 0.0)
+        self.loss_noise = check.difference if check.checked else None
+        if check.checked:
+            self.deterministic = losses_identical(first.losses(), repeat.losses())
+        elif first.outputs and repeat.outputs:
+            count = min(len(first.outputs), len(repeat.outputs))
+            self.output_noise = distribution_difference(first.outputs[:count], repeat.outputs[:count])
+            self.deterministic = all(
+                bool((a["sample"] == b["sample"]).all()) for a, b in zip(first.outputs, repeat.outputs))
+
+    def _finish_baseline(self) -> None:
+        runs = self.baseline.runs
+        if not self.baseline.reason:
+            parts = [f"{len(runs)} run(s): {', '.join(_ms(r.step_s) for r in runs)} per step"]
+            if any(r.disturbed for r in runs):
+                parts.append(f"{sum(r.disturbed for r in runs)} run(s) disagree with the others (disturbed)")
+            if self.loss_noise is not None:
+                parts.append(f"run to run the mean loss differs by {self.loss_noise:.3%}")
+            if self.deterministic:
+                parts.append("the script repeats identically (numerics compared step by step)")
+            self.baseline.reason = "; ".join(parts)
+        self._save(self.baseline)
+        if self.progress:
+            self.progress.trial_finished(self.baseline, self.baseline)
+
+    # -- candidates --------------------------------------------------------------------------------
     def _pass(self, names: list[str]) -> None:
         for name in names:
             if self._stop_now():
@@ -135,6 +236,7 @@ class Tuner:
             knob = REGISTRY[name]
             if self._tried_on.get(name) == self.kept:  # tried after the last kept knob: same trial again
                 continue
+            self._considered.add(name)
             if knob.applies(self.best.record):
                 self._tune_knob(knob)
 
@@ -142,18 +244,18 @@ class Tuner:
         config = self.config
         if sum(t.knob is not None for t in self.trials) >= config.max_trials:
             self.stop_reason = f"--max-trials {config.max_trials} reached"
-        elif config.time_budget_s is not None and (time.perf_counter() - self._start + self.trials[-1].duration_s
-                                                   > config.time_budget_s):
-            self.stop_reason = f"--time-budget {config.time_budget_s:.0f} s reached"
-        elif self._no_gain >= config.patience:
-            self.stop_reason = (f"diminishing returns: {config.patience} knobs in a row improved the step "
-                                f"by less than {config.min_gain:.0%}")
+        elif not self._room(self._trial_runs()):
+            self.stop_reason = (f"--time-budget {config.time_budget_s:.0f} s: no room for another trial and the "
+                                "confirmation")
+        elif self._no_gain >= config.patience and set(self.named) <= self._considered:
+            recent = "; ".join(self._outcomes[-config.patience:])
+            self.stop_reason = (f"diminishing returns: none of the last {config.patience} knobs tried gained "
+                                f"{config.min_gain:.0%} or more ({recent})")
         else:
             return False
         return True
 
     def _tune_knob(self, knob: Knob) -> None:
-        before = self.best
         self._tried_on[knob.name] = dict(self.kept)
         group: list[Trial] = []
         try:
@@ -161,13 +263,18 @@ class Tuner:
                 self._search_int(knob, group)
             else:
                 for value in knob.choices(self.best.record):
-                    if self._stop_now():
+                    if group and self._stop_now():
                         break
                     group.append(self._try(knob, value))
         finally:
-            self._settle(knob, group)
-        gain = 1.0 - self._time(self.best, knob) / self._time(before, knob) if self.best is not before else 0.0
+            winner = self._settle(knob, group)
+        gain = 1.0 - winner.ratio if winner is not None and winner.ratio else 0.0
         self._no_gain = 0 if gain >= self.config.min_gain else self._no_gain + 1
+        if winner is not None:
+            self._outcomes.append(f"{knob.name}: kept, {_speed(winner.ratio)}")
+        elif group:
+            best_try = min(group, key=lambda t: t.ratio if t.ratio else float("inf"))
+            self._outcomes.append(f"{knob.name}: not kept, {best_try.reason.split(';')[0]}")
 
     def _search_int(self, knob: Knob, group: list[Trial]) -> None:
         span = knob.int_range(self.best.record)
@@ -176,96 +283,302 @@ class Tuner:
         study.enqueue_trial({knob.name: span.first})
         distribution = {knob.name: optuna.distributions.IntDistribution(span.low, span.high)}
         seen: dict[int, float | None] = {}
-        if knob.current(self.best.record) is not None:  # what the best run already measured
-            seen[knob.current(self.best.record)] = self._time(self.best, knob)
+        if knob.current(self.best.record) is not None:  # what the best run already measures: ratio 1
+            seen[knob.current(self.best.record)] = 1.0
         for _ in range(self.config.int_trials * 4):  # bounded even if Optuna keeps proposing known values
-            if len(group) >= self.config.int_trials or self._stop_now() or len(set(seen) & _values(span)) > span.high - span.low:
+            if len(group) >= self.config.int_trials or (group and self._stop_now()) \
+                    or len(set(seen) & _values(span)) > span.high - span.low:
                 break
             asked = study.ask(distribution)
             value = asked.params[knob.name]
             if value not in seen:
                 trial = self._try(knob, value)
                 group.append(trial)
-                seen[value] = trial.sample_s if knob.per_sample else trial.step_s
-                if trial.status == REJECTED and trial.numerics and not trial.numerics["ok"]:
-                    seen[value] = None
+                numerics_failed = trial.numerics is not None and not trial.numerics["ok"]
+                seen[value] = None if trial.status == FAILED or numerics_failed or not trial.ratio else trial.ratio
             if seen[value] is None:
                 study.tell(asked, state=optuna.trial.TrialState.FAIL)
             else:
                 study.tell(asked, seen[value])
 
-    # -- one trial -------------------------------------------------------------------------------
-    def _run(self, knobs: dict[str, Any], knob: str | None, *, diagnose: bool = False) -> Trial:
-        if self.stop_signal() is not None:  # arrived between trials: start no other
+    # -- runs ------------------------------------------------------------------------------------
+    def _observe(self, knobs: dict[str, Any], role: str, *, diagnose: bool = False) -> Run:
+        """One run of the script with `knobs`, stored. Raises _Interrupted when a stop signal
+        arrived before it (start no other) or interrupted it."""
+        if self.stop_signal() is not None:
             raise _Interrupted()
-        index = len(self.trials)
-        label = "baseline" if knob is None else f"{knob}={knobs[knob]!r}"
         if self.progress:
-            self.progress.trial_started(index, label)
-        trial = run_trial(self.script, self.args, knobs, self.config, index=index, knob=knob,
-                          out_dir=self.work_dir / self.tune_id / f"trial{index}", diagnose=diagnose)
-        self.trials.append(trial)
-        if trial.record is not None and trial.status != INTERRUPTED:
-            self.store.save(trial.record)
-        if knob is None:
-            self._save(trial)
-        if knob is None and trial.status == INTERRUPTED:
+            label = ", ".join(f"{k}={v!r}" for k, v in knobs.items()) or "no knobs"
+            self.progress.run_started(label, role)
+        run = observe_run(self.script, self.args, knobs, self.config, role=role, diagnose=diagnose,
+                          out_dir=self.work_dir / self.tune_id / f"run{len(self.runs)}")
+        self.runs.append(run)
+        self._last = run
+        if run.failure and run.failure[0] == INTERRUPTED:
             raise _Interrupted()
-        return trial
+        if run.record is not None:
+            self.store.save(run.record)
+        return run
 
+    def _run_estimate(self) -> float:
+        return statistics.median(r.duration_s for r in self.runs) if self.runs else 0.0
+
+    def _trial_runs(self) -> int:
+        """Runs a trial takes at least (its first A is usually the run that just ran)."""
+        return 2 * self.config.rounds - 1
+
+    def _room(self, runs: int, *, confirmation: bool = True) -> bool:
+        """Whether `runs` more runs, and the confirmation (reserved), fit in the time budget."""
+        budget = self.config.time_budget_s
+        if budget is None:
+            return True
+        reserve = 2 * self.config.confirm_rounds * self._run_estimate() if confirmation else 0.0
+        elapsed = max(time.perf_counter() - self._start, sum(r.duration_s for r in self.runs))
+        return elapsed + runs * self._run_estimate() + reserve <= budget
+
+    def _interleave(self, a_knobs: dict[str, Any], b_knobs: dict[str, Any], roles: tuple[str, str], *,
+                    rounds: int, max_rounds: int, per_sample: bool, confirmation: bool = False,
+                    first_b: Callable[[Run], bool] | None = None,
+                    ) -> tuple[list[Run], list[Run], RunsVerdict | None]:
+        """Runs of A and B interleaved A B B A ... for `rounds` rounds, more (up to `max_rounds`)
+        while runs of one side disagree. The run that just ran is reused when it is A's (or B's)
+        configuration. `first_b(run)` may stop early (False) once B has run once (numerics).
+        Stops at B's first failed run."""
+        a_runs: list[Run] = []
+        b_runs: list[Run] = []
+        pattern = "ABBA"
+        last = self._last
+        if last is not None and last.ok and not last.disturbed and last.knobs == a_knobs:
+            a_runs.append(last)
+        elif last is not None and last.ok and not last.disturbed and last.knobs == b_knobs:
+            b_runs.append(last)
+            pattern = "BAAB"
+        position = len(a_runs) + len(b_runs)
+        self._pending = (a_runs, b_runs)
+        target = rounds
+        while True:
+            while len(a_runs) + len(b_runs) < 2 * target:
+                side = pattern[position % 4]
+                position += 1
+                run = self._observe(a_knobs if side == "A" else b_knobs, roles[0] if side == "A" else roles[1])
+                if side == "A":
+                    if run.ok:
+                        a_runs.append(run)
+                    continue
+                b_runs.append(run)
+                if not run.ok:
+                    return a_runs, b_runs, None
+                if len(b_runs) == 1 and first_b is not None and not first_b(run):
+                    return a_runs, b_runs, None
+            verdict = compare_runs([r.times(per_sample) for r in a_runs], [r.times(per_sample) for r in b_runs],
+                                   min_effect=self.config.min_effect, tolerance=self.config.run_tolerance,
+                                   seed=self.config.seed)
+            for side_runs, kept in ((a_runs, verdict.a_kept), (b_runs, verdict.b_kept)):
+                for index, run in enumerate(side_runs):
+                    run.disturbed = index not in kept
+            if verdict.decided or target >= max_rounds or not self._room(2, confirmation=not confirmation):
+                return a_runs, b_runs, verdict
+            target += 1
+
+    # -- one trial -------------------------------------------------------------------------------
     def _try(self, knob: Knob, value: Any) -> Trial:
-        trial = self._run({**self.kept, knob.name: value}, knob.name)
-        if trial.status == INTERRUPTED:
-            self._save(trial)  # not in the knob's group yet: kept in the store here
-            raise _Interrupted()
-        if trial.status != FAILED:
-            self._judge(trial, knob)
+        trial = Trial(index=len(self.trials), knob=knob.name, value=value, knobs={**self.kept, knob.name: value},
+                      status=REJECTED)
+        self.trials.append(trial)
+        if self.progress:
+            self.progress.trial_started(trial.index, f"{knob.name}={value!r}")
+        per_sample = knob.per_sample or any(REGISTRY[n].per_sample for n in self.kept)
+        try:
+            a_runs, b_runs, verdict = self._interleave(
+                dict(self.kept), trial.knobs, (REFERENCE, CANDIDATE), rounds=self.config.rounds,
+                max_rounds=self.config.max_rounds, per_sample=per_sample,
+                first_b=lambda run: self._first_checks(trial, knob, run))
+        except (_Interrupted, KeyboardInterrupt):
+            trial.reference, trial.runs = self._pending
+            trial.status, trial.reason = INTERRUPTED, f"interrupted ({self._stopped_by()})"
+            self._save(trial)
+            raise
+        trial.reference, trial.runs = a_runs, b_runs
+        self._judge(trial, knob, verdict)
         if self.progress:
             self.progress.trial_finished(trial, self.best)
         return trial
 
-    def _judge(self, trial: Trial, knob: Knob) -> None:
-        tolerance = max(knob.loss_rtol, NOISE_MARGIN * (self.loss_noise or 0.0))
-        numerics = check_losses([s.loss for s in self.baseline.record.steps],
-                                [s.loss for s in trial.record.steps], tolerance)
-        reference = self.best.times(knob.per_sample)
-        if self.best is self.baseline and self.repeat is not None:  # both baseline runs: the fairer sample
-            reference += self.repeat.times(knob.per_sample)
-        verdict = compare_samples(reference, trial.times(knob.per_sample),
-                                  min_effect=self.config.min_effect, seed=self.config.seed)
-        trial.numerics, trial.verdict = numerics.to_dict(), verdict.to_dict()
-        trial.status = REJECTED
-        if not numerics.ok:
-            trial.reason = f"numerics: {numerics.reason}"
+    def _first_checks(self, trial: Trial, knob: Knob, run: Run) -> bool:
+        """After the candidate's first run: numerics and whether the script undid the knob.
+        False stops the trial (no speed measurement can change a wrong result)."""
+        trial.overridden = knob.overridden(trial.value, run.record)
+        numerics = self._numerics(knob, run)
+        trial.numerics = numerics.to_dict()
+        return numerics.ok and not trial.overridden
+
+    def _numerics(self, knob: Knob, run: Run) -> NumericsCheck:
+        base = self.baseline.runs[0]
+        losses, base_losses = run.losses(), base.losses()
+        if any(v is not None for v in losses) and any(v is not None for v in base_losses):
+            if self.deterministic and not knob.changes_data_stream:
+                return check_losses(base_losses, losses, knob.loss_rtol, step_by_step=True)
+            tolerance = max(knob.loss_rtol, NOISE_MARGIN * (self.loss_noise or 0.0))
+            if knob.changes_data_stream:
+                tolerance = max(tolerance, sampling_tolerance(base_losses))
+            return check_losses(base_losses, losses, tolerance)
+        if base.outputs and run.outputs:
+            return check_outputs(base.outputs, run.outputs, knob.output_tolerance,
+                                 min_agreement=knob.argmax_agreement, noise=self.output_noise)
+        return unchecked("no loss and no model output recorded: numerics not checked")
+
+    def _judge(self, trial: Trial, knob: Knob, verdict: RunsVerdict | None) -> None:
+        numerics = trial.numerics or {}
+        if verdict is not None:
+            trial.verdict = verdict.to_dict()
+            trial.ratio = verdict.verdict.ratio
+        failed = next((r for r in trial.runs if not r.ok), None)
+        if failed is not None:
+            trial.status, trial.reason = FAILED, failed.failure[1]
+        elif numerics and not numerics["ok"]:
+            trial.reason = f"numerics: {numerics['reason']}"
         elif trial.overridden:
             trial.reason = f"overridden by the script: {trial.overridden}"
-        elif verdict.verdict != FASTER:
-            trial.reason = f"{verdict.verdict} (x{1 / verdict.ratio:.3f})"
+        elif verdict is None:
+            trial.reason = "not measured"
+        elif not verdict.decided:
+            trial.reason = (f"undecided: runs of one configuration disagree (reference "
+                            f"{_runs_text(verdict.a_medians)}, candidate {_runs_text(verdict.b_medians)}): "
+                            "too noisy to decide")
+        elif verdict.verdict.verdict != FASTER:
+            trial.reason = (f"{verdict.verdict.verdict}: {_speed(verdict.verdict.ratio)} side by side "
+                            f"({_speed_ci(trial.verdict)}, noise floor {verdict.verdict.noise_floor:.0%})")
+        elif not numerics.get("checked") and knob.changes_numerics and not self.config.accept_unchecked_numerics:
+            trial.reason = (f"faster ({_speed(verdict.verdict.ratio)}) but "
+                            f"{numerics.get('reason', 'numerics not checked')}: "
+                            "a precision- or compile-changing knob is not kept unchecked "
+                            "(--accept-unchecked-numerics keeps it)")
         else:
-            trial.status, trial.reason = KEPT, f"faster (x{1 / verdict.ratio:.3f}); {numerics.reason}"
+            trial.status = ACCEPTED
+            how = (f"every one of {len(trial.runs)} runs faster than every one of {len(trial.reference)} beside it, "
+                   f"run ratios x{1 / verdict.verdict.ci_high:.2f}-x{1 / verdict.verdict.ci_low:.2f}"
+                   if verdict.separated
+                   else f"{_speed_ci(trial.verdict)}, {len(trial.reference)}+{len(trial.runs)} runs")
+            trial.reason = f"faster side by side: {_speed(verdict.verdict.ratio)} ({how}); {numerics.get('reason', '')}"
 
-    def _settle(self, knob: Knob, group: list[Trial]) -> None:
+    def _settle(self, knob: Knob, group: list[Trial]) -> Trial | None:
         """Keep the fastest accepted value of the knob; the other accepted ones become rejected."""
-        accepted = [t for t in group if t.status == KEPT]
-        if accepted:
-            winner = min(accepted, key=lambda t: self._time(t, knob))
-            for trial in accepted:
-                if trial is not winner:
-                    trial.status = REJECTED
-                    trial.reason = f"faster, but {knob.name}={winner.value!r} was faster still"
+        accepted = [t for t in group if t.status == ACCEPTED]
+        winner = min(accepted, key=lambda t: t.ratio) if accepted else None
+        for trial in accepted:
+            if trial is not winner:
+                trial.status = REJECTED
+                trial.reason = f"faster ({_speed(trial.ratio)}), but {knob.name}={winner.value!r} was faster still"
+        if winner is not None:
+            winner.status = KEPT
             self.kept[knob.name] = winner.value
             self.best = winner
+            if not (winner.numerics or {}).get("checked"):
+                self.unchecked_kept.append(knob.name)
         for trial in group:
             self._save(trial)
+        if self.progress and group:
+            self.progress.knob_settled(knob.name, winner, self.best)
+        return winner
 
-    def _time(self, trial: Trial, knob: Knob) -> float:
-        value = trial.sample_s if knob.per_sample else trial.step_s
-        return value if value is not None else float("inf")
+    # -- confirmation ------------------------------------------------------------------------------
+    def _confirm(self) -> None:
+        """Baseline and best configuration interleaved: the reported speed-up."""
+        per_sample = any(REGISTRY[n].per_sample for n in self.kept)
+        self.confirmation = {"status": "running", "runs": []}
+        self._pending = ([], [])
+        a_runs, b_runs, verdict = self._interleave(
+            {}, dict(self.kept), (CONFIRM_BASELINE, CONFIRM_BEST), rounds=self.config.confirm_rounds,
+            max_rounds=self.config.confirm_rounds + CONFIRM_EXTRA_ROUNDS, per_sample=per_sample, confirmation=True)
+        self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample)
+        status = self.confirmation["status"]
+        if status != "confirmed":
+            why = self.confirmation["reason"]
+            for trial in self.trials:
+                if trial.status == KEPT:
+                    trial.status, trial.reason = REJECTED, f"{trial.reason}; not confirmed: {why}"
+                    self._save(trial)
+            self.stop_reason += f"; not confirmed, nothing kept: {why}"
+            self.kept = {}
+            self.unchecked_kept = []
+            self.best = self.baseline
+        if self.progress:
+            self.progress.confirmation_finished(self.confirmation)
+
+    def _confirmation(self, a_runs: list[Run], b_runs: list[Run], verdict: RunsVerdict | None,
+                      per_sample: bool) -> dict[str, Any]:
+        what = "sample" if per_sample else "step"
+        how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
+               f"{self.config.timing_steps} timed steps each; speed-up = ratio of the medians of the runs' "
+               f"median time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
+               "of one configuration)")
+        info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
+                                "baseline_runs": [r.to_dict() for r in a_runs],
+                                "best_runs": [r.to_dict() for r in b_runs],
+                                "verdict": verdict.to_dict() if verdict else None, "per_sample": per_sample}
+        failed = next((r for r in b_runs if not r.ok), None)
+        if verdict is not None and verdict.disturbed:
+            info["how"] += f"; {verdict.disturbed} disturbed run(s), outweighed by the median"
+        if failed is not None or verdict is None:
+            reason = f"the kept configuration failed when run again ({failed.failure[1] if failed else 'no runs'})"
+            return {**info, "status": "failed", "reason": reason}
+        if not verdict.decided:
+            reason = (f"too noisy to confirm within the budget: runs of the baseline measured "
+                      f"{_runs_text(verdict.a_medians)} and of the kept knobs {_runs_text(verdict.b_medians)}, no two "
+                      f"of one side within {self.config.run_tolerance:.0%}")
+            return {**info, "status": "too noisy", "reason": reason}
+        speed = verdict.verdict
+        if speed.verdict != FASTER:
+            reason = (f"side by side the kept knobs are not measurably faster than the baseline "
+                      f"({_speed(speed.ratio)}, {_speed_ci(verdict.to_dict())}, noise floor {speed.noise_floor:.0%})")
+            return {**info, "status": "not faster", "reason": reason}
+        confirmed = f"confirmed {_speed(speed.ratio)} ({_speed_ci(verdict.to_dict())})"
+        return {**info, "status": "confirmed", "reason": confirmed}
+
+    def _unconfirmed(self, why: str) -> None:
+        """A stop before or during the confirmation: the best so far, said to be unconfirmed; the
+        estimate is what the confirmation measured so far, else the product of the kept trials'
+        side-by-side ratios."""
+        a_runs, b_runs = getattr(self, "_pending", ([], []))
+        a_runs = [r for r in a_runs if r.ok and r.knobs == {}]
+        b_runs = [r for r in b_runs if r.ok and r.knobs == self.kept]
+        estimate, source = None, "the kept trials' side-by-side ratios multiplied"
+        if a_runs and b_runs and (self.confirmation or {}).get("status") == "running":
+            verdict = compare_runs([r.times(False) for r in a_runs], [r.times(False) for r in b_runs],
+                                   min_effect=self.config.min_effect, tolerance=self.config.run_tolerance)
+            estimate, source = verdict.verdict.ratio, f"the confirmation's {len(a_runs)}+{len(b_runs)} runs so far"
+        if estimate is None:
+            estimate = 1.0
+            for trial in self.trials:
+                if trial.status == KEPT and trial.ratio:
+                    estimate *= trial.ratio
+        self.confirmation = {"status": "unconfirmed", "reason": f"{why}: the speed-up is an estimate ({source})",
+                             "estimate_ratio": estimate, "how": f"not confirmed: estimate from {source}",
+                             "baseline_runs": [r.to_dict() for r in a_runs], "best_runs": [r.to_dict() for r in b_runs],
+                             "verdict": None, "rounds": 0, "per_sample": False}
+
+    def _noise(self) -> dict[str, Any]:
+        runs = [r for r in self.baseline.runs if r.ok]
+        times = sorted(runs[0].times(per_sample=False)) if runs else []
+        noise: dict[str, Any] = {"spread": None, "step_s_p10": None, "step_s_p90": None, "repeat_step_ratio": None}
+        if times:  # within the first run: (p90 - p10) / median of its step times
+            p10, p50, p90 = (times[int(q * (len(times) - 1))] for q in (0.1, 0.5, 0.9))
+            noise.update(spread=(p90 - p10) / p50 if p50 else None, step_s_p10=p10, step_s_p90=p90)
+        if len(runs) > 1 and runs[0].step_s and runs[1].step_s:
+            noise["repeat_step_ratio"] = runs[1].step_s / runs[0].step_s
+        return {**noise, "runs_step_s": [r.step_s for r in runs], "disturbed_runs": sum(r.disturbed for r in runs),
+                "loss_difference": self.loss_noise, "output_difference": self.output_noise,
+                "deterministic": self.deterministic, "too_noisy": self.noisy}
 
     def _save(self, trial: Trial) -> None:
         self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
                               verdict=trial.status, reason=trial.reason, figures=trial.figures())
 
 
+def _runs_text(medians: Sequence[float]) -> str:
+    return ", ".join(_ms(m) for m in medians)
+
+
 def _values(span: IntRange) -> set[int]:
     return set(range(span.low, span.high + 1))
+

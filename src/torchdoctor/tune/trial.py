@@ -1,4 +1,9 @@
-"""One trial: a fresh observed subprocess of the real script with a set of knobs applied."""
+"""Runs and trials.
+
+A *run* is one fresh observed subprocess of the real script with a set of knobs applied. A
+*trial* is one knob value judged side by side: runs of the candidate interleaved with runs of the
+best configuration so far (A B B A ...), each run an observation (`torchdoctor.tune.search`).
+"""
 
 from __future__ import annotations
 
@@ -8,33 +13,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from torchdoctor.analyse import analyse_record
-from torchdoctor.knobs import REGISTRY, knob_env
+from torchdoctor.knobs import knob_env
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.observe.probes.outputs import CAPTURE_ENV, SEED_ENV, load_outputs
 from torchdoctor.record import Record
 from torchdoctor.tune.config import TuneConfig
 
 BASELINE, KEPT, REJECTED, FAILED, INTERRUPTED = "baseline", "kept", "rejected", "failed", "interrupted"
+#: A value measured faster with its numerics intact, before the knob's other values are settled.
+ACCEPTED = "accepted"
+
+#: Roles of a run: the baseline (no knob), a candidate configuration, the best configuration so
+#: far run beside a candidate (the reference), and the two sides of the final confirmation.
+BASELINE_RUN, CANDIDATE, REFERENCE, CONFIRM_BASELINE, CONFIRM_BEST = (
+    "baseline", "candidate", "reference", "confirm-baseline", "confirm-best")
 
 
 @dataclass(slots=True)
-class Trial:
-    """A trial's outcome. `knobs` is every knob applied (those kept so far plus the one tried)."""
+class Run:
+    """One observed subprocess. `failure`: (status, reason) when it measured no window."""
 
-    index: int
-    knob: str | None
-    value: Any
     knobs: dict[str, Any]
-    status: str = BASELINE
-    reason: str = ""
+    role: str
     run_id: str | None = None
     step_s: float | None = None
     sample_s: float | None = None
     duration_s: float = 0.0
-    verdict: dict[str, Any] | None = None
-    numerics: dict[str, Any] | None = None
-    overridden: str | None = None
+    failure: tuple[str, str] | None = None
+    disturbed: bool = False
     record: Record | None = field(default=None, repr=False)
+    outputs: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
 
     def times(self, per_sample: bool) -> list[float]:
         """Step times of the timing window (per sample when `per_sample`)."""
@@ -43,18 +58,91 @@ class Trial:
             return [s.wall_s / s.batch_size for s in steps if s.batch_size]
         return [s.wall_s for s in steps]
 
+    def losses(self) -> list[float | None]:
+        return [s.loss for s in self.record.steps] if self.record else []
+
+    def intercepted(self) -> list[dict[str, Any]]:
+        """Calls of the script that would have undone a knob, held off and recorded (file:line)."""
+        return list((self.record.env.get("knob_guard") or []) if self.record else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "role": self.role, "step_s": self.step_s, "sample_s": self.sample_s,
+                "duration_s": self.duration_s, "disturbed": self.disturbed,
+                "failed": self.failure[1] if self.failure else None}
+
+
+@dataclass(slots=True)
+class Trial:
+    """One knob value judged side by side (the baseline is trial 0, its runs the baseline's).
+    `knobs` is every knob applied (those kept so far plus the one tried); `runs` are the
+    candidate's runs and `reference` the best configuration's runs beside them."""
+
+    index: int
+    knob: str | None
+    value: Any
+    knobs: dict[str, Any]
+    status: str = BASELINE
+    reason: str = ""
+    runs: list[Run] = field(default_factory=list)
+    reference: list[Run] = field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    numerics: dict[str, Any] | None = None
+    overridden: str | None = None
+    ratio: float | None = None  # candidate / reference, side by side (< 1: faster)
+
+    @property
+    def record(self) -> Record | None:
+        first = next((r for r in self.runs if r.record is not None), None)
+        return first.record if first else None
+
+    @property
+    def run_id(self) -> str | None:
+        return self.runs[0].run_id if self.runs else None
+
+    @property
+    def step_s(self) -> float | None:
+        return central([r.step_s for r in self.runs if r.ok])
+
+    @property
+    def sample_s(self) -> float | None:
+        return central([r.sample_s for r in self.runs if r.ok])
+
+    @property
+    def reference_step_s(self) -> float | None:
+        return central([r.step_s for r in self.reference if r.ok])
+
+    @property
+    def duration_s(self) -> float:
+        return sum(r.duration_s for r in self.runs + self.reference)
+
+    def intercepted(self) -> list[dict[str, Any]]:
+        seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for run in self.runs:
+            for item in run.intercepted():
+                seen.setdefault((item.get("knob"), item.get("file"), item.get("line")), item)
+        return list(seen.values())
+
     def figures(self) -> dict[str, Any]:
-        return {"step_s": self.step_s, "sample_s": self.sample_s, "duration_s": self.duration_s,
-                "verdict": self.verdict, "numerics": self.numerics, "overridden": self.overridden,
-                "status": self.status}
+        return {"step_s": self.step_s, "sample_s": self.sample_s, "reference_step_s": self.reference_step_s,
+                "ratio": self.ratio, "duration_s": self.duration_s, "verdict": self.verdict,
+                "numerics": self.numerics, "overridden": self.overridden, "status": self.status,
+                "intercepted": self.intercepted(),
+                "runs": [r.to_dict() for r in self.runs], "reference": [r.to_dict() for r in self.reference]}
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "knob": self.knob, "value": self.value, "knobs": self.knobs,
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
+def central(values: Sequence[float | None]) -> float | None:
+    """The median of the given run medians, geometric (as `torchdoctor.bench.compare_runs`);
+    None when there is none."""
+    present = [v for v in values if v]
+    return float(np.exp(np.median(np.log(present)))) if present else None
+
+
 def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
-    """(status, reason) when the trial did not measure its window, else None."""
+    """(status, reason) when the run did not measure its window, else None."""
     if record.exit.reason == "timeout":
         return FAILED, f"timed out after {timeout_s:g} s"
     if record.exit.reason == "interrupted":
@@ -66,37 +154,52 @@ def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
     return None
 
 
-def run_trial(
-    script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, index: int,
-    knob: str | None, out_dir: Path, progress: Callable[[str, int, int], None] | None = None,
-    diagnose: bool = False,
-) -> Trial:
+def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
+    """The environment of every run: knob variables, the seed, output capture."""
+    # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
+    # script that hashes strings (tokenisers, sets) reproducible from run to run.
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), CAPTURE_ENV: "1", **knob_env(knobs)}
+    if config.script_seed is not None:
+        env[SEED_ENV] = str(config.script_seed)
+    return env
+
+
+def observe_run(
+    script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, role: str,
+    out_dir: Path, progress: Callable[[str, int, int], None] | None = None, diagnose: bool = False,
+) -> Run:
     """Observe the script once with `knobs` applied. Timing only, unless `diagnose`: then a
     profiler window follows the timing window (its steps are not timed) and the Record is
     analysed (trace, lint), so that the diagnosis behind the candidates' order has its evidence."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
                                    profile=diagnose, knobs=knobs)
-    # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
-    # script that hashes strings (tokenisers, sets) reproducible from trial to trial.
-    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
-    launch = LaunchConfig(extra_env=env, timeout_s=config.trial_timeout_s, nproc_per_node=config.nproc_per_node,
-                          torchrun_args=torchrun_args)
+    launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
+                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args)
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - start
     if diagnose or len(record.ranks) > 1:  # the distributed knobs read record.distributed
         record = analyse_record(record, lint=diagnose)
-    trial = Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs),
-                  run_id=record.run_id, duration_s=elapsed, record=record,
-                  step_s=record.summary.step_s)
-    per_sample = trial.times(per_sample=True)
+    run = Run(knobs=dict(knobs), role=role, run_id=record.run_id, duration_s=elapsed, record=record,
+              step_s=record.summary.step_s, failure=_failure(record, config.trial_timeout_s),
+              outputs=load_outputs(out_dir))
+    per_sample = run.times(per_sample=True)
     if per_sample:
-        trial.sample_s = sorted(per_sample)[len(per_sample) // 2]
-    failure = _failure(record, config.trial_timeout_s)
-    if failure:
-        trial.status, trial.reason = failure
-    elif knob is not None:
-        trial.overridden = REGISTRY[knob].overridden(trial.value, record)
+        run.sample_s = sorted(per_sample)[len(per_sample) // 2]
+    return run
+
+
+def run_trial(
+    script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, index: int,
+    knob: str | None, out_dir: Path, progress: Callable[[str, int, int], None] | None = None,
+    diagnose: bool = False,
+) -> Trial:
+    """One run as a trial of its own (no side-by-side judgement): for callers that only measure."""
+    run = observe_run(script, args, knobs, config, role=BASELINE_RUN if knob is None else CANDIDATE,
+                      out_dir=out_dir, progress=progress, diagnose=diagnose)
+    trial = Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs), runs=[run])
+    if run.failure:
+        trial.status, trial.reason = run.failure
     return trial

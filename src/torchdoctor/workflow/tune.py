@@ -8,7 +8,6 @@ script (forwarded to it), and is never raised in the middle of writing the resul
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -16,7 +15,7 @@ import orjson
 from rich.console import Console
 
 from torchdoctor.knobs import knob_env
-from torchdoctor.knobs.run import KNOBS_ENV
+from torchdoctor.knobs.run import KNOBS_ENV, command as knobs_command
 from torchdoctor.observe.child import run_owned
 from torchdoctor.observe.stops import held_stops
 from torchdoctor.report.tune import render_result, tune_progress
@@ -51,5 +50,5 @@ def run_applied(script: str, args: Sequence[str], result_path: Path, *, force: b
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
     with held_stops():
-        end = run_owned([sys.executable, "-m", "torchdoctor.knobs.run", script, *args], env)
+        end = run_owned(knobs_command(script, list(args)), env)
     return 128 - end.returncode if end.returncode < 0 else end.returncode

@@ -1,0 +1,52 @@
+"""Times a script's own steps, for benchmarks/tune_zoo.py's independent re-measurement.
+
+Loaded by Python at start-up when this folder is on PYTHONPATH; does nothing unless TD_STEP_LOG
+is set. Then it stamps `time.perf_counter()` at the end of every `optimizer.step()` (or, in a
+script without an optimizer, of every call of an outermost module), and after TD_STEP_LIMIT
+stamps writes them to TD_STEP_LOG (one per line) and ends the process (`os._exit(0)`), so that a
+workload meant to run for hours stops once it was measured. No torchdoctor code is involved.
+"""
+
+import os
+
+if os.environ.get("TD_STEP_LOG"):
+    import sys
+    import time
+
+    import torch
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    _LOG = os.environ["TD_STEP_LOG"]
+    _LIMIT = int(os.environ.get("TD_STEP_LIMIT", "0"))
+    _PID = os.getpid()
+    _optimizer_stamps: list = []
+    _forward_stamps: list = []
+    _depth = [0]
+
+    def _finish(stamps: list) -> None:
+        with open(_LOG, "w") as f:
+            f.write("\n".join(repr(s) for s in stamps))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    def _optimizer_step(optimizer, args, kwargs) -> None:
+        if os.getpid() != _PID:
+            return
+        _optimizer_stamps.append(time.perf_counter())
+        if _LIMIT and len(_optimizer_stamps) >= _LIMIT:
+            _finish(_optimizer_stamps)
+
+    def _pre(module, args) -> None:
+        _depth[0] += 1
+
+    def _post(module, args, output) -> None:
+        _depth[0] -= 1
+        if _depth[0] == 0 and not _optimizer_stamps and os.getpid() == _PID:
+            _forward_stamps.append(time.perf_counter())
+            if _LIMIT and len(_forward_stamps) >= _LIMIT:
+                _finish(_forward_stamps)
+
+    register_optimizer_step_post_hook(_optimizer_step)
+    torch.nn.modules.module.register_module_forward_pre_hook(_pre)
+    torch.nn.modules.module.register_module_forward_hook(_post, always_call=True)

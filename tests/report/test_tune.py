@@ -1,0 +1,32 @@
+"""The tune report: one summary for console and JSON, and code never wrapped or cropped when the
+output is not a terminal (a CI log, a pipe)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from tests.tune.test_search import FakeRuns, _tuner
+from torchdoctor.report.tune import render_result
+
+LONG_CALL = ("loader = DataLoader(dataset_with_a_rather_long_name, batch_size=128, shuffle=True, "
+             "drop_last=True, collate_fn=collate_batches_of_variable_length)\n")
+
+
+def test_a_narrow_non_terminal_gets_every_diff_and_code_line_whole(tmp_path: Path, monkeypatch) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(LONG_CALL + "optimizer.zero_grad()\n")
+    tuner = _tuner(tmp_path, monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"], confirm_rounds=2)
+    tuner.script = script
+    result = tuner.run()
+    assert result.kept == {"zero_grad_set_to_none": True}
+    out = io.StringIO()
+    render_result(result, Console(file=out, width=60, force_terminal=False))
+    text = out.getvalue()
+    assert "+optimizer.zero_grad(set_to_none=True)\n" in text
+    assert result.summary in text  # the same words as the JSON's
+    assert "measured: " + result.confirmation["how"] in text
+    for line in result.diff.splitlines():
+        assert line in text.splitlines()
