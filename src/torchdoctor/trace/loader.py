@@ -28,6 +28,7 @@ import numpy as np
 import orjson
 
 from torchdoctor.errors import TraceFormatError
+from torchdoctor.trace.dialect import DialectNotes, normalise, root_prefix
 from torchdoctor.trace.events import GPU_ANNOTATION, KIND_BY_CATEGORY, KERNEL, MEMCPY, MEMSET, SYNC, Trace
 
 _EXPECTED = "a Kineto Chrome-trace JSON object with a 'traceEvents' list (as torch.profiler writes it)"
@@ -109,16 +110,24 @@ def _open(path: Path) -> IO[bytes]:
     return gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
 
 
-def _parse_events(path: Path, reader: _EdgeReader, include_python: bool) -> tuple[_Columns, str | None]:
-    """Fill the columns; returns them and, if the file ended early, why."""
+def _parse_events(path: Path, reader: _EdgeReader, include_python: bool, prefix: str,
+                  notes: DialectNotes) -> tuple[_Columns, str | None]:
+    """Fill the columns (and `notes`: unknown categories, memory peaks); returns the columns and,
+    if the file ended early, why."""
     cols = _Columns()
     add, categories = cols.add, _CATEGORIES
     skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
     try:
-        for event in ijson.items(reader, "traceEvents.item", use_float=True, buf_size=_EDGE_BYTES):
-            if type(event) is not dict or event.get("ph") != "X":
+        for event in ijson.items(reader, prefix, use_float=True, buf_size=_EDGE_BYTES):
+            if type(event) is not dict:
+                continue
+            if event.get("ph") != "X":
+                if event.get("ph") == "i":
+                    notes.instant(event)
                 continue
             kind = categories.get(event.get("cat"))
+            if kind is None:
+                kind = notes.category(event.get("cat"))
             if kind is not None and kind not in skip:
                 add(event, kind)
     except (ijson.IncompleteJSONError, EOFError, zlib.error) as exc:
@@ -182,15 +191,17 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
     """
     path = Path(path)
+    notes = DialectNotes()
     with _open(path) as stream:
+        root, prefix = root_prefix(stream)
         reader = _EdgeReader(stream)
-        cols, cut = _parse_events(path, reader, include_python)
+        cols, cut = _parse_events(path, reader, include_python, prefix, notes)
     if b'"traceEvents"' not in reader.head and not cols.kind:
         what = "an empty file" if reader.bytes_read == 0 else "no 'traceEvents' key near its start"
         raise TraceFormatError(f"{path} is not a Kineto trace ({what}); expected {_EXPECTED}")
     warnings = _load_warnings(path, cols, cut, reader.bytes_read)
     meta = _metadata(reader.head, reader.tail if cut is None else b"")
-    trace = _to_trace(path, cols, meta, warnings, truncated=cut is not None)
+    trace = normalise(_to_trace(path, cols, meta, warnings, truncated=cut is not None), notes, root, reader.head)
     return _round_like_hta(trace) if hta_ns_rounding else trace
 
 

@@ -66,7 +66,8 @@ def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: Trac
     count = np.bincount(names, minlength=len(trace.names))
     longest = np.zeros(len(trace.names))
     np.maximum.at(longest, names, self_us)  # per-call maximum self time of each operator
-    top = np.argsort(-total, kind="stable")[: min(config.top_n, int((count > 0).sum()))]
+    present = np.flatnonzero(count > 0)  # names of other windows (count 0) never enter the table
+    top = present[np.argsort(-total[present], kind="stable")[: config.top_n]]
     small = self_us < config.small_op_us
     return {
         "ops_count": int(rows.size),
