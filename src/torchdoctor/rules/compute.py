@@ -161,6 +161,7 @@ def hot_operator(ev: Evidence) -> Hit | None:
     rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
+        ev.device_window()  # a capture's or a replay's kernel shares rank nothing (TD-CONF-003)
         span = rank["device"]["temporal"]["span_us"] or window_us
         candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
     else:
