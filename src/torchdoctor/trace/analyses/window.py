@@ -129,6 +129,14 @@ def _device_figures(trace: Trace, dev: np.ndarray, launch: np.ndarray, win: Inte
     comm = merge(*np.concatenate([_union(trace, dev[comm_kernel]),
                                   _union(trace, host[trace.name_mask(HOST_COLLECTIVE_RE, host)])], axis=1))
     compute = _union(trace, dev[~comm_kernel])
+    comm_figures = {
+        "communication_fraction": _share(intersect(comm, win), span),
+        "communication_exposed_fraction": _share(intersect(subtract(comm, compute), win), span),
+    }
+    if length(busy) == 0:  # no device work in the window: no utilisation or idle time to speak of
+        none = ("kernel_utilisation_fraction", "busy_us", "busy_fraction", "idle_us", "idle_fraction",
+                *(f"idle_{c}_{u}" for c in IDLE_CAUSES for u in ("us", "fraction")))
+        return {**dict.fromkeys(none), "kernel_utilisation_by_device": {}, **comm_figures}
     idle = subtract(win, busy)
     causes = _idle_causes(trace, dev, launch, idle, loader)
     idle_us = length(idle)
@@ -141,8 +149,7 @@ def _device_figures(trace: Trace, dev: np.ndarray, launch: np.ndarray, win: Inte
         "idle_fraction": idle_us / span if span else 0.0,
         **{f"idle_{c}_us": causes[c] for c in IDLE_CAUSES},
         **{f"idle_{c}_fraction": (causes[c] / span if span else 0.0) for c in IDLE_CAUSES},
-        "communication_fraction": _share(intersect(comm, win), span),
-        "communication_exposed_fraction": _share(intersect(subtract(comm, compute), win), span),
+        **comm_figures,
     }
 
 
