@@ -103,10 +103,21 @@ def test_the_torch_1_9_resnet_trace_puts_the_data_finding_on_top(gpu_traces: Pat
     assert record.trace["ranks"][0]["steps_count"] == 6 and not record.trace["warnings"]
 
 
-@pytest.mark.parametrize("name", ["rocm-mi300x-sglang-graph-capture.json.gz", "rocm-mi300x-vllm-graph-capture-memory.json.gz"])
+@pytest.mark.parametrize("name", ["rocm-mi300x-sglang-graph-capture.json.gz", "rocm-mi300x-vllm-graph-capture-memory.json.gz",
+                                  "cuda-2.11.0-graph-capture.json.gz"])
 def test_a_capture_is_named_instead_of_ranked(name: str, gpu_traces: Path, tmp_path: Path) -> None:
     """Issue 14: a ROCm serving trace recorded during a graph capture (401 hipLaunchKernel recorded, 2
     kernels run) got "GPU busy 0%" and a hot-operator finding for a fill kernel."""
     rank, found = _diagnose(f"fixtures/{name}", gpu_traces, tmp_path)
     assert rank["window"]["state"] == "capture" and "TD-CONF-003" in found
     assert not {f"TD-COMP-00{i}" for i in range(1, 7)} & set(found)
+
+
+def test_todays_dialect_gets_the_data_finding_the_plugin_no_longer_gives(gpu_traces: Path, tmp_path: Path) -> None:
+    """torch 2.11 on an H200, num_workers=0 with 2 ms per sample: the DataLoader is 85% of the window.
+    torch-tb-profiler 0.4.3 drops `user_annotation` DataLoader spans and reports 0%; we do not."""
+    key = "fixtures/cuda-2.11.0-resnet18-dataloader0.json.gz"
+    rank, found = _diagnose(key, gpu_traces, tmp_path)
+    assert REFERENCE[key]["dataloader_fraction"] == 0.0
+    assert found.get("TD-DATA-009") == "problem" and rank["window"]["idle_data_fraction"] > 0.8
+    assert "TD-COMP-002" not in found and "TD-COMP-003" not in found

@@ -32,6 +32,14 @@ REAL = {
                                                     steps=6, mode="main_process", state="ok"),
     "torch1.9-cuda-resnet50-workers4.2steps.json.gz": dict(root="object", categories="legacy", profiler_step="operator",
                                                            steps=2, mode="workers", state="ok"),
+    "cuda-2.11.0-resnet18-dataloader0.json.gz": dict(root="object", categories="current", profiler_step="annotation",
+                                                     steps=4, mode="main_process", state="ok"),
+    "cuda-2.11.0-graph-capture.json.gz": dict(root="object", categories="current", profiler_step="annotation", steps=1,
+                                              mode=None, state="capture"),
+    "cuda-2.11.0-graph-replay.json.gz": dict(root="object", categories="current", profiler_step="annotation", steps=3,
+                                             mode=None, state="ok"),
+    "cuda-2.11.0-memory-limit.json.gz": dict(root="object", categories="current", profiler_step="annotation", steps=2,
+                                             mode=None, state="ok"),
     "rocm-mi300x-bert-small.json.gz": dict(root="object", categories="current", profiler_step="annotation", steps=1,
                                            mode=None, state="ok"),
     "rocm-mi300x-sglang-graph-capture.json.gz": dict(root="object", categories="current", profiler_step="annotation",
@@ -77,7 +85,7 @@ def test_each_real_dialect_is_recognised(name: str) -> None:
     assert rank["steps_count"] == expected["steps"]
     assert dialect["dataloader_mode"] == expected["mode"]
     assert rank["window"]["state"] == expected["state"]
-    assert rank["events_count"] > 100
+    assert rank["events_count"] > 50
     if expected["profiler_step"] != "none":
         assert not any("no ProfilerStep" in w for w in report["warnings"])
 

@@ -9,7 +9,8 @@ parallelism wrappers and communication libraries seen, and Tensor Core use.
   `DistributedDataParallel.forward` spans (both wrappers record them);
 - `comm_libraries`: `nccl` (host `nccl:*` collectives or NCCL kernels), `rccl`, `gloo` (`gloo:*`);
 - `tensor_cores` (kernels over the window): `kernel_us`, `tensor_core_kernel_us` (kernels whose
-  name says they run on Tensor Cores / Matrix Cores, TENSOR_CORE_KERNEL_RE), `eligible_kernel_us`
+  name says they run on Tensor Cores / Matrix Cores, TENSOR_CORE_KERNEL_RE, and not on the fp32 FMA
+  path, NOT_TENSOR_CORE_KERNEL_RE), `eligible_kernel_us`
   (kernels launched by an operator that autocast would run on Tensor Cores, TC_ELIGIBLE_OP_RE,
   matched through the kernel's `External id`), and their `_fraction`s of `kernel_us`;
   `eligible_not_tensor_core_fraction`: eligible kernels that do not use Tensor Cores.
@@ -34,6 +35,8 @@ TENSOR_CORE_KERNEL_RE = re.compile(
     r"|direct_group|xmma|c1688|tensorop|wgmma|wmma|gmma|tf32|bf16|f16|fp16|_mi\d+x\d+x\d+|mfma",
     re.IGNORECASE,
 )
+#: ...unless the name says the fp32 FMA (SIMT) path: `sm80_xmma_gemm_f32f32_..._ffma_...`, `*_sgemm_*`.
+NOT_TENSOR_CORE_KERNEL_RE = re.compile(r"ffma|simt|sgemm|scudnn", re.IGNORECASE)
 TC_ELIGIBLE_OP_RE = re.compile(
     r"^(aten::(_?convolution(_backward)?|conv(_tbc|_transpose)?\d?d?|cudnn_convolution\w*|mm|bmm|addmm_?|addmv_?|addr"
     r"|addbmm|baddbmm|matmul|linear|mv|chain_matmul|linalg_multi_dot|prelu|_thnn_fused_(lstm|gru)_cell|lstm_cell"
@@ -85,7 +88,7 @@ def tensor_cores(trace: Trace, lo_us: float, hi_us: float) -> dict[str, Any]:
     kernels = np.flatnonzero(trace.kind == KERNEL)
     kernels = kernels[(trace.end_us[kernels] > lo_us) & (trace.ts_us[kernels] < hi_us)]
     dur = trace.dur_us[kernels]
-    on_tc = trace.name_mask(TENSOR_CORE_KERNEL_RE, kernels)
+    on_tc = trace.name_mask(TENSOR_CORE_KERNEL_RE, kernels) & ~trace.name_mask(NOT_TENSOR_CORE_KERNEL_RE, kernels)
     ops = np.flatnonzero(trace.kind == CPU_OP)
     ext, op_rows = trace.external_id[ops], ops
     order = np.argsort(ext, kind="stable")
