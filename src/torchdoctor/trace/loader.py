@@ -1,5 +1,7 @@
 """Streaming load of a Kineto Chrome-trace JSON (`.json` / `.json.gz`) into a columnar Trace.
 
+With msgspec installed, the fast path (trace/fastload.py) decodes the event list in chunks into
+typed records, about twice as fast; whatever it cannot read exactly is read here instead.
 Events are parsed one at a time with ijson's C backend (yajl2_c) and appended to typed arrays,
 so memory holds the compact columns, never the whole JSON tree (orjson is faster per byte but
 needs the whole document in memory: about 4x the file size as Python objects). The small
@@ -28,6 +30,7 @@ import numpy as np
 import orjson
 
 from torchdoctor.errors import TraceFormatError
+from torchdoctor.trace import fastload
 from torchdoctor.trace.dialect import DialectNotes, normalise, root_prefix
 from torchdoctor.trace.events import GPU_ANNOTATION, KIND_BY_CATEGORY, KERNEL, MEMCPY, MEMSET, SYNC, Trace
 
@@ -141,6 +144,23 @@ def _parse_events(path: Path, reader: _EdgeReader, include_python: bool, prefix:
     return cols, None
 
 
+def _parse_fast(path: Path, include_python: bool) -> tuple[Any, Any, Any, str]:
+    """(columns, reader, notes, root) from the fast path, or Nones when it cannot read the file."""
+    if not fastload.available():
+        return None, None, None, ""
+    notes, cols = DialectNotes(), _Columns()
+    skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
+    try:
+        with _open(path) as stream:
+            root, _ = root_prefix(stream)
+            reader = _EdgeReader(stream)
+            fastload.parse(reader, root, cols, categories=_CATEGORIES, skip=skip, on_device=_ON_DEVICE_TIMELINE,
+                           notes=notes)
+    except (fastload.Unreadable, OSError, EOFError, zlib.error, gzip.BadGzipFile, TraceFormatError):
+        return None, None, None, ""
+    return cols, reader, notes, root
+
+
 def _metadata(head: bytes, tail: bytes) -> dict[str, Any]:
     """Top-level keys other than traceEvents, from the bytes before and after that list."""
     meta: dict[str, Any] = {}
@@ -191,11 +211,14 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
     """
     path = Path(path)
-    notes = DialectNotes()
-    with _open(path) as stream:
-        root, prefix = root_prefix(stream)
-        reader = _EdgeReader(stream)
-        cols, cut = _parse_events(path, reader, include_python, prefix, notes)
+    cols, reader, notes, root = _parse_fast(path, include_python)
+    cut = None
+    if cols is None:  # the streaming parser reads what the fast path does not (trace/fastload.py)
+        notes = DialectNotes()
+        with _open(path) as stream:
+            root, prefix = root_prefix(stream)
+            reader = _EdgeReader(stream)
+            cols, cut = _parse_events(path, reader, include_python, prefix, notes)
     if b'"traceEvents"' not in reader.head and not cols.kind:
         what = "an empty file" if reader.bytes_read == 0 else "no 'traceEvents' key near its start"
         raise TraceFormatError(f"{path} is not a Kineto trace ({what}); expected {_EXPECTED}")
