@@ -21,6 +21,14 @@ def _events(doc: Any) -> list[dict[str, Any]]:
     return doc if isinstance(doc, list) else doc["traceEvents"]
 
 
+def _with_events(doc: Any, events: list[dict[str, Any]]) -> Any:
+    """`doc` with its events replaced, whichever root (a bare array or an object) it has."""
+    if isinstance(doc, list):
+        return events
+    doc["traceEvents"] = events
+    return doc
+
+
 def as_torch_1_10(doc: Any) -> Any:
     """torch 1.10 to 1.12: the current category names, every record_function scope (ProfilerStep
     included) still an operator (`cpu_op`)."""
@@ -59,10 +67,7 @@ def scopes_as_operators(doc: Any) -> Any:
         if e.get("cat") == "user_annotation" and TORCH_SCOPE.match(str(e.get("name", ""))):
             e["cat"] = "cpu_op"
         kept.append(e)
-    if isinstance(out, list):
-        return kept
-    out["traceEvents"] = kept
-    return out
+    return _with_events(out, kept)
 
 
 def with_datapipe(doc: Any) -> Any:
@@ -116,10 +121,7 @@ def ddp_over_gloo(doc: Any) -> Any:
         if name.startswith("nccl:"):
             e["name"] = "gloo:" + name[len("nccl:"):]
         kept.append(e)
-    if isinstance(out, list):
-        return kept
-    out["traceEvents"] = kept
-    return out
+    return _with_events(out, kept)
 
 
 def graph_kernels_hidden(doc: Any) -> Any:
@@ -131,7 +133,4 @@ def graph_kernels_hidden(doc: Any) -> Any:
              if re.match(r"^(cuda|hip|cu)GraphLaunch", str(e.get("name", "")))}
     kept = [e for e in events if not (e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
                                       and (e.get("args") or {}).get("correlation") in graph)]
-    if isinstance(out, list):
-        return kept
-    out["traceEvents"] = kept
-    return out
+    return _with_events(out, kept)

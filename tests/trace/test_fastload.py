@@ -35,7 +35,8 @@ def _same(a, b) -> None:
         (b.metadata, b.dialect, b.memory, b.warnings, b.truncated, b.rank)
 
 
-@pytest.mark.parametrize("name", ["torch1.8dev-cuda-array-root.2steps.json.gz", "rocm-mi300x-vllm-graph-capture-memory.json.gz",
+@pytest.mark.parametrize("name", ["torch1.8dev-cuda-array-root.2steps.json.gz",
+                                  "rocm-mi300x-vllm-graph-capture-memory.json.gz",
                                   "mtia-inference.json.gz", "torch1.9-cuda-resnet50-workers4.2steps.json.gz"])
 def test_the_fast_path_reads_what_the_streaming_parser_reads(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _same(*_both(FIXTURES / name, monkeypatch))
@@ -53,7 +54,8 @@ def _write(tmp_path: Path, events: list, **meta) -> Path:
     return path
 
 
-EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"External id": 3}}
+EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+         "args": {"External id": 3}}
 
 
 @pytest.mark.parametrize("odd", [

@@ -39,7 +39,8 @@ from torchdoctor.trace.events import (
 )  # fmt: skip
 
 #: Scopes torch records with record_function: annotations, whatever category the dialect gave them.
-TORCH_SCOPE_RE = re.compile(r"^(ProfilerStep\s*#\s*\d+$|enumerate\((DataLoader|DataPipe)\)#|Optimizer\.(step|zero_grad)#"
+TORCH_SCOPE_RE = re.compile(r"^(ProfilerStep\s*#\s*\d+$|enumerate\((DataLoader|DataPipe)\)#"
+                            r"|Optimizer\.(step|zero_grad)#"
                             r"|(Distributed)?DataParallel\.forward$)")
 #: The DataLoader's own spans, in every spelling (the iterator's class names the loading mode).
 DATALOADER_SPAN_RE = re.compile(r"^enumerate\((DataLoader|DataPipe)\)#")
@@ -47,7 +48,8 @@ LEGACY_CATEGORIES = ("Operator", "Runtime", "Kernel", "Memcpy", "Memset")
 _CAT_RE = re.compile(rb'"cat"\s*:\s*"([^"\\]{1,64})"')
 _MAX_NAMED = 20  # unknown categories named one by one in the warning and the dialect
 _MAX_DEVICES = 64  # devices whose memory peaks are kept (a node has at most 16)
-_DEVICE_TYPES = {0: "cpu", 1: "cuda", 6: "hip", 12: "xpu", 19: "mtia"}  # `Device Type` of [memory] records (c10::DeviceType)
+#: `Device Type` of [memory] records (c10::DeviceType)
+_DEVICE_TYPES = {0: "cpu", 1: "cuda", 6: "hip", 12: "xpu", 19: "mtia"}
 
 
 class DialectNotes:
