@@ -25,7 +25,7 @@ COMMANDS = {
     "trace_not_a_list.json": (["diagnose", "--no-save", "--trace"], 2, "('traceEvents' is an object, not a list of events)"),
     "trace_odd_fields.json": (["diagnose", "--no-save", "--trace"], 0, "fields of an unexpected type, read as absent or as a label ('args' 2, 'correlation' 2"),
     "trace_truncated.json": (["diagnose", "--no-save", "--trace"], 0, "caveat: trace_truncated.json: truncated trace (the file ends mid-write"),
-    "trace_unknown_categories.json": (["diagnose", "--no-save", "--trace"], 0, "categories this analysis does not read ('mtia_runtime' (1), 'hpu_op' (1))"),
+    "trace_unknown_categories.json": (["diagnose", "--no-save", "--trace"], 0, "categories this analysis does not read ('npu_runtime' (1), 'hpu_op' (1))"),
     "record_deep.json": (["report"], 2, "not a torchdoctor Record (refused: nesting deeper than 64 levels at byte 407)"),
     "record_hostile_strings.json": (["report"], 0, "[2Jtrain.py --x=[link=file:///etc/passwd]y[/link]"),
     "record_not_json.json": (["report"], 2, "not a torchdoctor Record (invalid JSON"),
@@ -81,7 +81,7 @@ def test_a_gpu_trace_cut_in_half_says_so_on_the_console_and_its_findings_are_low
                                                    "--trace", str(half)])  # fmt: skip
     assert exit_code == 0
     assert "caveat: v100-half.json: truncated trace" in output
-    assert "GPU busy only" in output and "(low confidence: see the caveats above)" in output
+    assert "GPU runs kernels only" in output and "(low confidence: see the caveats above)" in output
     record = (tmp_path / "r.json").read_text()
     assert '"confidence": "low"' in record and "truncated trace" in record
 

@@ -28,7 +28,7 @@ scalars = (st.none() | st.booleans() | st.integers(-(2**62), 2**62) | st.floats(
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
                                                                                           max_size=4), max_leaves=12)  # fmt: skip
 _CATS = ["cpu_op", "kernel", "cuda_runtime", "gpu_memcpy", "gpu_memset", "user_annotation", "cuda_sync",
-         "gpu_user_annotation", "python_function", "Kernel", "Runtime", "mtia_runtime", "Trace"]  # fmt: skip
+         "gpu_user_annotation", "python_function", "Kernel", "Runtime", "npu_runtime", "Trace"]  # fmt: skip
 
 
 def _dumps(value: object) -> bytes:

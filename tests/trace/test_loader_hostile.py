@@ -130,10 +130,10 @@ def test_items_that_are_not_events_are_skipped_and_counted(tmp_path):
 
 
 def test_events_in_categories_no_analysis_reads_are_named_but_the_trace_span_is_not(tmp_path):
-    trace = load_trace(_trace(tmp_path, [_event(), _event(cat="mtia_runtime"), _event(cat="mtia_runtime"),
+    trace = load_trace(_trace(tmp_path, [_event(), _event(cat="npu_runtime"), _event(cat="npu_runtime"),
                                          _event(cat="Trace"), _event(cat="overhead")]))  # fmt: skip
     (warning,) = trace.warnings
-    assert "2 complete events are in categories this analysis does not read ('mtia_runtime' (2))" in warning
+    assert "2 complete events are in categories this analysis does not read ('npu_runtime' (2))" in warning
 
 
 def test_every_load_warning_is_a_caveat_of_the_analysis(tmp_path):

@@ -54,6 +54,14 @@ def _render_rank(section: dict[str, Any], console: Console) -> None:
             f"non-compute {t['non_compute_fraction']:.1%}; launches {device['launches']['launches_count']}; "
             f"max launch queue {device['queue'].get('max_depth', 0)}"
         )
+    window = section.get("window") or {}
+    if window.get("idle_fraction") is not None:
+        console.print(
+            f"window ({window['kind']}, {window['span_us'] / 1e3:.1f} ms): kernels {window['kernel_utilisation_fraction']:.1%}; "
+            f"GPU idle {window['idle_fraction']:.1%} = data {window['idle_data_fraction']:.1%} + sync "
+            f"{window['idle_sync_fraction']:.1%} + host {window['idle_host_fraction']:.1%} + device "
+            f"{window['idle_device_fraction']:.1%}; DataLoader {window['dataloader_fraction']:.1%}"
+        )
 
 
 def render_diff(data: dict[str, Any], console: Console, top: int) -> None:

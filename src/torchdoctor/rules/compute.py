@@ -9,7 +9,6 @@ wait) and kernel launch statistics; PyTorch docs for the switches named in each 
 from __future__ import annotations
 
 import re
-import statistics
 
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
@@ -24,7 +23,9 @@ HOT_OP_WARNING, HOT_OP_PROBLEM = 0.35, 0.55  # one operator's share of the step
 HOT_OP_MIN_DISTINCT = 5  # operators needed before one of them can stand out
 HOT_OP_MIN_MEAN_US = 100.0  # per call: a share made of many tiny calls is TD-COMP-003's, not one slow op
 SYNC_WARNING, SYNC_PROBLEM = 0.05, 0.20  # device idle share right after sync calls
+SYNC_INFO = 0.01  # below the warning, syncs that cost at least this share of the window are named (info)
 PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
+TENSOR_CORE_MAJOR = 7  # compute capability from which NVIDIA GPUs have Tensor Cores (Volta)
 # Operators that are expected to dominate a healthy step (dense math and communication).
 _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
                              r"|embedding|lstm|gru|rnn|copy_|ProfilerStep", re.IGNORECASE)
@@ -56,48 +57,39 @@ def host_overhead_share(ev: Evidence, rank: dict) -> float:
     return max(0.0, _model_fraction(ev, rank) - big_self_us / _median_step_us(rank))
 
 
-def data_wait_share(ev: Evidence) -> float:
-    """Share of the profiled step the host spent waiting for its next batch (the trace's DataLoader
-    share, else the timed steps'). The GPU idles "waiting on the host" meanwhile, but the cause is
-    the loader, which the data-layer rules name with their own fix: the host-bound and launch-bound
-    rules leave this share out (measured on an H200, docs/gpu.md: the demo's GPU idled 99% of a step
-    that waited 95% for data, and torch.compile was proposed for it)."""
-    try:
-        share = (ev.trace_rank().get("shares") or {}).get("dataloader_fraction")
-        if share is not None:
-            return float(share)
-    except MissingEvidence:
-        pass
-    try:
-        return ev.summary("data_wait_fraction")
-    except MissingEvidence:
-        return 0.0
-
-
 def gpu_utilisation(ev: Evidence) -> float:
-    ev.device()
-    values = [s["gpu_utilisation_fraction"] for s in ev.trace_rank()["steps"]
-              if s.get("gpu_utilisation_fraction") is not None]
-    if not values:
-        raise MissingEvidence("GPU utilisation per step")
-    return statistics.median(values)
+    """Share of the trace window with a kernel running (the least busy device's; docs/trace.md)."""
+    return float(ev.device_window()["kernel_utilisation_fraction"])
+
+
+def window_evidence(window: dict, *keys: str) -> dict:
+    """The window's kind and span, which every window-based finding states, plus `keys` rounded."""
+    return {"window": window.get("kind"), "window_us": round(float(window.get("span_us") or 0.0), 1),
+            **{k: round(float(window.get(k) or 0.0), 4) for k in keys}}
+
+
+IDLE_KEYS = ("idle_fraction", "idle_data_fraction", "idle_sync_fraction", "idle_host_fraction", "idle_device_fraction")
 
 
 @rule("TD-COMP-001", "compute")
 def low_gpu_utilisation(ev: Evidence) -> Hit | None:
-    """The GPU is busy for less than 70% (warning) or 50% (problem) of the step. Guides' key-metrics
-    row "GPU utilisation ~100% is best" and troubleshooting row "below 50%"."""
-    util = gpu_utilisation(ev)
+    """Kernels run for less than 70% (warning) or 50% (problem) of the trace window (the TensorBoard
+    plugin's GPU utilisation, its "< 50%" rule; guides' key-metrics row "GPU utilisation ~100% is
+    best"). Upside: the idle share not waiting for data (the data wait is TD-DATA-009's, a data-layer
+    fix). Not raised on a capture or a window without visible device work (TD-CONF-003)."""
+    window = ev.device_window()
+    util = float(window["kernel_utilisation_fraction"])
     severity = severity_at(-util, -UTIL_WARNING, -UTIL_PROBLEM)
     if severity is None:
         return None
-    idle = ev.device()["idle"]
-    return Hit(severity, f"GPU busy only {util:.0%} of the step", 1.0 - util,
-               {"gpu_utilisation_fraction": round(util, 4),
-                "idle_host_wait_fraction": idle.get("host_wait_fraction"),
-                "idle_sync_fraction": idle.get("sync_fraction")},
-               "Kernels run for this share of the step; the rest of the time the GPU has nothing queued. "
-               "The findings below name the cause (host overhead, data, synchronisation).",
+    data = float(window.get("idle_data_fraction") or 0.0)
+    upside = max(0.0, float(window["idle_fraction"]) - data)
+    waits = f"; {data:.0%} of the window it waits for data" if data >= 0.01 else ""
+    return Hit(severity, f"GPU runs kernels only {util:.0%} of the step window{waits}", upside,
+               {**window_evidence(window, "kernel_utilisation_fraction", *IDLE_KEYS)},
+               "Kernels run for this share of the window; the rest of the time the GPU has nothing to run. The idle "
+               "time is split by what the host was doing: in the DataLoader (data), blocked in a sync (sync), "
+               "or busy elsewhere (host); the findings below name each cause.",
                Fix("Find what the GPU waits for (see the other findings) and overlap or remove it.",
                    "torchdoctor diagnose --html report.html -- train.py  # look at the step timeline"))
 
@@ -105,20 +97,16 @@ def low_gpu_utilisation(ev: Evidence) -> Hit | None:
 @rule("TD-COMP-002", "compute", knob="compile")
 def host_bound(ev: Evidence) -> Hit | None:
     """The GPU idles mostly because the host has not launched the next kernel yet (HTA idle time:
-    host wait), not counting the step's wait for data (the data rules'). Guides' key-metrics row
-    "CPU total time far above CUDA total time"."""
-    device = ev.device()
-    temporal, idle = device["temporal"], device["idle"]
-    host_wait = idle.get("host_wait_fraction") or 0.0
-    data = data_wait_share(ev)  # the loader's share: TD-DATA-00x's, not this rule's
-    share = max(0.0, temporal["idle_fraction"] * host_wait - data)
+    host wait), not counting the step's wait for data: the window attributes idle time in the DataLoader
+    to data (TD-DATA-009's, a data-layer fix). Guides' key-metrics row "CPU total time far above CUDA
+    total time"."""
+    window = ev.device_window()
+    share, idle = float(window["idle_host_fraction"]), float(window["idle_fraction"])
     severity = severity_at(share, 1 - UTIL_WARNING, 1 - UTIL_PROBLEM)
-    if severity is None or host_wait < HOST_WAIT_SHARE:
+    if severity is None or share < HOST_WAIT_SHARE * idle:
         return None
-    return Hit(severity, f"GPU idle {share:.0%} of the time waiting on the host", share,
-               {"device_idle_fraction": round(temporal["idle_fraction"], 4),
-                "idle_host_wait_fraction": round(host_wait, 4), "data_wait_fraction": round(data, 4),
-                "device_span_us": temporal["span_us"]},
+    return Hit(severity, f"GPU idle {share:.0%} of the step window waiting on the host", share,
+               window_evidence(window, *IDLE_KEYS),
                "The CPU side (Python, operator dispatch, launches) is slower than the kernels it feeds; "
                "time spent waiting for the next batch is left out (the data findings cover it).",
                Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs for small steps.",
@@ -139,13 +127,16 @@ def launch_bound(ev: Evidence) -> Hit | None:
     if ev.single_sample_inference():
         return None  # batching requests amortises the overhead: TD-COMP-018's fix
     if rank.get("device"):
+        window = ev.device_window()
         launches = rank["device"]["launches"]
         short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
-        data = data_wait_share(ev)  # idle while the host waits for data is not launch overhead
-        share = max(0.0, rank["device"]["temporal"]["idle_fraction"] - data) * short
+        # idle while the host dispatches or the device starts the next launch; data and sync waits are not overhead
+        dispatch = float(window["idle_host_fraction"]) + float(window.get("idle_device_fraction") or 0.0)
+        share = dispatch * short
         evidence = {"launches_per_step": launches["launches_per_step"], "kernels_shorter_than_launch_fraction":
                     round(short, 4), "median_kernel_us": launches.get("median_gpu_us"),
-                    "median_launch_us": launches.get("median_cpu_us"), "data_wait_fraction": round(data, 4)}
+                    "median_launch_us": launches.get("median_cpu_us"),
+                    **window_evidence(window, "idle_host_fraction", "idle_device_fraction")}
         if short < LAUNCH_SHORT_SHARE:
             return None
     else:
@@ -174,6 +165,7 @@ def hot_operator(ev: Evidence) -> Hit | None:
     rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
+        ev.device_window()  # a capture's or a replay's kernel shares rank nothing (TD-CONF-003)
         span = rank["device"]["temporal"]["span_us"] or window_us
         candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
     else:
@@ -207,11 +199,13 @@ def _hot_in_every_step(rank: dict, name: str) -> bool:
 
 @rule("TD-COMP-005", "compute", lint_topic="compute.host_sync")
 def host_device_syncs(ev: Evidence) -> Hit | None:
-    """The host blocks on the device inside the step (.item(), .cpu(), print(tensor)) and the GPU then
-    idles. HTA idle time after sync calls; PyTorch "avoid unnecessary synchronisation" docs."""
-    rank, device = ev.trace_rank(), ev.device()
-    sync_share = device["temporal"]["idle_fraction"] * (device["idle"].get("sync_fraction") or 0.0)
-    severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM)
+    """The host blocks on the device inside the step (.item(), .cpu(), print(tensor), cudaMemcpy) and
+    the GPU then idles: the trace window's idle gaps in which a blocking call ran or ended (`idle_sync`),
+    warning from 5% of the window, info from 1%. HTA idle time (ours adds the sync split); PyTorch
+    "avoid unnecessary synchronisation" docs."""
+    rank, window = ev.trace_rank(), ev.device_window()
+    sync_share = float(window["idle_sync_fraction"])
+    severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM) or ("info" if sync_share >= SYNC_INFO else None)
     if severity is None or not rank.get("sync_calls_per_step"):
         return None
     names = {}
@@ -220,7 +214,7 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
             names[name] = names.get(name, 0) + v["count"]
     return Hit(severity, f"{rank['sync_calls_per_step']:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
                sync_share, {"sync_calls_per_step": rank["sync_calls_per_step"], "sync_calls_by_name": names,
-                            "idle_after_sync_fraction": round(sync_share, 4)},
+                            "idle_after_sync_fraction": round(sync_share, 4), **window_evidence(window)},
                "Each sync makes the CPU wait for the GPU to drain, then the GPU waits for the CPU to refill it.",
                Fix("Keep values on the device; read them once every N steps.",
                    "running = running + loss.detach()   # instead of loss.item() every step\n"
@@ -229,20 +223,43 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
 
 @rule("TD-COMP-006", "compute", knob="tf32")
 def fp32_matmuls(ev: Evidence) -> Hit | None:
-    """Matmul/conv kernels run in full fp32 on a GPU with Tensor Cores (TF32/bf16 unused). PyTorch
-    docs "TensorFloat-32 on Ampere" and torch.amp; guides' AMP section (1.5-2x)."""
+    """Matmul/conv kernels run without Tensor Cores on a GPU that has them: fp32 GEMM kernel names
+    (sgemm, scudnn), or kernels of Tensor-Core-eligible operators (matmul, conv, linear, ...) none of
+    which runs on Tensor Cores on a device of compute capability >= 7 (the TensorBoard plugin's
+    Tensor Core rule, trace `facts.tensor_cores`). PyTorch docs "TensorFloat-32 on Ampere" and
+    torch.amp; guides' AMP section (1.5-2x). Kernel shares are of device time (`window: kernels`)."""
     kernels = ev.device()["kernels"]
     fp32 = [k for k in kernels["top"] if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k["name"], re.I)
             and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k["name"], re.I)]
     share = sum(k["share_fraction"] for k in fp32)
+    eligible, no_tc = _eligible_without_tensor_cores(ev)
+    share = max(share, eligible)
     util = gpu_utilisation(ev)
-    severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 else None)
+    severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 or no_tc else None)
     if severity is None:
         return None
-    return Hit(severity, f"fp32 matmul kernels take {share:.0%} of GPU time", share * util / 2,
+    return Hit(severity, f"matmul/conv kernels without Tensor Cores take {share:.0%} of GPU time", share * util / 2,
                {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
-                "kernels": [k["name"][:80] for k in fp32[:3]]},
+                "tensor_core_eligible_fraction": round(eligible, 4), "no_kernel_on_tensor_cores": no_tc,
+                "kernels": [k["name"][:80] for k in fp32[:3]], "window": "kernels"},
                "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
                Fix("Allow TF32, or run the forward under bf16 autocast.",
                    "torch.set_float32_matmul_precision('high')\n"
                    "with torch.autocast('cuda', dtype=torch.bfloat16):\n    loss = model(x)"))
+
+
+def _eligible_without_tensor_cores(ev: Evidence) -> tuple[float, bool]:
+    """(share of kernel time in Tensor-Core-eligible operators' kernels that do not use Tensor Cores,
+    whether no kernel at all uses them while eligible kernels ran), on a device of compute capability
+    >= 7; (0, False) when the trace does not say the device has Tensor Cores."""
+    try:
+        facts = ev.trace_facts()
+    except MissingEvidence:
+        return 0.0, False
+    props = facts.get("device_properties") or []
+    major = props[0].get("computeMajor") if props else None
+    tc = facts.get("tensor_cores") or {}
+    if not isinstance(major, int) or major < TENSOR_CORE_MAJOR or not tc.get("kernel_us"):
+        return 0.0, False
+    no_tc = not tc.get("tensor_core_kernel_us") and (tc.get("eligible_kernel_us") or 0.0) > 0
+    return float(tc.get("eligible_not_tensor_core_fraction") or 0.0), no_tc

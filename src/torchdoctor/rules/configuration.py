@@ -42,3 +42,37 @@ def deprecated_amp(ev: Evidence) -> Hit | None:
                "torch.cuda.amp.autocast/GradScaler warn and will be removed; torch.amp takes the device.",
                Fix("Use torch.amp.", "with torch.amp.autocast('cuda', dtype=torch.bfloat16): ...\n"
                    "scaler = torch.amp.GradScaler('cuda')"))
+
+
+_WINDOW_STATES = {
+    "capture": ("the trace window is a CUDA/HIP graph capture: launches are recorded, not run",
+                "During a stream capture kernel launches are recorded into a graph and almost no kernel runs, so "
+                "GPU utilisation and idle time say nothing about the workload; no utilisation finding is raised.",
+                Fix("Profile steps that replay the captured graph, after the capture (warm-up) steps.",
+                    "schedule=torch.profiler.schedule(wait=5, warmup=2, active=3)  # past the capture")),
+    "no_device_work": ("no device work in the trace window of a GPU run",
+                       "The trace comes from a GPU run but no kernel, copy or memset ran in the analysed window "
+                       "(device activities not recorded, or the window holds no GPU work); utilisation is not measured.",
+                       Fix("Record the device activities over steps that run GPU work.",
+                           "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], ...)")),
+    "graph_replay_without_kernels": ("graph replays whose kernels the trace does not show",
+                                     "The window launches CUDA/HIP graphs but their kernels are missing from the trace, so "
+                                     "the GPU would look idle while it runs them; utilisation is not reported.",
+                                     Fix("Use a profiler/driver that records kernels inside graphs (CUDA 11.7+ CUPTI, "
+                                         "recent ROCm), or profile without graphs.", "")),
+}
+
+
+@rule("TD-CONF-003", "config")
+def window_not_measurable(ev: Evidence) -> Hit | None:
+    """The trace window cannot say how busy the device is: a CUDA/HIP graph capture (most launches fall
+    between StreamBeginCapture and StreamEndCapture), a GPU run with no device event in the window, or
+    graph replays whose kernels are not in the trace. Info, upside 0: it names the window instead of
+    ranking a utilisation it cannot measure (trace `window.state`, docs/trace.md)."""
+    window = ev.window()
+    state = window.get("state")
+    if state not in _WINDOW_STATES:
+        return None
+    title, explanation, fix = _WINDOW_STATES[state]
+    return Hit("info", title, 0.0, {"window_state": state, "window": window.get("kind"),
+                                    "window_us": round(float(window.get("span_us") or 0.0), 1)}, explanation, fix)

@@ -23,6 +23,10 @@ IDLE_CPU_PERCENT = 15.0  # script + workers below this % of one core while waiti
 IDLE_WAIT_CPU_FRACTION = 0.3  # main thread's CPU time / wall time inside its own loading: I/O-bound
 HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually cut
 BATCHING_GAIN = 0.5  # assumed, not measured: share of per-sample Python work batching removes
+#: The TensorBoard profiler plugin's DataLoader rule ("x% of the step time is in DataLoader", more
+#: than 5%): from a trace alone a DataLoader share above it is always reported (info below the
+#: wait thresholds above, which measured runs use too).
+TRACE_DATALOADER_SHARE = 0.05
 
 _WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with the step.",
                    "loader = DataLoader(dataset, batch_size=..., num_workers=4,\n"
@@ -249,3 +253,44 @@ def heavy_getitem(ev: Evidence) -> Hit | None:
                Fix("Move per-sample transforms into a batched collate_fn or onto the device.",
                    "def collate(samples):\n    batch = default_collate(samples)\n    return transform_batch(batch)\n"
                    "DataLoader(dataset, collate_fn=collate)"))
+
+
+_MODE_FIX = {
+    "main_process": _WORKERS_FIX,
+    "workers": Fix("The workers cannot keep up: add workers (within the free cores), queue more batches, keep the "
+                   "workers alive, and make each sample cheaper to load (cache decoded data, batch transforms).",
+                   "DataLoader(dataset, num_workers=8, prefetch_factor=4, persistent_workers=True, pin_memory=True)"),
+}
+
+
+@rule("TD-DATA-009", "data", knob="num_workers")
+def trace_dataloader_share(ev: Evidence) -> Hit | None:
+    """From a trace alone (no measured steps: `diagnose --trace`), the step window spends more than 5%
+    in DataLoader spans (`enumerate(DataLoader)#...`, any dialect): the TensorBoard plugin's DataLoader
+    rule (`torch_tb_profiler/profiler/data.py`), with its 5% threshold. The iterator's class names the
+    loading mode (`_SingleProcessDataLoaderIter`: num_workers=0). Upside: the GPU's idle time while the
+    host is inside the DataLoader (trace window `idle_data_fraction`), or the DataLoader share on a CPU
+    trace. Measured runs use TD-DATA-001..008, which read the wait itself."""
+    try:
+        ev.step_walls_s()
+        return None  # measured steps: the data-wait rules above read the wait directly
+    except MissingEvidence:
+        pass
+    window, rank = ev.window(), ev.trace_rank()
+    share = float(window.get("dataloader_fraction") or 0.0)
+    if share <= TRACE_DATALOADER_SHARE:
+        return None
+    dialect = rank.get("dialect") or {}
+    mode = dialect.get("dataloader_mode")
+    on_gpu = bool(rank.get("device")) and window.get("state") == "ok"
+    cost = float(window.get("idle_data_fraction") or 0.0) if on_gpu else share
+    severity = severity_at(cost, WAIT_WARNING, WAIT_PROBLEM) or "info"
+    waits = f"; the GPU idles waiting for data {cost:.0%} of the window" if on_gpu else ""
+    mode_text = {"main_process": " (num_workers=0)", "workers": " (worker processes)"}.get(mode or "", "")
+    return Hit(severity, f"{share:.0%} of the step window is in the DataLoader{mode_text}{waits}", cost,
+               {"dataloader_fraction": round(share, 4), "idle_data_fraction": round(float(window.get("idle_data_fraction") or 0.0), 4),
+                "dataloader_mode": mode, "dataloader_spans": dialect.get("dataloader_spans"),
+                "window": window.get("kind"), "window_us": round(float(window.get("span_us") or 0.0), 1)},
+               "The host fetches the next batch inside the step; while it does, the model's work waits "
+               "(on a GPU, only what was queued before keeps it busy).",
+               _MODE_FIX.get(mode or "", _WORKERS_FIX))

@@ -177,6 +177,46 @@ class Evidence:
             raise MissingEvidence("device (GPU) section of the trace")
         return device
 
+    def window(self) -> dict[str, Any]:
+        """The trace's window (docs/trace.md, "The window"): the one definition of the step span that
+        utilisation, idle attribution, DataLoader and communication shares come from. A Record
+        analysed before the window existed gets one rebuilt from its older figures (HTA device
+        span, per-step utilisation), with `kind: device_span`."""
+        rank = self.trace_rank()
+        window = rank.get("window")
+        if window and "state" in window:
+            return window
+        return _legacy_window(rank, self._legacy_data_share(rank))
+
+    def _legacy_data_share(self, rank: dict[str, Any]) -> float:
+        """Share of the step the host waited for its next batch, for a window without idle
+        attribution: the trace's DataLoader share, else the timed steps'. Without it the GPU idle
+        behind a DataLoader reads as host overhead (measured on an H200, docs/gpu.md: the demo's GPU
+        idled 99% of a step that waited 95% for data, and torch.compile was proposed for it)."""
+        share = (rank.get("shares") or {}).get("dataloader_fraction")
+        if share is not None:
+            return float(share)
+        try:
+            return float(self.summary("data_wait_fraction"))
+        except MissingEvidence:
+            return 0.0
+
+    def device_window(self) -> dict[str, Any]:
+        """The window of a GPU trace whose device figures mean something (`state` ok); a capture,
+        a window with no device work or with invisible graph kernels is TD-CONF-003's."""
+        self.device()
+        window = self.window()
+        if window.get("state") != "ok":
+            raise MissingEvidence(f"meaningful GPU utilisation (the trace window is `{window.get('state')}`)")
+        return window
+
+    def trace_facts(self) -> dict[str, Any]:
+        """`trace.ranks[0].facts` (devices, memory peaks, parallel wrappers, Tensor Core use)."""
+        facts = self.trace_rank().get("facts")
+        if not facts:
+            raise MissingEvidence("trace facts (a trace analysis from before they were recorded)")
+        return facts
+
     def multi_rank(self) -> dict[str, Any]:
         multi = (self.record.trace or {}).get("multi_rank") or {}
         if (multi.get("ranks_count") or 0) < 2 or "per_rank" not in multi:
@@ -224,3 +264,36 @@ class Evidence:
         violations = (self.record.lint or {}).get("violations") or []
         return [f"{v['path']}:{v['line']}:{v['col']} {v['code']}"
                 for v in violations if v.get("rule_hint") == topic]
+
+
+def _legacy_window(rank: dict[str, Any], data_share: float) -> dict[str, Any]:
+    """A window from a Record analysed before `window` existed: the HTA device span for idle figures
+    and the median per-step utilisation. Idle outside syncs is data wait up to the step's `data_share`
+    (the host was in the DataLoader meanwhile), taken from HTA's host wait first, then from its kernel
+    and other waits; only the rest is host or device wait, as the window attributes it."""
+    device = rank.get("device") or {}
+    temporal, idle = device.get("temporal") or {}, device.get("idle") or {}
+    utils = [s["gpu_utilisation_fraction"] for s in rank.get("steps") or []
+             if s.get("gpu_utilisation_fraction") is not None]
+    if not temporal or not utils:
+        raise MissingEvidence("trace window (device figures)")
+    idle_fraction = float(temporal.get("idle_fraction") or 0.0)
+    host_wait = idle_fraction * float(idle.get("host_wait_fraction") or 0.0)
+    device_wait = idle_fraction * (float(idle.get("kernel_wait_fraction") or 0.0)
+                                   + float(idle.get("other_fraction") or 0.0))
+    data_wait = min(max(data_share, 0.0), host_wait + device_wait)
+    data_from_host = min(data_wait, host_wait)
+    overlap, span = device.get("overlap") or {}, float(temporal.get("span_us") or 0.0)
+    comm = float(overlap.get("comm_us") or 0.0)
+    exposed = comm - float(overlap.get("comm_comp_overlap_us") or 0.0)
+    return {
+        "kind": "device_span", "state": "ok", "span_us": span, "steps_count": rank.get("steps_count") or 0,
+        "step_us_median": rank.get("step_us_median"), "kernel_utilisation_fraction": statistics.median(utils),
+        "busy_fraction": 1.0 - idle_fraction, "idle_fraction": idle_fraction, "dataloader_fraction": data_share,
+        "idle_data_fraction": data_wait,
+        "idle_sync_fraction": idle_fraction * float(idle.get("sync_fraction") or 0.0),
+        "idle_host_fraction": host_wait - data_from_host,
+        "idle_device_fraction": device_wait - (data_wait - data_from_host),
+        "communication_fraction": comm / span if span else 0.0,
+        "communication_exposed_fraction": exposed / span if span else 0.0,
+    }

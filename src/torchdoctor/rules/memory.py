@@ -8,7 +8,7 @@ the limit -> activations or optimizer state -> gradient checkpointing" and troub
 
 from __future__ import annotations
 
-from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
 PEAK_WARNING, PEAK_PROBLEM = 0.85, 0.95  # peak reserved / device total
@@ -20,8 +20,14 @@ PRESSURE = 0.70  # peak / device memory above which what fills the peak is worth
 
 @rule("TD-MEM-001", "memory")
 def peak_near_limit(ev: Evidence) -> Hit | None:
-    """Peak reserved device memory is close to the device's capacity (OOM risk, no room to grow)."""
-    peak, total = ev.allocator("peak_reserved_bytes"), ev.device_memory_bytes()
+    """Peak reserved device memory is close to the device's capacity (OOM risk, no room to grow).
+    From the allocator figures of a measured run, else from a trace's `[memory]` records against its
+    `deviceProperties` (the TensorBoard plugin's memory rule, peak > 90% of the device: our 85%
+    warning is below it, and reserved >= the allocated bytes the plugin reads)."""
+    try:
+        peak, total = ev.allocator("peak_reserved_bytes"), ev.device_memory_bytes()
+    except MissingEvidence:
+        peak, total = _trace_memory_peak(ev)
     ratio = peak / total
     severity = severity_at(ratio, PEAK_WARNING, PEAK_PROBLEM)
     if severity is None:
@@ -31,6 +37,15 @@ def peak_near_limit(ev: Evidence) -> Hit | None:
                "The next larger batch or sequence will run out of memory; the allocator may already be retrying.",
                Fix("See the activation and optimizer-state findings for what to shrink.",
                    "torch.cuda.memory._record_memory_history()  # then inspect a snapshot"))
+
+
+def _trace_memory_peak(ev: Evidence) -> tuple[float, int]:
+    """(peak bytes, device bytes) of the fullest device in the trace's `[memory]` records."""
+    devices = [(max(m.get("peak_reserved_bytes") or 0, m.get("peak_allocated_bytes") or 0), m["total_bytes"])
+               for m in (ev.trace_facts().get("memory") or {}).values() if m.get("total_bytes")]
+    if not devices:
+        raise MissingEvidence("device memory peak (allocator figures or the trace's [memory] records)")
+    return max(devices, key=lambda d: d[0] / d[1])
 
 
 def _share_of_peak(ev: Evidence, category: str) -> tuple[float, int, int]:

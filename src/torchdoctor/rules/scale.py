@@ -18,17 +18,21 @@ IMBALANCE_WARNING, IMBALANCE_PROBLEM = 0.10, 0.30  # (max - min) / max of comput
 
 @rule("TD-SCALE-001", "scale", knob="bucket_cap_mb")
 def exposed_communication(ev: Evidence) -> Hit | None:
-    """Communication kernels not overlapped with compute take a share of device time (HTA
-    comm/comp overlap). Guides' DDP section (NCCL bandwidth, bucket sizes)."""
-    device = ev.device()
-    overlap, span = device["overlap"], device["temporal"]["span_us"]
-    if not overlap.get("comm_us") or not span:
+    """Communication not overlapped with compute takes a share of the trace window: NCCL/RCCL kernels
+    and host `nccl:*`/`gloo:*` collectives while no computation kernel or copy runs (HTA comm/comp
+    overlap; the TensorBoard plugin's communication rule, "> 10% of the step": warning from 10%, info
+    below). Works on CPU-only (gloo) traces too. Guides' DDP section (NCCL bandwidth, bucket sizes)."""
+    window = ev.window()
+    if not window.get("communication_fraction") or not window.get("span_us"):
         return None
-    exposed = (overlap["comm_us"] - (overlap.get("comm_comp_overlap_us") or 0.0)) / span
+    exposed = float(window.get("communication_exposed_fraction") or 0.0)
     severity = severity_at(exposed, COMM_WARNING, COMM_PROBLEM) or "info"
-    return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of device time", exposed,
-               {"comm_us": overlap["comm_us"], "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
-                "device_span_us": span},
+    overlap = (ev.trace_rank().get("device") or {}).get("overlap") or {}
+    return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of the step window", exposed,
+               {"communication_fraction": round(float(window["communication_fraction"]), 4),
+                "communication_exposed_fraction": round(exposed, 4),
+                "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
+                "window": window.get("kind"), "window_us": round(float(window["span_us"]), 1)},
                "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
                Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
                    "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"))
@@ -79,12 +83,20 @@ def compute_imbalance(ev: Evidence) -> Hit | None:
 @rule("TD-SCALE-004", "scale", lint_topic="scale.data_parallel")
 def data_parallel(ev: Evidence) -> Hit | None:
     """nn.DataParallel instead of DistributedDataParallel. PyTorch docs: "use DistributedDataParallel
-    instead of DataParallel" (single process, GIL-bound, replicates the model every step)."""
-    models = [m for m in ev.env("models") if m.get("class") == "DataParallel"]
+    instead of DataParallel" (single process, GIL-bound, replicates the model every step). From the
+    observed models, else from a trace: `DataParallel.forward` spans with device work on several
+    GPUs (the TensorBoard plugin's DataParallel rule)."""
+    try:
+        models = [m for m in ev.env("models") if m.get("class") == "DataParallel"]
+        gpus = ev.env("devices").get("gpu_count") or 0 if models else 0
+        forward = ev.summary("forward_fraction") if models else 0.0
+    except MissingEvidence:
+        facts = ev.trace_facts()
+        models = ["DataParallel"] if facts.get("data_parallel_forward_count") else []
+        gpus = len(facts.get("devices_used") or [])
+        forward = float((ev.trace_rank().get("shares") or {}).get("forward_fraction") or 0.0)
     if not models:
         return None
-    gpus = ev.env("devices").get("gpu_count") or 0
-    forward = ev.summary("forward_fraction")
     share = forward * (1 - 1 / max(1, gpus)) if gpus > 1 else 0.0
     return Hit("warning" if gpus > 1 else "info", "nn.DataParallel replicates the model every step", share,
                {"model_class": "DataParallel", "gpu_count": gpus, "forward_fraction": round(forward, 4)},
@@ -147,3 +159,28 @@ def uneven_batches(ev: Evidence) -> Hit | None:
                Fix("Bucket by length so every rank gets similar work per step.",
                    "from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler\n"
                    "sampler = LengthBucketingDistributedSampler(lengths, batch_size=8)"))
+
+
+@rule("TD-SCALE-014", "scale")
+def ddp_without_nccl(ev: Evidence) -> Hit | None:
+    """DistributedDataParallel on GPUs without the NCCL backend: the trace has
+    `DistributedDataParallel.forward` spans and device work or CUDA devices of compute capability
+    >= 3.5, but no NCCL collective (`nccl:*` spans or NCCL kernels), e.g. gloo. The TensorBoard plugin's
+    rule ("NCCL backend is ... highly recommended when using DDP"); PyTorch distributed docs (use NCCL
+    for GPU training). Upside: the exposed communication share of the window, an upper bound."""
+    facts = ev.trace_facts()
+    if not facts.get("ddp_forward_count") or "nccl" in (facts.get("comm_libraries") or []) \
+            or "rccl" in (facts.get("comm_libraries") or []):
+        return None
+    capable = [p for p in facts.get("device_properties") or []
+               if isinstance(p.get("computeMajor"), int) and (p["computeMajor"], p.get("computeMinor") or 0) >= (3, 5)]
+    if not capable and not facts.get("devices_used"):
+        return None  # a CPU job: gloo is the right backend there
+    window = ev.window()
+    exposed = float(window.get("communication_exposed_fraction") or 0.0)
+    return Hit("warning", "DDP on GPUs without NCCL: " + (", ".join(facts.get("comm_libraries") or []) or "no NCCL collective"),
+               exposed, {"ddp_forward_count": facts["ddp_forward_count"], "comm_libraries": facts.get("comm_libraries"),
+                         "communication_exposed_fraction": round(exposed, 4), "window": window.get("kind")},
+               "gloo moves GPU gradients through host memory and the CPU; NCCL reduces them on the GPUs over NVLink/PCIe.",
+               Fix("Initialise the process group with the NCCL backend for GPU training.",
+                   "torch.distributed.init_process_group(backend='nccl')"))

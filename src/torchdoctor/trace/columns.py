@@ -17,7 +17,8 @@ from typing import Any
 
 from torchdoctor.trace.events import GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, SYNC
 
-_ON_DEVICE_TIMELINE = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)  # events that carry a `stream`
+#: Kinds of event that carry a `stream` (they sit on a device timeline).
+ON_DEVICE_TIMELINE = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)
 _INT64 = (-(2**63), 2**63 - 1)
 _NUMBER = frozenset((int, float))
 
@@ -116,7 +117,7 @@ class Columns:
         self.dur.append(dur)
         self.pid.append(pid if type(pid) is int else self.ident(pid, "pid"))
         self.tid.append(tid)
-        if kind in _ON_DEVICE_TIMELINE:
+        if kind in ON_DEVICE_TIMELINE:
             stream = args.get("stream", tid)
             self.stream.append(stream if type(stream) is int else self.ident(stream, "stream"))
         else:

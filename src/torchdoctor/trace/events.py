@@ -30,6 +30,10 @@ KIND_BY_CATEGORY: dict[str, int] = {
     "user_annotation": ANNOTATION,
     "python_function": PYTHON,
     "cuda_runtime": RUNTIME, "runtime": RUNTIME, "cuda_driver": RUNTIME,
+    # Other back ends' runtime calls (Intel XPU, out-of-tree PrivateUse1, MTIA, Glow): their device
+    # events, where Kineto writes them as `kernel`/`gpu_memcpy`, join them by correlation id.
+    "xpu_runtime": RUNTIME, "xpu_driver": RUNTIME, "privateuse1_runtime": RUNTIME,
+    "privateuse1_driver": RUNTIME, "mtia_runtime": RUNTIME, "glow_runtime": RUNTIME,
     "kernel": KERNEL,
     "gpu_memcpy": MEMCPY, "memcpy": MEMCPY,
     "gpu_memset": MEMSET, "memset": MEMSET,
@@ -37,12 +41,21 @@ KIND_BY_CATEGORY: dict[str, int] = {
     "cuda_sync": SYNC,
 }  # fmt: skip
 
+#: Complete events of these categories are known and deliberately not analysed: the profiler's own
+#: span (`Trace`), its overhead, CUPTI range-profiler ranges, flow and memory records. Any other
+#: category is reported as not understood (trace/dialect.py), never dropped silently.
+IGNORED_CATEGORIES = frozenset({"trace", "overhead", "cuda_profiler_range", "external_correlation", "cuda_event",
+                                "cpu_instant_event", "memory", "python"})
+
 HOST_KINDS = (CPU_OP, ANNOTATION, PYTHON, RUNTIME)
 DEVICE_KINDS = (KERNEL, MEMCPY, MEMSET)
 
 _STEP_RE = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
 STEP_NAME_RE = _STEP_RE
-DATALOADER_RE = re.compile(r"DataLoader")
+#: DataLoader spans: `enumerate(DataLoader)#<iterator class>.__next__` (every torch since 1.8;
+#: `_SingleProcessDataLoaderIter`, `_MultiProcessingDataLoaderIter`, torchdata's stateful
+#: iterators), `enumerate(DataPipe)#<DataPipe class>`, and user annotations naming a DataLoader.
+DATALOADER_RE = re.compile(r"DataLoader|^enumerate\(DataPipe\)#")
 #: NCCL kernels across versions: ncclKernel_*, ncclDevKernel_*, ncclSymDevKernel_* (and RCCL).
 COMM_KERNEL_RE = re.compile(r"^(nccl|rccl)\w*Kernel")
 #: Host-side collective operators (TensorBoard's "Communication" row).
@@ -60,6 +73,15 @@ SYNC_CALL_RE = re.compile(
     r"|cuCtxSynchronize|hipStreamSynchronize|hipDeviceSynchronize|hipEventSynchronize"
     r"|aten::item|aten::_local_scalar_dense)$"
 )
+#: Host calls that block until the device catches up, for the idle attribution (trace/analyses/
+#: window.py): the sync calls above plus synchronous copies (`cudaMemcpy`, a device-to-host copy's
+#: usual call, `hipMemcpy`, `cuMemcpyDtoH`), which return only when the device has drained.
+BLOCKING_CALL_RE = re.compile(rf"{SYNC_CALL_RE.pattern}|^(cudaMemcpy|hipMemcpy|cuMemcpyDtoH)(_v\d+)?$")
+#: Stream capture into a CUDA/HIP graph: launches between Begin and End are recorded, not run.
+CAPTURE_BEGIN_RE = re.compile(r"^(cuda|hip|cu)StreamBeginCapture(_v\d+|_ptsz)?$")
+CAPTURE_END_RE = re.compile(r"^(cuda|hip|cu)StreamEndCapture(_v\d+|_ptsz)?$")
+#: Graph replays: one runtime call runs every kernel of a captured graph.
+GRAPH_LAUNCH_RE = re.compile(r"^(cudaGraphLaunch|cuGraphLaunch|hipGraphLaunch)(_v\d+|_ptsz)?$")
 
 
 def step_number(name: str) -> int | None:
@@ -88,6 +110,8 @@ class Trace:
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     truncated: bool = False
+    dialect: dict[str, Any] = field(default_factory=dict)  # trace/dialect.py: which format wrote it
+    memory: dict[str, dict[str, int]] = field(default_factory=dict)  # "<type>:<id>" -> peak bytes ([memory] events)
     _name_masks: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:

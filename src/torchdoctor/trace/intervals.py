@@ -54,3 +54,43 @@ def coverage_by_mask(sets: list[Intervals], lo: float, hi: float) -> np.ndarray:
     mask = np.cumsum(d)
     spans = np.diff(t)
     return np.bincount(mask[:-1], weights=spans, minlength=1 << len(sets))
+
+
+def intersect(a: Intervals, b: Intervals) -> Intervals:
+    """The merged set of times in both `a` and `b`."""
+    return _select(a, b, both=True)
+
+
+def subtract(a: Intervals, b: Intervals) -> Intervals:
+    """The merged set of times in `a` and not in `b`."""
+    return _select(a, b, both=False)
+
+
+def _select(a: Intervals, b: Intervals, *, both: bool) -> Intervals:
+    a, b = merge(*a), merge(*b)
+    if a[0].size == 0:
+        return EMPTY
+    t = np.concatenate([a[0], a[1], b[0], b[1]])
+    na, nb = a[0].size, b[0].size
+    da = np.concatenate([np.ones(na, np.int64), -np.ones(na, np.int64), np.zeros(2 * nb, np.int64)])
+    db = np.concatenate([np.zeros(2 * na, np.int64), np.ones(nb, np.int64), -np.ones(nb, np.int64)])
+    order = np.argsort(t, kind="stable")
+    t, in_a, in_b = t[order], np.cumsum(da[order]) > 0, np.cumsum(db[order]) > 0
+    keep = (in_a & in_b if both else in_a & ~in_b)[:-1] & (t[1:] > t[:-1])
+    return merge(t[:-1][keep], t[1:][keep])
+
+
+def overlap_lengths(merged: Intervals, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each [lo[i], hi[i]), the time the merged set covers inside it."""
+    s, e = merged
+    if s.size == 0:
+        return np.zeros(np.asarray(lo).size)
+    before = np.concatenate([[0.0], np.cumsum(e - s)])  # covered time before each interval's start
+
+    def covered_until(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(s, t, side="right")  # intervals starting at or before t
+        last = np.clip(k - 1, 0, None)
+        partial = np.where(k > 0, np.clip(t - s[last], 0.0, e[last] - s[last]), 0.0)
+        return before[np.clip(k - 1, 0, None)] * (k > 0) + partial
+
+    return covered_until(np.asarray(hi, float)) - covered_until(np.asarray(lo, float))

@@ -1,5 +1,8 @@
 """Streaming load of a Kineto Chrome-trace JSON (`.json` / `.json.gz`) into a columnar Trace.
 
+With msgspec installed, the fast path (trace/fastload.py) decodes the event list in pieces into
+typed records, about twice as fast, through the same guarded reader; whatever it cannot read
+exactly (odd field types, a truncated file, text that is not JSON) is read here instead.
 Events are parsed one at a time with ijson's C backend (yajl2_c) and appended to typed arrays,
 so memory holds the compact columns, never the whole JSON tree (orjson is faster per byte but
 needs the whole document in memory: about 4x the file size as Python objects). The small
@@ -12,7 +15,8 @@ A trace is a file people e-mail each other, so every byte passes a JsonGuard bef
 a string or number over 1 MiB, or a gzip stream that expands more than :data:`MAX_GZIP_RATIO`
 times is refused with the file and the byte offset, in memory that does not grow with the input.
 
-Format drift tolerated: legacy categories (`Operator`, `Runtime`, `Kernel`, `Memcpy`), `External id`
+Format drift tolerated: the dialects of trace/dialect.py (a bare array of events, legacy categories,
+`ProfilerStep` as an operator), `External id`
 and `external id`, `ts`/`dur` as int, float or string, `tid`/`pid` as strings, fields of the wrong
 type (trace/columns.py), and a file cut off mid-write (what parsed is kept; a warning says where
 it ended). Text that is not JSON (a syntax error before the end) is refused, never read as cut.
@@ -25,9 +29,9 @@ import dataclasses
 import gzip
 import re
 import zlib
-from collections import Counter
 from pathlib import Path
-from typing import IO, Any
+from contextlib import contextmanager
+from typing import IO, Any, Iterator
 
 import ijson
 import numpy as np
@@ -35,18 +39,20 @@ import orjson
 
 from torchdoctor.errors import TraceFormatError
 from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
-from torchdoctor.trace.columns import Columns
+from torchdoctor.trace import fastload
+from torchdoctor.trace.columns import ON_DEVICE_TIMELINE, Columns
+from torchdoctor.trace.dialect import DialectNotes, normalise, root_prefix
 from torchdoctor.trace.events import KIND_BY_CATEGORY, Trace
 from torchdoctor.trace.load_warnings import load_warnings
 
 _EXPECTED = "a Kineto Chrome-trace JSON object with a 'traceEvents' list (as torch.profiler writes it)"
 _EDGE_BYTES = 1 << 20
 _CATEGORIES = {**KIND_BY_CATEGORY, **{k.capitalize(): v for k, v in KIND_BY_CATEGORY.items()}}
-#: Kineto categories of complete events that carry no workload time: the trace span, profiler overhead.
-_NOT_WORK = {"trace", "overhead", "cuda_profiler_range"}
 #: The bounds every trace is read within (docs/trace.md, "Bounds"): real traces nest 7 deep at
 #: most and their largest event is 7 KB, so these leave a wide margin and stop hostile files.
 LIMITS = JsonLimits(max_depth=32, max_item_bytes=1 << 20, item_depth=3, max_token_bytes=1 << 20)
+#: A bare array of events (torch 1.8 nightlies) has its events one level up: the item bound follows them.
+_ARRAY_LIMITS = dataclasses.replace(LIMITS, item_depth=LIMITS.item_depth - 1)
 #: Real Kineto traces compress 7x to 19x; a gzip stream may expand to this many times its size.
 MAX_GZIP_RATIO = 40
 _MIN_GZIP_ALLOWANCE = 16 << 20  # small files may expand to 16 MiB whatever their ratio
@@ -55,11 +61,11 @@ _MIN_GZIP_ALLOWANCE = 16 << 20  # small files may expand to 16 MiB whatever thei
 class _EdgeReader:
     """File wrapper that guards every chunk, and remembers the first MiB and the last two chunks."""
 
-    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None) -> None:
+    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None, root: str) -> None:
         self.raw, self.path, self.expand_limit = raw, path, expand_limit
         self.head, self.tail, self.last, self.bytes_read = b"", b"", b"", 0
         self.at_end = False
-        self.guard = JsonGuard(LIMITS)
+        self.guard = JsonGuard(_ARRAY_LIMITS if root == "array" else LIMITS)
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.raw.read(size)
@@ -93,55 +99,87 @@ def _open(path: Path) -> tuple[IO[bytes], int | None]:
 
 
 class _Parse:
-    """One streaming pass: the columns, the items that were not events, and how the text ended."""
+    """One pass over the file: the columns, the items that were not events, what the dialect notes
+    (unknown categories, memory peaks), how the text ended, and the reader that kept its edges."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path, include_python: bool) -> None:
+        self.path = path
         self.cols = Columns()
-        self.junk = 0  # items of traceEvents that are not objects
-        self.unknown: Counter[str] = Counter()  # complete events in categories no analysis reads
+        self.notes = DialectNotes()
+        self.skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
+        self.junk = 0  # items of the event list that are not objects
         self.cut: str | None = None  # why the file ended early (truncated), else None
+        self.root = "object"  # or "array": a bare JSON array of events (trace/dialect.py)
+        self.reader: _EdgeReader | None = None
 
-    def run(self, path: Path, reader: _EdgeReader, include_python: bool) -> None:
-        add, categories = self.cols.add, _CATEGORIES
-        skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
+    def stream(self) -> None:
+        """The streaming parser (ijson), which reads every file the bounds let through."""
+        stream, expand_limit = _open(self.path)
+        with stream:
+            self.root, prefix = root_prefix(stream)
+            self.reader = _EdgeReader(stream, self.path, expand_limit, self.root)
+            with _refusals(self.path, self.reader):
+                self._events(ijson.items(self.reader, prefix, use_float=True, buf_size=_EDGE_BYTES))
+
+    def fast(self) -> bool:
+        """The fast path (trace/fastload.py) through the same guarded reader; False when it cannot
+        read this file exactly, and the streaming parser must read it instead."""
+        stream, expand_limit = _open(self.path)
+        with stream:
+            self.root, _ = root_prefix(stream)
+            self.reader = _EdgeReader(stream, self.path, expand_limit, self.root)
+            try:
+                with _refusals(self.path, self.reader, fall_back=True):
+                    fastload.parse(self.reader, self.root, self.cols, categories=_CATEGORIES, skip=self.skip,
+                                   on_device=ON_DEVICE_TIMELINE, notes=self.notes)
+            except fastload.Unreadable:
+                return False
+        return True
+
+    def _events(self, events: Iterator[Any]) -> None:
+        add, categories, notes, skip = self.cols.add, _CATEGORIES, self.notes, self.skip
         try:
-            for event in ijson.items(reader, "traceEvents.item", use_float=True, buf_size=_EDGE_BYTES):
+            for event in events:
                 if type(event) is not dict:
                     self.junk += 1
                     continue
-                if event.get("ph") != "X":
+                phase = event.get("ph")
+                if phase != "X":
+                    if phase == "i":
+                        notes.instant(event)
                     continue
                 cat = event.get("cat")
                 kind = categories.get(cat) if type(cat) is str else None
                 if kind is None:
-                    self._unknown(cat)
-                elif kind not in skip:
+                    kind = notes.category(cat)
+                if kind is not None and kind not in skip:
                     add(event, kind)
-        except JsonBoundError as exc:
-            raise TraceFormatError(f"{path}: refused: {exc}{_decompressed(reader)}; expected {_EXPECTED}") from None
         except (EOFError, ijson.IncompleteJSONError) as exc:
-            self._ended(path, reader, exc)
+            self._ended(exc)
         except ijson.JSONError as exc:
-            raise _not_json(path, reader, exc) from None
-        except (zlib.error, gzip.BadGzipFile) as exc:
-            raise TraceFormatError(f"{path} is not a valid gzip file ({exc}); expected {_EXPECTED}") from None
+            raise _not_json(self.path, self.reader, exc) from None
 
-    def _unknown(self, cat: Any) -> None:
-        name = cat if type(cat) is str else repr(cat)[:80]
-        if name.lower() in _NOT_WORK:
-            return
-        if name in self.unknown or len(self.unknown) < 20:
-            self.unknown[name] += 1
-        else:
-            self.unknown["(other categories)"] += 1
-
-    def _ended(self, path: Path, reader: _EdgeReader, exc: Exception) -> None:
+    def _ended(self, exc: Exception) -> None:
         """A file that stops mid-write is truncated; a syntax error before its end is not JSON."""
         text = str(exc).strip()
-        if isinstance(exc, EOFError) or (reader.at_end and "premature EOF" in text):
+        if isinstance(exc, EOFError) or (self.reader.at_end and "premature EOF" in text):
             self.cut = text.splitlines()[0] if text else type(exc).__name__
             return
-        raise _not_json(path, reader, exc)
+        raise _not_json(self.path, self.reader, exc)
+
+
+@contextmanager
+def _refusals(path: Path, reader: _EdgeReader, fall_back: bool = False) -> Iterator[None]:
+    """A bound broken is refused whichever parser read it; a broken gzip stream is refused by the
+    streaming parser, and the fast path (`fall_back`) leaves it, and truncation, to that parser."""
+    try:
+        yield
+    except JsonBoundError as exc:
+        raise TraceFormatError(f"{path}: refused: {exc}{_decompressed(reader)}; expected {_EXPECTED}") from None
+    except (zlib.error, gzip.BadGzipFile, EOFError) as exc:  # EOFError: a gzip stream cut short
+        if fall_back:
+            raise fastload.Unreadable(str(exc)) from None
+        raise TraceFormatError(f"{path} is not a valid gzip file ({exc}); expected {_EXPECTED}") from None
 
 
 def _not_json(path: Path, reader: _EdgeReader, exc: Exception) -> TraceFormatError:
@@ -245,16 +283,21 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
     """
     path = Path(path)
-    stream, expand_limit = _open(path)
-    with stream:
-        reader = _EdgeReader(stream, path, expand_limit)
-        parse = _Parse()
-        parse.run(path, reader, include_python)
-    cols = parse.cols
-    _check_shape(path, reader.head, reader.bytes_read, bool(cols.kind))
-    warnings = load_warnings(path.name, parse.cols, parse.junk, parse.unknown, parse.cut, reader.bytes_read)
-    meta = _metadata(reader.head, reader.tail if parse.cut is None else b"")
+    parse = _Parse(path, include_python)
+    if not (fastload.available() and parse.fast()):
+        parse = _Parse(path, include_python)
+        parse.stream()
+    cols, reader = parse.cols, parse.reader
+    if parse.root == "array":
+        if not cols.kind:
+            raise TraceFormatError(f"{path} is a JSON array with no trace events in it; expected {_EXPECTED}")
+        meta: dict[str, Any] = {}
+    else:
+        _check_shape(path, reader.head, reader.bytes_read, bool(cols.kind))
+        meta = _metadata(reader.head, reader.tail if parse.cut is None else b"")
+    warnings = load_warnings(path.name, cols, parse.junk, parse.notes.unknown, parse.cut, reader.bytes_read)
     trace = _to_trace(path, cols, meta, warnings, truncated=parse.cut is not None)
+    trace = normalise(trace, parse.notes, parse.root, reader.head)
     return _round_like_hta(trace) if hta_ns_rounding else trace
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from torchdoctor.trace.analyses.annotations import annotation_shares
 from torchdoctor.trace.analyses.copies_syncs import pageable_copies, sync_calls
+from torchdoctor.trace.analyses.facts import facts_section
 from torchdoctor.trace.analyses.host_ops import op_summary, self_times
 from torchdoctor.trace.analyses.idle import idle_breakdown
 from torchdoctor.trace.analyses.kernels import kernel_breakdown
@@ -16,6 +17,7 @@ from torchdoctor.trace.analyses.overlap import comm_comp_overlap
 from torchdoctor.trace.analyses.queue import queue_depth
 from torchdoctor.trace.analyses.step_breakdown import step_breakdown
 from torchdoctor.trace.analyses.temporal import temporal_breakdown
+from torchdoctor.trace.analyses.window import window_section
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.device import COMMUNICATION, COMPUTATION, device_events
 from torchdoctor.trace.events import DEVICE_KINDS, HOST_KINDS, Trace
@@ -41,6 +43,7 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
         mine = by_step[bounds[i] : bounds[i + 1]]
         per_step.append(_step(trace, step, _window_rows(trace, step, running_end), op_rows[mine], op_self[mine], config))
     in_steps = op_step >= 0
+    window = window_section(trace, steps, has_device_info=bool(trace.metadata.get("deviceProperties")))
     out = {
         "rank": trace.rank,
         "path": trace.path,
@@ -55,8 +58,27 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
         "breakdown_us": _sum_breakdowns(per_step),
         "steps": per_step,
         "device": _device(trace, steps, config) if trace.has_device() else None,
+        "window": window,
+        "facts": facts_section(trace, window.get("start_us", -np.inf), window.get("end_us", np.inf)),
+        "dialect": trace.dialect,
     }
+    warnings += _window_warnings(trace, window)
     return {**out, "warnings": warnings}
+
+
+_STATE_WARNINGS = {
+    "capture": "the window is a CUDA/HIP graph capture: most kernel launches in it are recorded into a graph, "
+               "not run, so GPU utilisation and idle time are not meaningful here; profile the graph's replays",
+    "no_device_work": "no device event ran in the window although the trace comes from a GPU run; "
+                      "GPU utilisation is not meaningful here",
+    "graph_replay_without_kernels": "the window replays CUDA/HIP graphs whose kernels the trace does not show; "
+                                    "GPU utilisation would be undercounted and is not reported",
+}
+
+
+def _window_warnings(trace: Trace, window: dict[str, Any]) -> list[str]:
+    text = _STATE_WARNINGS.get(window.get("state", ""))
+    return [f"{trace.path}: {text}"] if text else []
 
 
 def _window_rows(trace: Trace, step: Step, running_end: np.ndarray) -> np.ndarray:

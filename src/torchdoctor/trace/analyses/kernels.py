@@ -22,7 +22,8 @@ def kernel_breakdown(trace: Trace, dev: DeviceEvents, top_n: int) -> dict[str, A
     count = np.bincount(names, minlength=len(trace.names))
     grand = float(total.sum())
     types = kernel_types(trace.names)
-    top = np.argsort(-total, kind="stable")[: min(top_n, int((count > 0).sum()))]
+    present = np.flatnonzero(count > 0)
+    top = present[np.argsort(-total[present], kind="stable")[:top_n]]
     return {
         "kernels_count": int(dev.rows.size),
         "distinct_kernels_count": int((count > 0).sum()),

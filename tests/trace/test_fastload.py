@@ -1,0 +1,138 @@
+"""The loader's fast path (trace/fastload.py, msgspec) gives exactly what the streaming parser gives,
+and hands every file it cannot read exactly back to it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from torchdoctor.errors import TraceFormatError
+from torchdoctor.trace import fastload, load_trace, loader
+
+pytest.importorskip("msgspec")
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+COLUMNS = ("kind", "name_id", "ts_us", "dur_us", "pid", "tid", "stream", "correlation", "external_id", "bytes")
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    fast = load_trace(path)
+    with monkeypatch.context() as m:
+        m.setattr(fastload, "msgspec", None)
+        slow = load_trace(path)
+    return fast, slow
+
+
+def _same(a, b) -> None:
+    assert a.names == b.names
+    for column in COLUMNS:
+        assert np.array_equal(getattr(a, column), getattr(b, column)), column
+    assert (a.metadata, a.dialect, a.memory, a.warnings, a.truncated, a.rank) == \
+        (b.metadata, b.dialect, b.memory, b.warnings, b.truncated, b.rank)
+
+
+@pytest.mark.parametrize("name", ["torch1.8dev-cuda-array-root.2steps.json.gz",
+                                  "rocm-mi300x-vllm-graph-capture-memory.json.gz",
+                                  "mtia-inference.json.gz", "torch1.9-cuda-resnet50-workers4.2steps.json.gz"])
+def test_the_fast_path_reads_what_the_streaming_parser_reads(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _same(*_both(FIXTURES / name, monkeypatch))
+
+
+def test_small_pieces_cut_between_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(fastload, "_TAIL", 16 << 10)
+    _same(*_both(FIXTURES / "torch1.9-cuda-resnet50-workers4.2steps.json.gz", monkeypatch))
+
+
+def _write(tmp_path: Path, events: list, **meta) -> Path:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events, **meta}))
+    return path
+
+
+EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+         "args": {"External id": 3}}
+
+
+@pytest.mark.parametrize("odd", [
+    {**EVENT, "ts": "12.5"},  # a string timestamp
+    {**EVENT, "args": {"correlation": 1.5}},  # a float id
+    {**EVENT, "args": {"shapes": [{"a": 1}, {"b": 2}]}},  # objects in a list: a cut candidate inside an event
+    {**EVENT, "name": "x}, {\"", "dur": -3},  # an event boundary lookalike in a name; a negative duration
+])
+def test_unusual_events_read_the_same_through_the_streaming_parser(odd: dict, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fastload, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(fastload, "_TAIL", 128)
+    events = [{**EVENT, "ts": 10 * i} for i in range(40)]
+    events.insert(20, odd)
+    _same(*_both(_write(tmp_path, events, traceName="t", distributedInfo={"rank": 3}), monkeypatch))
+
+
+def test_a_truncated_file_falls_back_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = json.dumps({"traceEvents": [{**EVENT, "ts": 10 * i} for i in range(50)]})
+    path = tmp_path / "cut.json.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(text[: len(text) // 2])
+    fast, slow = _both(path, monkeypatch)
+    _same(fast, slow)
+    assert fast.truncated and 0 < len(fast) < 50
+
+
+def _no_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the loader falls back: a bound must be refused by the fast path itself."""
+    def refuse(self: object) -> None:
+        raise AssertionError("the streaming parser read a file the fast path should have refused")
+    monkeypatch.setattr(loader._Parse, "stream", refuse)
+
+
+@pytest.mark.parametrize("text, error", [
+    ('{"traceEvents": [' + "[" * 20000 + "]" * 20000 + "]}", "nesting deeper than 32 levels at byte 47"),
+    ('{"traceEvents": [' + json.dumps({**EVENT, "args": {"shapes": [[1, 2]] * 200_000}}) + "]}",
+     "an item longer than 1,048,576 bytes starting at byte 17"),
+    ("[" + json.dumps({**EVENT, "args": {"shapes": [[1, 2]] * 200_000}}) + "]",  # a bare array: events one level up
+     "an item longer than 1,048,576 bytes starting at byte 1"),
+    ('{"traceEvents": [' + json.dumps({**EVENT, "name": "x" * (2 << 20)}) + "]}", "longer than 1,048,576 bytes"),
+])
+def test_the_fast_path_reads_within_the_loaders_bounds(text: str, error: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_streaming(monkeypatch)
+    path = tmp_path / "hostile.json"
+    path.write_text(text)
+    with pytest.raises(TraceFormatError, match=error):
+        load_trace(path)
+
+
+def test_the_fast_path_refuses_a_gzip_bomb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_streaming(monkeypatch)
+    monkeypatch.setattr(loader, "_MIN_GZIP_ALLOWANCE", 1 << 20)
+    body = ('{"traceEvents": [' + (json.dumps(EVENT) + ",") * 20_000 + '{"ph": "M"}]}').encode()
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(body))
+    with pytest.raises(TraceFormatError, match="expands to more than 1,048,576 bytes"):
+        load_trace(path)
+
+
+@pytest.mark.parametrize("odd", [
+    {**EVENT, "ts": 1.7e308, "dur": 1.7e308},  # finite, but their sum is not: the fast path's check falls back
+    {**EVENT, "args": {"stream": None}},  # an explicit null (counted as odd by the streaming parser)
+    [1, 2],  # not an event
+])
+def test_numbers_out_of_range_and_items_that_are_not_events_read_as_the_streaming_parser_reads_them(
+        odd: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"traceEvents": [EVENT, odd, EVENT]}))
+    _same(*_both(path, monkeypatch))
+
+
+@pytest.mark.parametrize("odd", [{**EVENT, "pid": 2**64 - 1},
+                                 {**EVENT, "cat": "kernel", "args": {"stream": 2**64 - 1}}])
+def test_integers_out_of_int64_are_refused_as_the_streaming_parser_refuses_them(odd: dict, tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"traceEvents": [EVENT, odd]}))
+    with pytest.raises(TraceFormatError, match="a number out of the 64-bit range"):
+        load_trace(path)
