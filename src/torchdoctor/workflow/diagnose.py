@@ -43,7 +43,7 @@ def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, lau
         return observe(script, args, config, launch, out_dir=run_dir_for(outputs.store_path, run_id), run_id=run_id)
     record = observe_with_progress(script, args, config, launch, store_path=outputs.store_path, run_id=run_id,
                                    save=outputs.save)
-    return _diagnose_and_report(analyse_record(record), outputs)
+    return diagnose_and_report(analyse_record(record), outputs)
 
 
 def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs()) -> Record:
@@ -52,10 +52,10 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
 
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
     record.trace = analyse_traces([str(t) for t in traces]).to_dict()
-    return _diagnose_and_report(record, outputs)
+    return diagnose_and_report(record, outputs)
 
 
-def _diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
+def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report.
     A store that cannot be written does not stop the others: its StoreError is raised after them."""
     console = outputs.console or Console()

@@ -1,0 +1,50 @@
+"""The Lightning callback gives the Record `diagnose` gives: steps from the optimizer (training_step
+runs inside its closure), shares adding to 1, a known sleep in the part that holds it; and
+`diagnose` of the same script, unmodified, agrees."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.field.helpers import SCRIPTS, assert_shares_add_up, assert_sleep_in, diagnose, load_script
+from tests.integrations.conftest import TIMING_STEPS
+
+pytest.importorskip("lightning")
+from torchdoctor.integrations.lightning import TorchDoctorCallback  # noqa: E402
+
+SLEEP_S = 0.05
+
+
+@pytest.mark.parametrize("part", ["forward", "backward", "data_wait"])
+def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_part(part, observe_config, outputs):
+    callback = TorchDoctorCallback(observe_config, outputs)
+    sleep_in = "data" if part == "data_wait" else part
+    load_script("lightning_module").main(["--steps", "12", "--sleep-in", sleep_in, "--sleep-s", str(SLEEP_S)],
+                                         callbacks=[callback])
+    record = callback.record
+    assert record is not None and record.exit.reason == "completed", record and record.exit
+    assert record.step_detection == "optimizer"
+    assert record.summary.num_steps == TIMING_STEPS
+    assert record.config["integration"] == "lightning"
+    assert record.env["dataloaders"][0]["dataset_type"] == "Points"
+    assert_shares_add_up(record)
+    assert_sleep_in(record, part, SLEEP_S)
+
+
+def test_a_fit_shorter_than_the_windows_ends_the_observation_with_the_fit(observe_config, outputs):
+    callback = TorchDoctorCallback(observe_config, outputs)
+    load_script("lightning_module").main(["--steps", "4"], callbacks=[callback])
+    assert callback.record is not None and callback.record.exit.reason == "script_finished"
+    assert not callback.observation.active
+
+
+@pytest.mark.slow
+def test_zero_edit_diagnose_of_the_same_script_detects_steps_and_adds_up(tmp_path):
+    proc, record = diagnose(tmp_path, SCRIPTS / "lightning_module.py",
+                            ["--steps", "12", "--sleep-in", "forward", "--sleep-s", str(SLEEP_S)],
+                            ["--no-profile", "--no-memory", "--warmup-steps", "2", "--steps", "5"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert record is not None and record.step_detection == "optimizer"
+    assert record.summary.num_steps == 5
+    assert_shares_add_up(record)
+    assert_sleep_in(record, "forward", SLEEP_S)
