@@ -14,10 +14,11 @@ from torchdoctor.record import Record
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
-def run_memory(tmp_path: Path, *options: str, script_args: tuple[str, ...] = ("--steps", "12")):
+def run_memory(tmp_path: Path, *options: str, script_args: tuple[str, ...] = ("--steps", "12"),
+               script: Path = SCRIPTS / "train_gpt.py"):
     out = tmp_path / "record.json"
     command = [sys.executable, "-m", "torchdoctor", "memory", "--warmup-steps", "2", *options, "--json", str(out),
-               "--store", str(tmp_path / "runs.db"), "--", str(SCRIPTS / "train_gpt.py"), *script_args]
+               "--store", str(tmp_path / "runs.db"), "--", str(script), *script_args]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=WIDE_ENV)
     return proc, Record.load(out) if out.exists() else None
 
@@ -41,6 +42,34 @@ def test_a_script_that_ends_before_the_memory_step_is_reported(tmp_path):
     proc, record = run_memory(tmp_path, script_args=("--steps", "4"))
     b = record.memory["breakdown"]
     assert "did not finish" in b["reason"]
+
+
+OWN_OPTIMIZER_HOOK = """
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+register_optimizer_step_post_hook(lambda *_: None)  # registered after torchdoctor's hooks
+model = torch.nn.Linear(64, 64)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(12):
+    optimizer.zero_grad()
+    model(torch.randn(8, 64)).sum().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.slow
+def test_a_script_with_its_own_global_optimizer_hook_is_measured(tmp_path):
+    # Starting the memory window at an optimizer step's end registers MemTracker's global
+    # optimizer hooks; torch must not be iterating the global post-hooks at that moment.
+    script = tmp_path / "own_hook.py"
+    script.write_text(OWN_OPTIMIZER_HOOK)
+    proc, record = run_memory(tmp_path, script=script, script_args=())
+    assert proc.returncode == 0, proc.stderr
+    assert "mutated during iteration" not in proc.stderr
+    b = record.memory["breakdown"]
+    assert b["method"] == "mem_tracker" and b["reason"] is None
+    assert b["categories_bytes"]["parameters"] == (64 * 64 + 64) * 4
 
 
 def test_an_unreadable_budget_is_a_clear_error(tmp_path):

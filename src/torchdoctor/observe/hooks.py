@@ -8,7 +8,8 @@ Hooks, and what they feed:
 - `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch, and the main thread's CPU time
   meanwhile (low: the wait is on storage or on workers); the batch size.
 - `DataLoader.__init__`: the loader's settings (for the environment fingerprint).
-- global optimizer step pre/post hooks: optimizer time; the `optimizer` step source.
+- a global optimizer step pre-hook and a post-hook on each optimizer: optimizer time; the
+  `optimizer` step source.
 - `Tensor.backward` / `torch.autograd.backward`: backward time, the loss; the `backward` source.
 - per-module forward hooks on the outermost modules: forward time; the `forward` source. The
   outermost modules are found by a global forward pre-hook, removed after two steps so that it
@@ -172,16 +173,27 @@ class Instrumentation:
 
     # -- optimizer -------------------------------------------------------------------------
     def _hook_optimizers(self) -> None:
-        from torch.optim.optimizer import (
-            register_optimizer_step_post_hook,
-            register_optimizer_step_pre_hook,
-        )
+        """A global pre-hook finds every optimizer that steps; the step end is a hook on that optimizer.
+
+        The step end must not be a global post-hook: work done at a step boundary (starting the
+        memory window, whose MemTracker registers global optimizer hooks) would add to the global
+        post-hook dict while torch iterates it, and torch raises "OrderedDict mutated during
+        iteration" whenever the script registered a global post-hook of its own after ours. torch
+        iterates an optimizer's own post-hooks only after the global ones, so from there the
+        global dicts can change safely.
+        """
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
+        hooked: set[int] = set()
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() == self.pid:
-                tokens.append(self.phases.enter())
+            if os.getpid() != self.pid:
+                return
+            if id(optimizer) not in hooked:
+                hooked.add(id(optimizer))
+                self._undo.append(optimizer.register_step_post_hook(post).remove)
+            tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if os.getpid() != self.pid or not tokens:
@@ -196,8 +208,7 @@ class Instrumentation:
             self.facts.runtime.note_optimizer_step()
             self._boundary("optimizer")
 
-        for handle in (register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)):
-            self._undo.append(handle.remove)
+        self._undo.append(register_optimizer_step_pre_hook(pre).remove)
 
     # -- backward --------------------------------------------------------------------------
     def _patch_backward(self) -> None:
