@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 import corpus  # noqa: E402
 import peak_rss  # noqa: E402
 
-_LIBRARY = {  # inputs read by a library call rather than a command: the call, as a small script
-    "snapshot": "from torchdoctor.memory.snapshot import analyse_snapshot as read",
-    "tune": "from torchdoctor.tune.result import load_kept as read",
+_LIBRARY = {  # inputs read by a library call rather than a command: its name, and the call as a small script
+    "snapshot": ("analyse_snapshot", "from torchdoctor.memory.snapshot import analyse_snapshot as read"),
+    "tune": ("load_result", "from torchdoctor.tune.result import load_result\n"
+                            "def read(path):\n    return load_result(path, path, force=True)"),
 }
 _RUN = ("import sys\nfrom torchdoctor.errors import TorchDoctorError\n{imp}\ntry:\n    read(sys.argv[1])\n"
         "except TorchDoctorError as exc:\n    print(exc, file=sys.stderr)\n    sys.exit(2)\n")
@@ -43,7 +44,8 @@ def commands(path: Path) -> list[tuple[str, list[str]]]:
                 ("trace analyze", ["-m", "trace", "analyze", str(path)])]
     if kind == "record":
         return [("report", ["-m", "report", str(path)])]
-    return [(_LIBRARY[kind].split()[-3], [_RUN.format(imp=_LIBRARY[kind]), str(path)])]
+    name, call = _LIBRARY[kind]
+    return [(name, [_RUN.format(imp=call), str(path)])]
 
 
 def main() -> None:
