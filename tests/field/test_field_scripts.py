@@ -21,9 +21,10 @@ OPTIONS = ["--warmup-steps", str(WARMUP_STEPS), "--steps", str(TIMING_STEPS), "-
 
 
 # script, its arguments, the step detection, the ids the top finding may have (None: no finding).
-# dcgan's, the Trainer's and Lightning's leaders depend on how busy the two cores are: each listed was measured.
+# imagenet's, dcgan's, the Trainer's and Lightning's leaders depend on how busy the two cores are (two workers
+# keep up with the tiny CNN only when they get a core): each listed was measured; any other leader fails.
 FIELD = [
-    pytest.param("imagenet_dummy", ["--dummy", "--workers", "2", "--steps", "14"], "optimizer", {"TD-DATA-003"},
+    pytest.param("imagenet_dummy", ["--dummy", "--workers", "2", "--steps", "14"], "optimizer", {None, "TD-DATA-003"},
                  marks=pytest.mark.slow, id="imagenet_dummy"),
     pytest.param("dcgan_fake", ["--dataset", "fake", "--workers", "2", "--steps", "14"], "optimizer",
                  {None, "TD-COMP-003", "TD-DATA-003"}, marks=pytest.mark.slow, id="dcgan_fake"),

@@ -72,12 +72,16 @@ def test_the_diagnosis_suggestion_for_an_io_bound_loader_is_what_tune_tries_firs
     from torchdoctor.rules import diagnose
 
     fixtures = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TD-DATA-007"
-    record = Record.load(fixtures / "fires.json")  # not diagnosed yet, as tune's baseline
-    record.env["cpu"] = {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2}
-    (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
-    span = REGISTRY["num_workers"].int_range(record)
-    assert f"num_workers={span.first}" in finding.fix.code  # the finding's count is tried first
-    assert (span.low, span.high) == (1, span.first) and span.first > 2  # beyond the 2 cores
+    for wait_s, needed in ((0.05, 1), (0.09, 9)):  # of a 100 ms step: load over compute, 50/50 and 90/10
+        record = Record.load(fixtures / "fires.json")  # not diagnosed yet, as tune's baseline
+        record.env["cpu"] = {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2}
+        for step in record.steps:
+            step.data_wait_s = wait_s
+        (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
+        assert finding.evidence["workers_needed"] == needed
+        span = REGISTRY["num_workers"].int_range(record)
+        assert f"num_workers={span.first}" in finding.fix.code and span.first == needed  # tried first
+        assert span.high == max(2, needed)  # beyond the 2 cores when the reads need it
     busy = Record.load(fixtures / "silent.json")  # the loading computes: one worker per core at most
     busy.env["cpu"] = record.env["cpu"]
     assert REGISTRY["num_workers"].int_range(busy).high == 2

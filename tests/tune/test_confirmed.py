@@ -76,10 +76,12 @@ def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup
     import orjson
 
     result = orjson.loads((hogged / "tune.json").read_bytes())
+    # The loader sleeps (I/O-bound): the diagnosis' suggested count is tried first, beyond the cores.
+    assert result["kept"] == quiet["kept"], (result["summary"], quiet["summary"])
     for claim in (quiet, result):
-        assert claim["kept"] == {"num_workers": 1} and claim["confirmed"], claim["summary"]
+        assert claim["kept"].get("num_workers", 0) >= 1 and claim["confirmed"], claim["summary"]
         assert claim["speedup_ci"][0] <= claim["speedup"] <= claim["speedup_ci"][1]
-        assert "num_workers=1" in claim["diff"]
+        assert f"num_workers={claim['kept']['num_workers']}" in claim["diff"]
     assert abs(result["speedup"] / quiet["speedup"] - 1) <= 0.2, (result["speedup"], quiet["speedup"])
     # Seeded by the bootstrap (the script is not), its runs repeat identically.
     assert quiet["noise"]["deterministic"] is True and quiet["noise"]["loss_difference"] == 0

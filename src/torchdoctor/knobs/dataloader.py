@@ -8,8 +8,10 @@ rejects them otherwise.
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any
+import statistics
+from typing import Any, Sequence
 
 import torch.utils.data
 
@@ -56,7 +58,6 @@ class _LoaderKnob(Knob):
 #: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
 IO_BOUND_FINDING = "TD-DATA-007"
 MAX_IO_WORKERS = 32
-IO_BOUND_WORKERS = 8  # TD-DATA-007's suggestion (its fix says num_workers=8; a test keeps them equal)
 WAIT_SHARE, IDLE_WAIT_CPU, IDLE_CPU_PERCENT = 0.10, 0.3, 15.0  # TD-DATA-007's thresholds (rules/data.py)
 
 
@@ -72,7 +73,23 @@ def io_bound_suggestion(record: Record) -> int | None:
         code = fix.get("code", "") if isinstance(fix, dict) else getattr(fix, "code", "")
         found = re.search(r"num_workers\s*=\s*(\d+)", code or "")
         return min(MAX_IO_WORKERS, int(found.group(1))) if found else None
-    return IO_BOUND_WORKERS if _waits_idle(record) else None
+    if not _waits_idle(record):
+        return None
+    return io_workers_needed([s.wall_s for s in record.steps], [s.data_wait_s for s in record.steps],
+                             _loaders(record)[0].get("num_workers") or 0)
+
+
+def io_workers_needed(walls_s: Sequence[float], waits_s: Sequence[float], num_workers: int) -> int:
+    """Workers that keep a batch ready for a loader that waits on reads (the rule TD-DATA-007 and
+    tune's search use this one estimate). A batch takes `load` to arrive: the wait itself when the
+    main process loads, or `num_workers` steps with workers (each delivers one batch per that many
+    steps); the step computes for the rest, so ceil(load / compute) workers hide the wait. Sleeping
+    workers need no core, so the count may exceed the cores; a fixed guess (8 was) overshoots a
+    short wait, and the extra processes then cost more than they hide."""
+    step, wait = statistics.median(walls_s), statistics.median(waits_s)
+    compute = max(step - wait, 1e-6)
+    load = num_workers * step if num_workers else wait
+    return max(1, min(MAX_IO_WORKERS, math.ceil(load / compute)))
 
 
 def _waits_idle(record: Record) -> bool:

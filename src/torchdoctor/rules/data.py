@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 
+from torchdoctor.knobs.dataloader import io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
@@ -227,11 +228,19 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
         evidence["data_wait_cpu_fraction"] = round(ev.data_wait_cpu_fraction(), 4)
     except MissingEvidence:
         pass
+    try:
+        workers = ev.dataloader().get("num_workers") or 0
+    except MissingEvidence:
+        workers = 0
+    evidence["workers_needed"] = io_workers_needed(ev.step_walls_s(), ev.data_waits_s(), workers)
     return Hit(severity, f"loading waits on storage or network: {share:.0%} of each step waits with the CPU idle",
                share, evidence,
-               "The loader is blocked on reads: more CPU will not help, more reads in flight or faster storage will.",
+               "The loader is blocked on reads: more CPU will not help, more reads in flight or faster storage will. "
+               f"About {evidence['workers_needed']} workers keep a batch ready (a batch's load time over the "
+               "step's compute time).",
                Fix("Keep more reads in flight and move the data closer (local SSD, cached or packed shards).",
-                   "DataLoader(dataset, num_workers=8, prefetch_factor=4)  # I/O-bound: workers may exceed cores"))
+                   f"DataLoader(dataset, num_workers={evidence['workers_needed']}, prefetch_factor=4)"
+                   "  # I/O-bound: workers may exceed cores"))
 
 
 @rule("TD-DATA-008", "data")
