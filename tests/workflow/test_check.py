@@ -218,3 +218,27 @@ def test_the_demo_repository_holds_the_demo_and_a_slower_commit() -> None:
         assert subprocess.run([sys.executable, "-c", f"import ast; ast.parse(open({str(repo / 'demo.py')!r}).read())"],
                               check=False).returncode == 0
     assert not repo.exists()
+
+
+def test_a_stop_between_observations_starts_no_other_and_every_output_is_written(tmp_path) -> None:
+    import os
+    import signal
+
+    from rich.console import Console
+
+    from torchdoctor.workflow.check import _Check, _Runner
+
+    out = tmp_path / "check.json"
+    outputs = CheckOutputs(json_out=str(out), store_path=tmp_path / "runs.db", progress=False,
+                           console=Console(file=open(os.devnull, "w")))
+    check = _Check("ref", "train.py", [], OPTIONS, outputs)
+
+    def body(check: _Check) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # held while no observation runs: torchdoctor goes on
+        _Runner([], [], OPTIONS, check.work_dir, check.progress, check.stops).observe("A")
+        raise AssertionError("an observation was started after the stop")
+
+    result = check.run(body)
+    assert result.decision == UNDECIDED and result.stop_reason == "interrupted"
+    assert result.reason.startswith("interrupted (SIGTERM) after 0 complete round(s)")
+    assert orjson.loads(out.read_bytes())["reason"] == result.reason

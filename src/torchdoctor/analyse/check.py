@@ -454,8 +454,9 @@ def describe(metric: Metric) -> str:
 
 
 def reason_for(decision: str, metrics: Sequence[Metric], *, stop_reason: str | None, rounds: int,
-               budget_s: float | None) -> str:
-    """One sentence saying why the check decided what it did."""
+               budget_s: float | None, stopped_by: str = "Ctrl-C") -> str:
+    """One sentence saying why the check decided what it did (`stopped_by`: the stop signal that
+    interrupted it, as the user would name it)."""
     gated = [m for m in metrics if m.gate is not None]
     if decision == REGRESSION:
         bad = [m for m in gated if m.gate == REGRESSION]
@@ -476,7 +477,7 @@ def reason_for(decision: str, metrics: Sequence[Metric], *, stop_reason: str | N
         return text
     if stop_reason == "interrupted":
         measured = "; ".join(describe(m) for m in gated if m.ratio is not None)
-        return (f"interrupted (Ctrl-C) after {rounds} complete round(s): "
+        return (f"interrupted ({stopped_by}) after {rounds} complete round(s): "
                 + (f"measured so far {measured}" if measured else "too little measured for a verdict"))
     if stop_reason == "budget":
         why = f"cannot decide within the budget of {budget_s:g} s ({rounds} rounds)"

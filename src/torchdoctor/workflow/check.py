@@ -45,6 +45,7 @@ from torchdoctor.errors import CheckError
 from torchdoctor.jsonguard import JsonBoundError, loads_bounded
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer, ForkServerError
+from torchdoctor.observe.stops import StopLog, held_stops, signal_name
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.report.check import CheckProgress, write_outputs
 from torchdoctor.rules import diagnose_record
@@ -159,9 +160,10 @@ class _Runner:
     timed-out or interrupted observation into CheckError or KeyboardInterrupt."""
 
     def __init__(self, sides: Sequence[Side], args: Sequence[str], options: CheckOptions, work_dir: Path,
-                 progress: CheckProgress) -> None:
+                 progress: CheckProgress, stops: StopLog) -> None:
         self.sides = {s.name: s for s in sides}
         self.args, self.options, self.work_dir, self.progress = list(args), options, work_dir, progress
+        self.stops = stops
         self.count = 0
         self.figures: dict[str, list[dict[str, Any]]] = {s.name: [] for s in sides}
         self.metric = "step_s"
@@ -180,6 +182,8 @@ class _Runner:
                                  side=side.name) from None
 
     def observe(self, name: str, *, purpose: str = "round", profile: bool = False) -> Record:
+        if self.stops.requested:  # a stop held between observations: start no other one
+            raise KeyboardInterrupt
         side = self.sides[name]
         self.count += 1
         tag = f"{self.count:03d}-{name}-{purpose}"
@@ -280,39 +284,49 @@ class _Check:
                                   settings=options.settings(), work_dir=str(self.work_dir))
         self.progress = CheckProgress(Console(stderr=True, quiet=not outputs.progress))
         self._runner: _Runner | None = None
+        self.stops = StopLog()  # replaced by the held stops' log while `run` runs
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def stop_name(self) -> str:
+        """The stop that interrupted the check: "Ctrl-C" for SIGINT, else the signal's name."""
+        first = self.stops.first
+        return "Ctrl-C" if first is None or signal_name(first) == "SIGINT" else signal_name(first)
+
     def run(self, body: Callable[[_Check], None]) -> CheckResult:
         result = self.result
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            with self.progress:
-                body(self)
-        except CheckError as exc:
-            result.decision, result.reason = ERROR, str(exc)
-            result.error = {"kind": exc.kind, "side": exc.side, "message": str(exc), "detail": exc.detail}
-        except KeyboardInterrupt:
-            if result.stop_reason != "interrupted":  # before any round completed
-                result.decision, result.stop_reason = UNDECIDED, "interrupted"
-                result.reason = (f"interrupted (Ctrl-C) after {result.rounds} complete round(s)"
-                                 + ("" if result.rounds else ": nothing was measured"))
-        result.wall_s = self.elapsed()
-        if self._runner is not None:
-            result.observations = self._runner.count
-        if self.work_dir.is_dir() and not any(self.work_dir.iterdir()):
-            self.work_dir.rmdir()
-            result.work_dir = None
-        write_outputs(result, console=self.console, json_out=self.outputs.json_out,
-                      markdown_out=self.outputs.markdown_out, junit_out=self.outputs.junit_out,
-                      annotations=self.outputs.annotations)
+        # Stop signals are held (recorded, never raised) for the whole check: one in flight is passed on
+        # to the observation running (which then ends as interrupted), one between observations
+        # starts no other; either way what was measured is decided and written to every output.
+        with held_stops() as self.stops:
+            try:
+                with self.progress:
+                    body(self)
+            except CheckError as exc:
+                result.decision, result.reason = ERROR, str(exc)
+                result.error = {"kind": exc.kind, "side": exc.side, "message": str(exc), "detail": exc.detail}
+            except KeyboardInterrupt:
+                if result.stop_reason != "interrupted":  # before any round completed
+                    result.decision, result.stop_reason = UNDECIDED, "interrupted"
+                    result.reason = (f"interrupted ({self.stop_name()}) after {result.rounds} complete round(s)"
+                                     + ("" if result.rounds else ": nothing was measured"))
+            result.wall_s = self.elapsed()
+            if self._runner is not None:
+                result.observations = self._runner.count
+            if self.work_dir.is_dir() and not any(self.work_dir.iterdir()):
+                self.work_dir.rmdir()
+                result.work_dir = None
+            write_outputs(result, console=self.console, json_out=self.outputs.json_out,
+                          markdown_out=self.outputs.markdown_out, junit_out=self.outputs.junit_out,
+                          annotations=self.outputs.annotations)
         return result
 
     def runner(self, sides: Sequence[Side], args: Sequence[str]) -> _Runner:
         self.result.a = sides[0].describe() if sides[0].name == "A" else self.result.a
         self.result.b = sides[-1].describe()
-        runner = self._runner = _Runner(sides, args, self.options, self.work_dir, self.progress)
+        runner = self._runner = _Runner(sides, args, self.options, self.work_dir, self.progress, self.stops)
         runner.start_servers()
         return runner
 
@@ -375,7 +389,7 @@ def _conclude(check: _Check, runner: _Runner | None, a_figures: list[dict[str, A
     if result.stop_reason == "interrupted":
         result.decision = UNDECIDED
     result.reason = reason_for(result.decision, result.metrics, stop_reason=result.stop_reason,
-                               rounds=result.rounds, budget_s=options.budget_s)
+                               rounds=result.rounds, budget_s=options.budget_s, stopped_by=check.stop_name())
     if result.decision == REGRESSION:
         result.location = _locate(check, runner, a_figures, b_figures)
 
@@ -401,7 +415,7 @@ def _locate(check: _Check, runner: _Runner | None, a_figures: list[dict[str, Any
     try:
         _profile_and_diff(check, runner, location)
     except KeyboardInterrupt:
-        location.notes.append("interrupted (Ctrl-C) while profiling: operators not located")
+        location.notes.append(f"interrupted ({check.stop_name()}) while profiling: operators not located")
     except CheckError as exc:
         location.notes.append(f"profiling failed: {exc}")
     return location
