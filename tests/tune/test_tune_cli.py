@@ -37,7 +37,9 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert result["schema_version"] == 2
     # The search finds the worker faster side by side...
-    (found,) = [t for t in result["trials"] if t["knob"] == "num_workers" and "faster side by side" in t["reason"]]
+    found = [t for t in result["trials"] if t["knob"] == "num_workers" and "faster side by side" in t["reason"]]
+    assert len(found) == 1, [(t["knob"], t["value"], t["reason"]) for t in result["trials"]]
+    (found,) = found
     assert found["verdict"]["verdict"] == "faster" and found["numerics"]["ok"], proc.stdout
     # ...and the confirmation either confirms it, or, where the machine's other jobs leave the
     # worker no core (the gain then falls within the noise), drops it and says why: never a claim
