@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -185,13 +186,13 @@ class Instrumentation:
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
-        hooked: set[int] = set()
+        hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if os.getpid() != self.pid:
                 return
-            if id(optimizer) not in hooked:
-                hooked.add(id(optimizer))
+            if optimizer not in hooked:
+                hooked.add(optimizer)
                 self._undo.append(optimizer.register_step_post_hook(post).remove)
             tokens.append(self.phases.enter())
 
