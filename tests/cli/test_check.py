@@ -44,7 +44,7 @@ def test_ctrl_c_reports_what_was_measured_as_undecided(tmp_path: Path) -> None:
     # A process group of its own, as a terminal gives a command: Ctrl-C signals the whole group.
     proc = subprocess.Popen(
         [sys.executable, "-m", "torchdoctor", "check", "--against", "HEAD", "--warmup-steps", "2", "--steps", "6",
-         "--min-rounds", "40", "--json", str(out), "--", "train.py"],
+         "--timed-window", "0", "--min-rounds", "40", "--json", str(out), "--", "train.py"],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     seen = []

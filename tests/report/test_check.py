@@ -14,8 +14,8 @@ from torchdoctor.report.check import render_check, to_annotations, to_json, to_j
 
 #: The top-level keys of the JSON document, schema_version 1 (docs/check.md).
 SCHEMA_KEYS = {"schema_version", "kind", "decision", "exit_code", "reason", "mode", "script", "argv", "a", "b", "dirty",
-               "dirty_files", "settings", "gate_metric", "metrics", "rounds", "observations", "wall_s", "stop_reason",
-               "aa_ratio", "samples_s", "location", "env", "error", "warnings", "baseline", "work_dir"}
+               "dirty_files", "settings", "gate_metric", "metrics", "rounds", "planned_rounds", "observations", "wall_s",
+               "stop_reason", "aa_ratio", "samples_s", "location", "env", "error", "warnings", "baseline", "work_dir"}
 METRIC_KEYS = {"name", "label", "unit", "better", "a", "b", "ratio", "change", "ci_low", "ci_high", "confidence",
                "pass_bound",
                "noise_floor", "min_detectable_effect", "verdict", "gate", "threshold", "n_a", "n_b", "note"}

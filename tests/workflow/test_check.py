@@ -51,8 +51,10 @@ for _ in range(100000):
 FAST = TRAIN.format(extra=0.0, fail="")
 SLOW = TRAIN.format(extra=0.004, fail="")  # +4 ms on a ~8 ms step: +50%
 BROKEN = TRAIN.format(extra=0.0, fail='raise RuntimeError("broken at this commit")')
-OPTIONS = CheckOptions(warmup_steps=2, steps=6, max_slowdown=0.2, budget_s=60, max_rounds=12)
-GATE = ["--warmup-steps", "2", "--steps", "6", "--max-slowdown", "20%", "--budget", "60", "--max-rounds", "12"]
+#: Exactly 6 timed steps (no longer window for the short step): the tests here are about the gate.
+OPTIONS = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0, max_slowdown=0.2, budget_s=60, max_rounds=12)
+GATE = ["--warmup-steps", "2", "--steps", "6", "--timed-window", "0", "--max-slowdown", "20%", "--budget", "60",
+        "--max-rounds", "12"]
 
 
 def git(repo: Path, *args: str) -> str:
@@ -118,6 +120,25 @@ def test_a_against_a_is_no_regression(in_repo, tmp_path) -> None:
     assert result.metric("step_time").gate == PASS and result.aa_ratio is not None
     assert result.metric("peak_memory").gate == PASS and not result.dirty
     assert result.location is None
+
+
+def test_short_steps_are_timed_over_a_longer_window_and_the_rounds_fill_the_budget(in_repo) -> None:
+    in_repo(FAST)  # a ~8.5 ms step: 0.2 s of timed steps is about 24 of them, not 6
+    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2, budget_s=60, max_rounds=12)
+    result = check_against_ref("train.py", [], "HEAD", options)
+    assert result.decision == PASS, result.reason
+    assert 15 <= result.settings["steps"] <= 30 and result.settings["timed_window_s"] == 0.2
+    assert result.planned_rounds == 12  # the budget holds far more: capped at --max-rounds
+    assert not result.warnings
+
+
+def test_a_script_that_ends_before_the_longer_window_keeps_its_steps(in_repo) -> None:
+    in_repo(FAST.replace("range(100000)", "range(20)"))  # 20 steps: 2 warm-up + 18, never 24
+    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2, budget_s=60, max_rounds=6)
+    result = check_against_ref("train.py", [], "HEAD", options)
+    assert result.decision == PASS, result.reason
+    assert result.settings["steps"] == 6
+    assert any("ended after 18 timed steps" in w for w in result.warnings), result.warnings
 
 
 def test_a_dirty_tree_is_measured_as_it_is_and_marked(in_repo) -> None:

@@ -376,6 +376,7 @@ class CheckResult:
     metrics: list[Metric] = field(default_factory=list)
     gate_metric: str | None = None
     rounds: int = 0
+    planned_rounds: int | None = None
     observations: int = 0
     wall_s: float = 0.0
     stop_reason: str | None = None
@@ -417,6 +418,7 @@ class CheckResult:
             "gate_metric": self.gate_metric,
             "metrics": {m.name: m.to_dict() for m in self.metrics},
             "rounds": self.rounds,
+            "planned_rounds": self.planned_rounds,
             "observations": self.observations,
             "wall_s": self.wall_s,
             "stop_reason": self.stop_reason,

@@ -56,8 +56,12 @@ def check(
     budget: float = typer.Option(300.0, "--budget", help="Seconds allowed to decide; exit 2 when undecided by then."),
     warmup_steps: int = typer.Option(3, help="Steps each observation runs before timing."),
     steps: int = typer.Option(10, "--steps", help="Timed steps per observation (one sample = their median)."),
+    timed_window: float = typer.Option(
+        0.5, "--timed-window", help="Seconds each observation times at least: more than --steps steps when they are "
+        "short (at most 10x); 0: exactly --steps."),
     min_rounds: int = typer.Option(5, help="Rounds before the first look."),
-    max_rounds: int = typer.Option(40, help="Most rounds."),
+    max_rounds: int = typer.Option(
+        400, help="Most rounds; the rounds planned are as many as the budget holds at the pilot's pace."),
     min_effect: str = typer.Option("2%", help="Smallest effect ever claimed (the noise floor's least value)."),
     confidence: float = typer.Option(0.95, help="Confidence of the decision, over all looks."),
     aa: bool = typer.Option(True, "--aa/--no-aa", help="Observe A twice per round (A-vs-A control: the noise floor)."),
@@ -99,9 +103,9 @@ def check(
     try:
         options = workflow.CheckOptions(
             max_slowdown=fraction(max_slowdown), max_memory_growth=fraction(max_memory_growth), budget_s=budget,
-            warmup_steps=warmup_steps, steps=steps, min_rounds=min_rounds, max_rounds=max_rounds,
-            min_effect=fraction(min_effect), confidence=confidence, aa_control=aa, seed=seed, timeout_s=timeout,
-            memory=memory, locate=locate, fork_server=fork_server, same_cwd=same_cwd)
+            warmup_steps=warmup_steps, steps=steps, timed_window_s=timed_window, min_rounds=min_rounds,
+            max_rounds=max_rounds, min_effect=fraction(min_effect), confidence=confidence, aa_control=aa, seed=seed,
+            timeout_s=timeout, memory=memory, locate=locate, fork_server=fork_server, same_cwd=same_cwd)
     except (ValueError, TorchDoctorError) as exc:  # bad numbers: a usage error
         raise typer.BadParameter(str(exc)) from None
     outputs = workflow.CheckOutputs(json_out=json_out, markdown_out=markdown_out, junit_out=junit_out,

@@ -17,6 +17,7 @@ with rounds of B, at the same looks.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -65,8 +66,9 @@ class CheckOptions:
     budget_s: float = 300.0
     warmup_steps: int = 3
     steps: int = 10
+    timed_window_s: float = 0.5
     min_rounds: int = 5
-    max_rounds: int = 40
+    max_rounds: int = 400
     min_effect: float = 0.02
     confidence: float = 0.95
     aa_control: bool = True
@@ -85,6 +87,8 @@ class CheckOptions:
             raise ValueError(f"min_effect must be in [0, max_slowdown), got {self.min_effect}")
         if self.budget_s <= 0 or self.timeout_s <= 0:
             raise ValueError("budget and timeout must be positive")
+        if self.timed_window_s < 0:
+            raise ValueError(f"timed_window_s must be >= 0 (0: exactly --steps), got {self.timed_window_s}")
         ObserveConfig(warmup_steps=self.warmup_steps, timing_steps=self.steps)  # raises ValueError when off
         Policy(self.min_rounds, self.max_rounds, self.budget_s, self.min_effect, self.confidence, self.aa_control,
                self.seed)
@@ -95,9 +99,17 @@ class CheckOptions:
         return ObserveConfig(warmup_steps=self.warmup_steps, timing_steps=self.steps, profile=False,
                              memory=self.memory)
 
-    def policy(self, budget_left_s: float) -> Policy:
-        return Policy(self.min_rounds, self.max_rounds, max(budget_left_s, 1e-3), self.min_effect, self.confidence,
-                      self.aa_control, self.seed)
+    def policy(self, budget_left_s: float, round_s: float) -> Policy:
+        """The rounds' policy once a pilot has shown what one round costs (`round_s`): as many rounds as
+        the budget left holds at that pace, between `min_rounds` and `max_rounds`. Planned before the
+        first round, so the looks' correction counts only looks that can happen; a short step thus
+        gets the many rounds that the noise between processes (which more steps per observation do
+        not reduce) needs, and a long one is not judged over looks it will never reach."""
+        budget_left_s = max(budget_left_s, 1e-3)
+        fit = int(budget_left_s // max(round_s, 1e-3))
+        rounds = max(self.min_rounds, min(self.max_rounds, fit))
+        return Policy(self.min_rounds, rounds, budget_left_s, self.min_effect, self.confidence, self.aa_control,
+                      self.seed)
 
     def settings(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -173,8 +185,8 @@ class _Runner:
             return
         for side in self.sides.values():
             side.server = _server(side.python)
-        for side in self.sides.values():
-            self.progress.phase(f"starting the fork server ({side.python})")
+        for python, side in {side.python: side for side in self.sides.values()}.items():  # one per interpreter
+            self.progress.phase(f"starting the fork server ({python})")
             try:
                 side.server.wait_ready()
             except ForkServerError as exc:
@@ -276,6 +288,7 @@ class _Check:
     def __init__(self, mode: str, script: str | None, args: Sequence[str], options: CheckOptions,
                  outputs: CheckOutputs) -> None:
         self.options, self.outputs = options, outputs
+        self.original_steps = options.steps
         self.console = outputs.console or Console(stderr=outputs.json_out == "-")
         self.started = time.monotonic()
         self.check_id = "check-" + new_run_id()
@@ -335,14 +348,24 @@ class _Check:
 def _interleaved(check: _Check, runner: _Runner) -> None:
     """Pilot, interleaved rounds, verdict; on a regression, where it lives."""
     options, result = check.options, check.result
-    pilots = {}
+    pilots, pilot_s = {}, {}
     for name in ("A", "B"):
         check.progress.phase(f"pilot run of {name} ({runner.sides[name].label})")
+        start = time.monotonic()
         pilots[name] = runner.observe(name, purpose="pilot")
+        pilot_s[name] = time.monotonic() - start
+        if name == "A":  # B's pilot tries the window the rounds will time
+            planned = _lengthen_window(check, runner, pilots["A"])
     _note_envs(result, pilots["A"], pilots["B"])
+    if planned and len(pilots["B"].steps) < check.options.steps:
+        _keep_steps(check, runner, pilots["B"])
+    options = check.options
     fig_a, fig_b = observation_figures(pilots["A"]), observation_figures(pilots["B"])
     runner.metric = result.gate_metric = _choose_metric(result, fig_a, fig_b)
-    policy = options.policy(options.budget_s - check.elapsed())
+    extra_a_s = (options.steps - len(pilots["A"].steps)) * (fig_a["step_s"] or 0.0)  # A's pilot timed fewer
+    round_s = (pilot_s["A"] + extra_a_s) * (2 if options.aa_control else 1) + pilot_s["B"]
+    policy = options.policy(options.budget_s - check.elapsed(), round_s)
+    result.planned_rounds = policy.max_rounds
     looks = look_schedule(policy)
     look_conf = 1.0 - (1.0 - options.confidence) / len(looks)  # as run_interleaved's, one comparison
 
@@ -368,6 +391,42 @@ def _interleaved(check: _Check, runner: _Runner) -> None:
     b_figures = runner.figures["B"][:]
     result.metrics = [time_metric, *_secondary_metrics(options, a_figures, b_figures, runner.metric)]
     _conclude(check, runner, a_figures, b_figures)
+
+
+#: However short the step, an observation times at most this many times `--steps` steps.
+MAX_STEPS_FACTOR = 10
+
+
+def _lengthen_window(check: _Check, runner: _Runner, pilot: Record) -> bool:
+    """Time more than `--steps` steps per observation when steps are short, so that each observation
+    times about `--timed-window` seconds (at most MAX_STEPS_FACTOR x `--steps` steps); True when it did.
+
+    Measured on healthy_mlp (a 9 ms step, 2-core VM shared with other jobs, 30 observations each,
+    fork server): the spread of one observation's median step (sd of the log ratio of consecutive
+    observations) was 0.49 with 10 timed steps and 0.28 with 40, for 2.2x the wall time of an
+    observation (0.37 s and 0.80 s): the same precision in about 1.5x less time. Short steps are
+    noisy one by one; the fixed cost of an observation (start, warm-up, memory step) is what longer
+    windows spread. A long step keeps `--steps`."""
+    options = check.options
+    step_s = observation_figures(pilot)["step_s"]
+    if not options.timed_window_s or not step_s:
+        return False
+    steps = min(options.steps * MAX_STEPS_FACTOR, max(options.steps, math.ceil(options.timed_window_s / step_s)))
+    if steps == options.steps:
+        return False
+    check.options = runner.options = replace(options, steps=steps)
+    check.result.settings = check.options.settings()
+    check.progress.phase(f"{steps} timed steps per observation ({1e3 * step_s:.1f} ms per step)")
+    return True
+
+
+def _keep_steps(check: _Check, runner: _Runner, probe: Record) -> None:
+    """The script ended before the lengthened window was full: back to `--steps`, with a warning."""
+    check.result.warnings.append(f"the script ended after {len(probe.steps)} timed steps, before the "
+                                 f"{check.options.steps} planned for its short steps: each observation "
+                                 f"times --steps {check.original_steps}")
+    check.options = runner.options = replace(check.options, steps=check.original_steps)
+    check.result.settings = check.options.settings()
 
 
 def _ratio_text(value: float | None) -> str:
@@ -595,6 +654,11 @@ def save_baseline(script: str, args: Sequence[str], name: str, options: CheckOpt
         runner = check.runner([side], args)
         check.progress.phase("pilot run")
         pilot = runner.observe("B", purpose="pilot")
+        if _lengthen_window(check, runner, pilot):
+            probe = runner.observe("B", purpose="pilot")
+            if len(probe.steps) < check.options.steps:
+                _keep_steps(check, runner, probe)
+        options = check.options
         wanted = 2 * options.min_rounds
         for done in range(1, wanted + 1):
             runner.measure("B")
@@ -654,7 +718,9 @@ def check_against_baseline(script: str, args: Sequence[str], name: str, options:
         runner = check.runner([side], args)
         runner.options = opts
         check.progress.phase("pilot run")
+        start = time.monotonic()
         pilot = runner.observe("B", purpose="pilot")
+        pilot_s = time.monotonic() - start
         here = fingerprint(pilot.env)
         differences = fingerprint_differences(document["fingerprint"], here)
         result.env = {"a": document["fingerprint"], "b": here, "differences": differences}
@@ -666,15 +732,18 @@ def check_against_baseline(script: str, args: Sequence[str], name: str, options:
                              kind="env_mismatch")
         base = document["observations"]
         runner.metric = result.gate_metric = _choose_metric(result, base[0], observation_figures(pilot))
-        _against_samples(check, runner, base, floor=max(opts.min_effect, document.get("noise") or 0.0))
+        _against_samples(check, runner, base, floor=max(opts.min_effect, document.get("noise") or 0.0),
+                         round_s=pilot_s)
 
     return check.run(body)
 
 
-def _against_samples(check: _Check, runner: _Runner, base: list[dict[str, Any]], *, floor: float) -> None:
+def _against_samples(check: _Check, runner: _Runner, base: list[dict[str, Any]], *, floor: float,
+                     round_s: float) -> None:
     """Rounds of B alone, judged unpaired against the stored figures at the bench's looks."""
     options, result = check.options, check.result
-    policy = options.policy(options.budget_s - check.elapsed())
+    policy = options.policy(options.budget_s - check.elapsed(), round_s)
+    result.planned_rounds = policy.max_rounds
     looks = look_schedule(policy)
     look_conf = 1.0 - (1.0 - options.confidence) / len(looks)
     base_samples = [f[runner.metric] for f in base if f.get(runner.metric)]
