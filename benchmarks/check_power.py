@@ -5,7 +5,8 @@ script as commit 1; commit 2 adds `effect` x the workload's CPU time per step as
 every optimizer step: a fixed number of 64x64 matmuls, calibrated in a plain run (the CPU time of
 a step, and of one matmul). The table also gives the change the checks measured, which is what the
 extra work really cost. Each cell runs N checks with the CLI's defaults (5% threshold, 300 s
-budget, 3 warm-up + 10 timed steps, A-vs-A control), a different seed each:
+budget, 3 warm-up + 10 timed steps or 0.5 s of them for short steps, rounds planned from the budget
+up to 400, A-vs-A control), a different seed each:
   effect 0:    `check --against HEAD` on the clean tree: exit 1 is a false alarm (goal <= 5%);
   effect 0.10: `check --against HEAD~1`: exit 1 is a catch (goal >= 90%);
   effect 0.05: likewise (goal >= 50%).
@@ -126,11 +127,13 @@ def run_cell(name: str, effect: float, checks: int, cpu_step_s: float, matmul_s:
                 step = result.metric("step_time")
                 outcomes.append({"decision": result.decision, "exit_code": result.exit_code,
                                  "wall_s": time.monotonic() - start, "rounds": result.rounds,
+                                 "planned_rounds": result.planned_rounds, "steps": result.settings.get("steps"),
                                  "ratio": step.ratio if step else None,
                                  "noise_floor": step.noise_floor if step else None,
                                  "a_step_s": step.a if step else None, "reason": result.reason})
                 print(f"  {name} +{effect:.0%} #{seed}: {result.decision} in {outcomes[-1]['wall_s']:.0f} s, "
-                      f"{result.rounds} rounds; {result.reason[:150]}", flush=True)
+                      f"{result.rounds} of {result.planned_rounds} rounds, {result.settings.get('steps')} steps; "
+                      f"{result.reason[:150]}", flush=True)
         finally:
             os.chdir(cwd)
     finally:
