@@ -313,6 +313,11 @@ COMMANDS: dict[str, Command] = {
                            "recommended.load.errors", "recommended.load.batch_sizes")),
     "check": Command("check", "torchdoctor check --demo --json PATH (a caught regression: metrics, location)",
                      ("metrics", "samples_s")),
+    "check_baseline": Command("check", "torchdoctor check --baseline base.json --json PATH -- DEMO (after "
+                              "--save-baseline base.json: the stored baseline's figures against this tree)",
+                              ("metrics", "samples_s")),
+    "check_error": Command("check", "torchdoctor check --against main --json PATH -- DEMO, outside a git "
+                           "repository (an error: exit 2, the error object)", ("metrics", "samples_s")),
 }
 
 # --------------------------------------------------------------------------------------------------
@@ -540,7 +545,20 @@ def run_sweep(work: Path) -> dict[str, Any]:
 def run_check(work: Path) -> dict[str, Any]:
     # Exit 1: the demo's slowdown is caught, so the regression's location is in the document too.
     torchdoctor("check", "--demo", "--json", work / "check.json", "--store", work / "runs.db", cwd=work, ok=(1,))
-    return {"check": _load(work / "check.json")}
+    from torchdoctor.zoo import demo_script
+
+    demo = [demo_script(), "--batch-size", "4"]
+    short = ["--warmup-steps", "2", "--steps", "6", "--timed-window", "0", "--min-rounds", "3"]
+    torchdoctor("check", "--save-baseline", work / "base.json", *short, "--store", work / "runs.db", "--", *demo,
+                cwd=work)
+    # Any decision: the same code, but a stored baseline cannot cancel a change in the machine's load
+    # since it was saved (docs/check.md), so on a busy machine even a regression is possible here.
+    torchdoctor("check", "--baseline", work / "base.json", *short, "--max-rounds", "6", "--no-locate", "--json",
+                work / "baseline.json", "--store", work / "runs.db", "--", *demo, cwd=work, ok=(0, 1, 2))
+    torchdoctor("check", "--against", "main", "--json", work / "error.json", "--store", work / "runs.db", "--",
+                *demo, cwd=work, ok=(2,))
+    return {"check": _load(work / "check.json"), "check_baseline": _load(work / "baseline.json"),
+            "check_error": _load(work / "error.json")}
 
 
 @dataclass(frozen=True)
@@ -563,7 +581,7 @@ GROUPS: dict[str, Group] = {
     "tune": Group(run_tune, slow=True, cost=18),
     "serve": Group(run_serve, slow=True, cost=5),
     "sweep": Group(run_sweep, slow=True, cost=5),
-    "check": Group(run_check, slow=True, cost=15),
+    "check": Group(run_check, slow=True, cost=30),
 }
 
 
