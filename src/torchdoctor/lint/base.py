@@ -5,10 +5,12 @@ the diagnosis layer the check backs: 1 data, 2 compute, 3 memory, 4 scale, 5 con
 released, keeps its meaning forever; a retired check leaves its code unused.
 
 A visitor is a `libcst.CSTVisitor` subclass with `CHECKS` (the codes it can emit). It runs over one
-`MetadataWrapper` and appends :class:`Hit`s; a hit names the node where the pattern was proven and,
-for a safe autofix, the node to put in its place. Names are resolved with libcst's
-`QualifiedNameProvider`: a hit requires exactly one qualified name, from an import or a builtin,
-so a user's own `DataLoader` or a shadowed `torch` is never flagged (precision over recall).
+`MetadataWrapper` (and, for facts of the whole program, asks about the other modules through a
+:class:`~torchdoctor.lint.program.ProgramView`) and appends :class:`Hit`s; a hit names the node
+where the pattern was proven and, for a safe autofix, the node to put in its place. Names are
+resolved with libcst's `QualifiedNameProvider`: a hit requires exactly one qualified name, from an
+import or a builtin, so a user's own `DataLoader` or a shadowed `torch` is never flagged
+(precision over recall).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from libcst.metadata import (
     QualifiedNameSource,
     ScopeProvider,
 )
+
+from torchdoctor.lint.program import ModuleFact, ProgramView
 
 #: Layer digit of a code -> the diagnosis layer it backs.
 LAYERS = {"1": "data", "2": "compute", "3": "memory", "4": "scale", "5": "config"}
@@ -67,7 +71,8 @@ class LintVisitor(cst.BatchableCSTVisitor):
     """Base of every check visitor: qualified-name and scope helpers, and `hit()`.
 
     Visitors are batched: all of them run in one traversal of the file, so each sees the whole
-    `module` (for file-wide facts) from its constructor.
+    `module` (for file-wide facts) from its constructor, and its `program` (for facts that any
+    module of the user's program may establish, see :meth:`in_program`).
     """
 
     METADATA_DEPENDENCIES = (
@@ -78,10 +83,24 @@ class LintVisitor(cst.BatchableCSTVisitor):
     )
     CHECKS: ClassVar[tuple[Check, ...]] = ()
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
         super().__init__()
         self.hits: list[Hit] = []
         self.module = module
+        self.program = program or ProgramView()
+        self._in_program: dict[ModuleFact, bool] = {}
+
+    def in_program(self, fact: ModuleFact) -> bool:
+        """`fact` holds for this file or for another module of its program (read only when this
+        file alone does not settle it).
+
+        Ask it where the answer is needed, and not from a `cached_property`: libcst's batching
+        runs `inspect.getmembers` on every visitor, which evaluates every property, and would
+        build the program's import graph for every file linted.
+        """
+        if fact not in self._in_program:
+            self._in_program[fact] = fact(self.module) or self.program.any_companion(fact)
+        return self._in_program[fact]
 
     def hit(
         self,

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.lint.base import Hit
+from torchdoctor.lint.program import ProgramView
 from torchdoctor.lint.registry import visitor_classes
 from torchdoctor.lint.result import FileError, Violation
 from torchdoctor.lint.selection import Selection, suppressed
@@ -25,15 +26,18 @@ class SourceLint:
     error: FileError | None = None
 
 
-def lint_source(source: str, path: str, selection: Selection) -> SourceLint:
-    """Lint `source` (the text of `path`) with the enabled checks, honouring `# noqa`."""
+def lint_source(
+    source: str, path: str, selection: Selection, program: ProgramView | None = None
+) -> SourceLint:
+    """Lint `source` (the text of `path`) with the enabled checks, honouring `# noqa`; `program`
+    answers the checks' questions about the other modules of the file's program."""
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
     except cst.ParserSyntaxError as exc:
         return SourceLint(error=_syntax_error(source, path, exc))
     positions = wrapper.resolve(PositionProvider)
     violations = []
-    for hit in _hits(wrapper, source, selection):
+    for hit in _hits(wrapper, source, selection, program):
         start = positions[hit.node].start
         check = hit.check
         violations.append(
@@ -62,15 +66,15 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileErr
     return FileError(path, f"cannot parse: {exc.message}", exc.editor_line, exc.editor_column)
 
 
-def fix_source(source: str, selection: Selection) -> str:
+def fix_source(source: str, selection: Selection, program: ProgramView | None = None) -> str:
     """`source` with every safe fix of an enabled, unsuppressed check applied (unchanged when
-    it does not parse)."""
+    it does not parse); `program` as for :func:`lint_source`."""
     for _ in range(_MAX_FIX_PASSES):
         try:
             wrapper = MetadataWrapper(cst.parse_module(source))
         except cst.ParserSyntaxError:
             return source
-        fixes = {id(h.node): h.replacement for h in _hits(wrapper, source, selection) if h.replacement}
+        fixes = {id(h.node): h.replacement for h in _hits(wrapper, source, selection, program) if h.replacement}
         if not fixes:
             break
         fixed = wrapper.module.visit(_Replace(fixes)).code
@@ -80,11 +84,13 @@ def fix_source(source: str, selection: Selection) -> str:
     return source
 
 
-def _hits(wrapper: MetadataWrapper, source: str, selection: Selection) -> list[Hit]:
+def _hits(
+    wrapper: MetadataWrapper, source: str, selection: Selection, program: ProgramView | None
+) -> list[Hit]:
     lines = source.splitlines()
     positions = wrapper.resolve(PositionProvider)
     visitors = [
-        cls(wrapper.module)
+        cls(wrapper.module, program)
         for cls in visitor_classes()
         if any(selection.enabled(check.code) for check in cls.CHECKS)
     ]

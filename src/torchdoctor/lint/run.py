@@ -1,4 +1,7 @@
-"""The public entry points: lint paths, lint a script with its local imports, plan fixes."""
+"""The public entry points: lint paths, lint a script with its local imports, plan fixes.
+
+Each run builds one :class:`~torchdoctor.lint.program.Program` from what it lints, so checks
+about the whole program see the same modules whether a file is reported, fixed or only read."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from pathlib import Path
 
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.lint.engine import fix_source, lint_source
-from torchdoctor.lint.files import local_imports, python_files
+from torchdoctor.lint.files import python_files
+from torchdoctor.lint.program import Program, ProgramView
 from torchdoctor.lint.result import FileError, LintResult
 from torchdoctor.lint.selection import Selection
 
@@ -26,17 +30,20 @@ def lint_paths(
     code prefix in `select`/`ignore`.
     """
     selection = Selection(tuple(select), tuple(ignore))
-    files, skipped = python_files([Path(p) for p in paths])
-    report = _lint_files(files, selection)
+    given = [Path(p) for p in paths]
+    files, skipped = python_files(given)
+    report = _lint_files(files, selection, Program.of(given, files))
     return LintResult(report.violations, report.errors, tuple(skipped), report.files_checked)
 
 
 def lint_script_with_local_imports(script: Path) -> LintResult:
-    """Lint `script` and the modules it imports from its own folder tree, with every check."""
+    """Lint `script` and the local modules it imports, transitively, with every check."""
     script = Path(script)
     if not script.is_file():
         raise ScriptNotFoundError(f"script not found: {script}")
-    return _lint_files(local_imports(script), Selection())
+    program = Program.of([script], [script])
+    imported = program.closure(script)[1:]  # the script itself keeps the path as given
+    return _lint_files([script, *imported], Selection(), program)
 
 
 @dataclass(frozen=True)
@@ -70,23 +77,26 @@ def plan_fixes(
 ) -> list[FileFix]:
     """The files the safe fixes would change, with their new text; nothing is written."""
     selection = Selection(tuple(select), tuple(ignore))
-    files, _ = python_files([Path(p) for p in paths])
+    given = [Path(p) for p in paths]
+    files, _ = python_files(given)
+    program = Program.of(given, files)
     fixes = []
     for path in files:
         source = _read(path)
         if isinstance(source, tuple):
             text, encoding = source
-            fixed = fix_source(text, selection)
+            fixed = fix_source(text, selection, ProgramView(program, path))
             if fixed != text:
                 fixes.append(FileFix(path, text, fixed, encoding))
     return fixes
 
 
-def _lint_files(files: list[Path], selection: Selection) -> LintResult:
+def _lint_files(files: list[Path], selection: Selection, program: Program) -> LintResult:
     violations, errors, checked = [], [], 0
     for path in files:
         source = _read(path)
-        result = lint_source(source[0], str(path), selection) if isinstance(source, tuple) else None
+        view = ProgramView(program, path)
+        result = lint_source(source[0], str(path), selection, view) if isinstance(source, tuple) else None
         error = source if isinstance(source, FileError) else result.error
         if error is not None:
             errors.append(error)

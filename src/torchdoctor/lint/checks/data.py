@@ -7,8 +7,6 @@ persistent_workers). Twin of the diagnosis rules on DataLoader wait share.
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import libcst as cst
 
 from torchdoctor.lint.args import argument, has_unpacking, literal_int, with_keyword
@@ -48,10 +46,6 @@ class DataLoaderSettingsVisitor(LintVisitor):
 
     CHECKS = (NUM_WORKERS, PIN_MEMORY, PERSISTENT_WORKERS)
 
-    @cached_property
-    def file_uses_cuda(self) -> bool:
-        return uses_cuda(self.module)
-
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) not in DATALOADERS or has_unpacking(node):
             return
@@ -59,7 +53,9 @@ class DataLoaderSettingsVisitor(LintVisitor):
         count = 0 if workers is None else literal_int(workers.value)
         if count == 0:
             self.hit(NUM_WORKERS, node)
-        if self.file_uses_cuda and argument(node, "pin_memory", _PIN_MEMORY_POSITION) is None:
+        # CUDA is a fact of the process: the loader may be built in `data.py` and the batches
+        # moved to the device in `train.py`.
+        if argument(node, "pin_memory", _PIN_MEMORY_POSITION) is None and self.in_program(uses_cuda):
             fixed = with_keyword(node, "pin_memory", cst.Name("True"))
             self.hit(PIN_MEMORY, node, replacement=fixed)
         if count is not None and count > 0 and argument(node, "persistent_workers") is None:

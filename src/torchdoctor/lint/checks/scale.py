@@ -8,8 +8,6 @@ shuffling work properly across multiple epochs"). Twins of the scale-layer diagn
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import libcst as cst
 import libcst.matchers as m
 
@@ -25,7 +23,7 @@ DATA_PARALLEL = Check(
 SAMPLER_EPOCH = Check(
     "TDL402",
     "sampler_set_epoch",
-    "DistributedSampler shuffles but the file never calls set_epoch(); every epoch sees the "
+    "DistributedSampler shuffles but the program never calls set_epoch(); every epoch sees the "
     "same order; call sampler.set_epoch(epoch) at the start of each epoch",
 )
 
@@ -52,19 +50,21 @@ class DataParallelVisitor(LintVisitor):
 
 
 class SamplerSetEpochVisitor(LintVisitor):
-    """Flags a shuffling `DistributedSampler(...)` in a file with no `.set_epoch(...)` call at all
-    (the call may be on any name: the sampler is often reached as `loader.sampler`)."""
+    """Flags a shuffling `DistributedSampler(...)` when no `.set_epoch(...)` call exists in its
+    file nor in any module of its program: the call may be on any name (the sampler is often
+    reached as `loader.sampler`) and in any module (a `train()` helper is often given it)."""
 
     CHECKS = (SAMPLER_EPOCH,)
 
-    @cached_property
-    def calls_set_epoch(self) -> bool:
-        set_epoch = m.Call(func=m.Attribute(attr=m.Name("set_epoch")))
-        return bool(m.findall(self.module, set_epoch))
-
     def visit_Call(self, node: cst.Call) -> None:
-        if self.qualified_name(node) not in _SAMPLERS or self.calls_set_epoch:
+        if self.qualified_name(node) not in _SAMPLERS:
             return
         shuffle = argument(node, "shuffle", 3)
-        if shuffle is None or literal_bool(shuffle.value) is True:
+        shuffles = shuffle is None or literal_bool(shuffle.value) is True
+        if shuffles and not self.in_program(calls_set_epoch):
             self.hit(SAMPLER_EPOCH, node)
+
+
+def calls_set_epoch(module: cst.Module) -> bool:
+    """`module` calls `<anything>.set_epoch(...)`."""
+    return bool(m.findall(module, m.Call(func=m.Attribute(attr=m.Name("set_epoch")))))
