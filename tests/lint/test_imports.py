@@ -7,13 +7,8 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.lint.imports import ImportTarget, import_targets, resolve
+from tests.lint.files import write
 
-
-def write(folder: Path, name: str, text: str = "") -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def loaded(source: str, here: Path, roots: list[Path], boundary: Path) -> set[Path]:

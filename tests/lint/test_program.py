@@ -10,13 +10,8 @@ import pytest
 
 from torchdoctor.lint import program as program_module
 from torchdoctor.lint.program import Program, ProgramView, project_root
+from tests.lint.files import write
 
-
-def write(folder: Path, name: str, text: str = "") -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def mentions_marker(module: cst.Module) -> bool:

@@ -14,15 +14,10 @@ from torchdoctor.lint import (
     lint_script_with_local_imports,
     plan_fixes,
 )
+from tests.lint.files import write
 
 DATALOADER_NO_WORKERS = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
 
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_a_file_with_a_syntax_error_is_reported_and_the_others_are_still_linted(tmp_path: Path) -> None:

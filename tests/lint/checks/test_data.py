@@ -6,15 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchdoctor.lint import lint_paths, lint_script_with_local_imports, plan_fixes
+from tests.lint.files import write
 
 LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
 
-
-def write(folder: Path, name: str, text: str = "") -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_a_loader_in_a_module_of_a_cuda_script_is_flagged_in_its_own_file(tmp_path: Path) -> None:

@@ -12,16 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchdoctor.lint import lint_paths, lint_script_with_local_imports
+from tests.lint.files import write
 
 FSDP_T5 = Path(__file__).parents[1] / "fixtures" / "programs" / "fsdp_t5"
 SAMPLER = "from torch.utils.data.distributed import DistributedSampler\n"
 
-
-def write(folder: Path, name: str, text: str = "") -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def tdl402(paths: list[Path]) -> list[tuple[str, int]]:
