@@ -36,3 +36,8 @@ class CheckError(TorchDoctorError):
         self.kind = kind
         self.side = side
         self.detail = detail
+
+
+class TraceLoadError(TorchDoctorError):
+    """A trace could not be loaded for a reason other than its content: the process that reads the
+    second half of a large trace failed (killed, out of memory, a crash)."""

@@ -44,7 +44,7 @@ def test_the_fast_path_reads_what_the_streaming_parser_reads(name: str, monkeypa
 
 def test_small_pieces_cut_between_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastload, "CHUNK_BYTES", 64 << 10)
-    monkeypatch.setattr(fastload, "_TAIL", 16 << 10)
+    monkeypatch.setattr(fastload, "READ_BYTES", 16 << 10)
     _same(*_both(FIXTURES / "torch1.9-cuda-resnet50-workers4.2steps.json.gz", monkeypatch))
 
 
@@ -67,7 +67,7 @@ EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts
 def test_unusual_events_read_the_same_through_the_streaming_parser(odd: dict, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastload, "CHUNK_BYTES", 256)
-    monkeypatch.setattr(fastload, "_TAIL", 128)
+    monkeypatch.setattr(fastload, "READ_BYTES", 128)
     events = [{**EVENT, "ts": 10 * i} for i in range(40)]
     events.insert(20, odd)
     _same(*_both(_write(tmp_path, events, traceName="t", distributedInfo={"rank": 3}), monkeypatch))

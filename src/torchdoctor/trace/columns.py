@@ -15,6 +15,8 @@ from array import array
 from collections import Counter
 from typing import Any
 
+import numpy as np
+
 from torchdoctor.trace.events import GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, SYNC
 
 #: Kinds of event that carry a `stream` (they sit on a device timeline).
@@ -61,6 +63,24 @@ class Columns:
         self.labels: dict[str, int] = {}  # non-integer pid/tid/stream values -> negative ids
         self.no_time = self.non_finite = self.negative_dur = 0
         self.odd: Counter[str] = Counter()  # field -> events whose value had the wrong type
+
+    def extend(self, later: Columns) -> bool:
+        """Append the rows of `later`, read from the text that follows this one's (the second half
+        of a large trace, trace/halves.py), as if one Columns had read both: its names renumbered,
+        its counts added. False when its labels would number differently: a label is stored as its
+        id, and which rows hold one rather than a negative integer is not kept."""
+        for i, text in enumerate(later.labels):
+            if self.labels.setdefault(text, -2 - len(self.labels)) != -2 - i:
+                return False
+        ids = np.array([self.names.setdefault(name, len(self.names)) for name in later.names], np.int32)
+        self.name_id.frombytes(ids[np.frombuffer(later.name_id, np.int32)].tobytes())
+        for column in ("kind", "ts", "dur", "pid", "tid", "stream", "corr", "ext", "nbytes"):
+            getattr(self, column).extend(getattr(later, column))
+        self.no_time += later.no_time
+        self.non_finite += later.non_finite
+        self.negative_dur += later.negative_dur
+        self.odd.update(later.odd)
+        return True
 
     def ident(self, value: Any, field: str) -> int:
         """A pid/tid/stream: the integer, or a stable negative id for any other value."""

@@ -72,11 +72,26 @@ class DialectNotes:
             self._count(cat)
         return kind
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, events: int = 1) -> None:
         if name in self.unknown or len(self.unknown) < _MAX_NAMED:
-            self.unknown[name] += 1
+            self.unknown[name] += events
         else:
-            self.unknown["(other categories)"] += 1
+            self.unknown["(other categories)"] += events
+
+    def extend(self, later: DialectNotes) -> bool:
+        """Add what `later` saw in the text that follows (the second half of a large trace,
+        trace/halves.py), as if one DialectNotes had seen both. False when `later` reached its bound
+        on named categories or devices: what it left out would depend on what came before."""
+        if "(other categories)" in later.unknown or len(later.memory) >= _MAX_DEVICES:
+            return False
+        for name, events in later.unknown.items():
+            self._count(name, events)
+        for key, peaks in later.memory.items():
+            if key in self.memory or len(self.memory) < _MAX_DEVICES:
+                mine = self.memory.setdefault(key, {"peak_allocated_bytes": 0, "peak_reserved_bytes": 0})
+                for field, value in peaks.items():
+                    mine[field] = max(mine[field], value)
+        return True
 
     def instant(self, event: dict[str, Any]) -> None:
         """An instant event: a `[memory]` record updates its device's peaks."""

@@ -30,9 +30,12 @@ except ImportError:  # pragma: no cover - the streaming parser is used instead
 
 CHUNK_BYTES = 2 << 20  # 8 MiB pieces were no faster and doubled the peak of a hostile gzip (92 vs 183 MB)
 _START = {"object": re.compile(rb'"traceEvents"\s*:\s*\['), "array": re.compile(rb"^\s*\[")}
-_CUT = re.compile(rb'\}\s*,\s*\{\s*"')  # between two events: a `"` cannot follow `{` inside a string
+# between two events: a `"` cannot follow `{` inside a string; only JSON's blanks (\s has \f and \v too)
+_CUT = re.compile(rb'\}[ \t\r\n]*,[ \t\r\n]*\{[ \t\r\n]*"')
+_ENDS_AT_CUT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\Z")
+_CUT_WINDOW = 64 << 10  # the last cuts are looked for in the piece's last 64 KiB first
 _CUT_TRIES = 4
-_TAIL = 1 << 20
+READ_BYTES = 1 << 20  # each read, as the streaming parser's (the reader remembers the last two)
 
 
 class Unreadable(Exception):
@@ -74,83 +77,132 @@ if msgspec is not None:
     _DECODE_ERRORS = (msgspec.DecodeError, ValueError)
 
 
+def next_event(data: bytes) -> int | None:
+    """Where the first event that follows another in `data` starts (its `{`), or None."""
+    cut = _CUT.search(data)
+    return None if cut is None else data.index(b"{", cut.start() + 1)
+
+
 def parse(reader: Any, root: str, cols: Any, *, categories: dict[Any, int], skip: tuple[int, ...],
-          on_device: tuple[int, ...], notes: Any) -> None:
+          on_device: tuple[int, ...], notes: Any, first: bool = True, last: bool = True) -> None:
     """Fill `cols` (the loader's columns) from `reader`; raises Unreadable when it cannot read the
-    file exactly (the loader then starts again with the streaming parser)."""
+    file exactly (the loader then starts again with the streaming parser).
+
+    `first` False: the reader starts at an event, not at the file's start; `last` False: it stops
+    after an event and its comma, inside the event list (the two halves of trace/halves.py).
+    """
     if msgspec is None:
         raise Unreadable("msgspec is not installed")
-    buf = reader.read(_TAIL)
-    match = _START[root].search(buf)
-    if match is None:
-        raise Unreadable("no event list near the start")
-    buf = buf[match.end():]
+    rest = reader.read(READ_BYTES)
+    if first:
+        match = _START[root].search(rest)
+        if match is None:
+            raise Unreadable("no event list near the start")
+        rest = rest[match.end():]
+    piece = _Piece()
     done = False
     while not done:
-        more = _read(reader)
-        buf += more
-        if more:
-            events, buf, done = _decode_piece(buf)
+        if piece.fill(reader, rest):
+            events, rest, done = _decode_piece(piece)
+            if done and not last:
+                raise Unreadable("the event list ends before the split")
         else:
-            events, done = _decode_last(buf), True
+            events, done = (_decode_last(piece) if last else _decode_before_cut(piece)), True
         _add(events, cols, categories, skip, on_device, notes)
-    while reader.read(_TAIL):  # the rest is top-level metadata: the reader keeps the file's tail
+    while reader.read(READ_BYTES):  # the rest is top-level metadata: the reader keeps the file's tail
         pass
 
 
-def _read(reader: Any) -> bytes:
-    """About CHUNK_BYTES, read 1 MiB at a time as the streaming parser does, so the reader's
-    remembered tail (the last two reads, where trailing metadata is looked for) stays small."""
-    parts, size = [], 0
-    while size < CHUNK_BYTES:
-        part = reader.read(_TAIL)
-        if not part:
-            break
-        parts.append(part)
-        size += len(part)
-    return b"".join(parts)
+class _Piece:
+    """One reused buffer holding `[`, what the last piece left after its last cut, and about
+    CHUNK_BYTES more: each byte is copied into it once, and pieces are decoded in place (building
+    fresh bytes for each piece copied every byte four times and paid page faults for each copy)."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray(1 + CHUNK_BYTES + 2 * READ_BYTES)
+        self.buf[0] = ord("[")
+        self.size = 1
+
+    def fill(self, reader: Any, rest: bytes) -> bool:
+        """`[` + `rest` + about CHUNK_BYTES of the file, read 1 MiB at a time as the streaming
+        parser does (so the reader's remembered tail stays small); False at the end of the input."""
+        self.size = 1
+        self._put(rest)
+        added = 0
+        while added < CHUNK_BYTES:
+            part = reader.read(READ_BYTES)
+            if not part:
+                break
+            self._put(part)
+            added += len(part)
+        return added > 0
+
+    def _put(self, data: bytes) -> None:
+        end = self.size + len(data)
+        if end > len(self.buf):
+            self.buf.extend(bytes(end - len(self.buf)))
+        self.buf[self.size:end] = data
+        self.size = end
+
+    def decode(self, end: int) -> tuple[list[Any], bool]:
+        """Decode `[` + the bytes before `end` + `]`: (events, whether the event list's own `]`
+        came first). The byte at `end` is overwritten (a comma or blank after an event's `}`)."""
+        buf = self.buf
+        if end >= self.size:
+            self._put(b"]")
+            end = self.size - 1
+        buf[end] = ord("]")
+        with memoryview(buf) as view:
+            try:
+                return _DECODER.decode(view[: end + 1]), False
+            except _DECODE_ERRORS as exc:
+                trailing = _TRAILING.search(str(exc))
+                if trailing is None:
+                    raise Unreadable(str(exc)) from None
+            close = buf.rfind(b"]", 0, int(trailing.group(1)) + 1)  # the event list ended before `end`
+            try:
+                return _DECODER.decode(view[: close + 1]), True
+            except _DECODE_ERRORS as exc:
+                raise Unreadable(str(exc)) from None
 
 
-def _decode_piece(buf: bytes) -> tuple[list[Any], bytes, bool]:
-    """Decode the complete events of `buf`: (events, the rest, whether the event list ended)."""
-    cuts = list(_CUT.finditer(buf, max(0, len(buf) - _TAIL))) or list(_CUT.finditer(buf))[-1:]
+def _decode_piece(piece: _Piece) -> tuple[list[Any], bytes, bool]:
+    """Decode the complete events of the piece: (events, the rest, whether the event list ended)."""
+    buf, size = piece.buf, piece.size
+    cuts = list(_CUT.finditer(buf, max(1, size - _CUT_WINDOW), size)) or list(_CUT.finditer(buf, 1, size))[-1:]
     if not cuts:
-        return _decode_last(buf), b"", True
+        return _decode_last(piece), b"", True
     for m in reversed(cuts[-_CUT_TRIES:]):
+        after = buf[m.start() + 1]
         try:
-            events, ended = _decode(buf[: m.start() + 1])
+            events, ended = piece.decode(m.start() + 1)
         except Unreadable:
+            buf[m.start() + 1] = after
             continue  # a cut inside an event (a list of objects in its args): try the one before
-        brace = m.start() + buf[m.start() : m.end()].index(b"{")
-        return events, (b"" if ended else buf[brace:]), ended
+        return events, (b"" if ended else bytes(buf[buf.index(b"{", m.start() + 1) : size])), ended
     raise Unreadable("no event boundary found")
 
 
-def _decode_last(buf: bytes) -> list[Any]:
+def _decode_last(piece: _Piece) -> list[Any]:
     """The events of the last piece, which must hold the end of the event list."""
-    events, ended = _decode(buf)
+    events, ended = piece.decode(piece.size)
     if not ended:
         raise Unreadable("the event list does not end (a truncated file)")
     return events
 
 
+def _decode_before_cut(piece: _Piece) -> list[Any]:
+    """The events of the first half's last piece, which ends with an event, a comma and blanks."""
+    end = _ENDS_AT_CUT.search(piece.buf, 1, piece.size)
+    if end is None:
+        raise Unreadable("the first half does not end between two events")
+    events, ended = piece.decode(end.start() + 1)
+    if ended:
+        raise Unreadable("the event list ends before the split")
+    return events
+
+
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
-
-
-def _decode(body: bytes) -> tuple[list[Any], bool]:
-    """Decode `[body]`: (events, whether the event list's own `]` was inside `body`)."""
-    data = b"[" + body + b"]"
-    try:
-        return _DECODER.decode(data), False
-    except _DECODE_ERRORS as exc:
-        trailing = _TRAILING.search(str(exc))
-        if trailing is None:
-            raise Unreadable(str(exc)) from None
-    end = data.rfind(b"]", 0, int(trailing.group(1)) + 1)  # the event list ended before `body` did
-    try:
-        return _DECODER.decode(data[: end + 1]), True
-    except _DECODE_ERRORS as exc:
-        raise Unreadable(str(exc)) from None
 
 
 def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[int, ...],
@@ -162,28 +214,29 @@ def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[i
     kinds = [categories.get(e.cat) for e in complete]
     if None in kinds:
         kinds = [k if k is not None else notes.category(e.cat) for k, e in zip(kinds, complete)]
-    keep = [(k, e) for k, e in zip(kinds, complete) if k is not None and k not in skip]
-    if not keep:
+    evs = complete
+    if None in kinds or not set(skip).isdisjoint(kinds):
+        keep = [(k, e) for k, e in zip(kinds, complete) if k is not None and k not in skip]
+        kinds = [k for k, _ in keep]
+        evs = [e for _, e in keep]
+    if not evs:
         return
-    kinds = [k for k, _ in keep]
-    evs = [e for _, e in keep]
     ts, dur = [e.ts for e in evs], [e.dur for e in evs]
     if None in ts or not math.isfinite(sum(ts) + sum(dur)):  # no time, NaN or infinite: Columns counts them
         raise Unreadable("an event without a finite time")
-    negative = sum(1 for d in dur if d < 0)
+    negative = sum(1 for d in dur if d < 0) if min(dur) < 0 else 0
     cols.negative_dur += negative
     ident: Callable[[Any, str], int] = cols.ident
     names = cols.names
     intern = names.setdefault  # the next id is the table's size: len(names) before the insertion
-    tids = [t if type(t) is int else ident(t, "tid") for t in (e.tid for e in evs)]
     args = [e.args for e in evs]
     try:  # an integer outside int64 (msgspec reads up to 2**64 - 1) overflows its column
+        tids = _ids(cols.tid, [e.tid for e in evs], ident, "tid")
         cols.kind.fromlist(kinds)
         cols.name_id.fromlist([intern(e.name, len(names)) for e in evs])
         cols.ts.fromlist(ts)
         cols.dur.fromlist(dur if not negative else [max(d, 0.0) for d in dur])
-        cols.pid.fromlist([p if type(p) is int else ident(p, "pid") for p in (e.pid for e in evs)])
-        cols.tid.fromlist(tids)
+        _ids(cols.pid, [e.pid for e in evs], ident, "pid")
         unset = msgspec.UNSET
         cols.stream.fromlist([
             (_stream(a.stream, ident) if a is not None and a.stream is not unset else t) if k in on_device else -1
@@ -195,6 +248,17 @@ def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[i
         cols.nbytes.fromlist([a.nbytes if a is not None else -1 for a in args])
     except OverflowError:
         raise Unreadable("an integer outside the 64-bit range") from None
+
+
+def _ids(column: Any, values: list[Any], ident: Callable[[Any, str], int], field: str) -> list[int]:
+    """Append pids or tids to their column, labels (strings) as their ids; the integers appended.
+    Most pieces hold integers only, which the column takes whole (and refuses whole otherwise)."""
+    try:
+        column.fromlist(values)
+    except TypeError:
+        values = [v if type(v) is int else ident(v, field) for v in values]
+        column.fromlist(values)
+    return values
 
 
 def _stream(value: int | str, ident: Callable[[Any, str], int]) -> int:

@@ -1,8 +1,9 @@
 """Streaming load of a Kineto Chrome-trace JSON (`.json` / `.json.gz`) into a columnar Trace.
 
 With msgspec installed, the fast path (trace/fastload.py) decodes the event list in pieces into
-typed records, about twice as fast, through the same guarded reader; whatever it cannot read
-exactly (odd field types, a truncated file, text that is not JSON) is read here instead.
+typed records, about twice as fast, through the same guarded reader, in two processes for a large
+plain file (trace/halves.py); whatever it cannot read exactly (odd field types, a truncated file,
+text that is not JSON) is read here instead.
 Events are parsed one at a time with ijson's C backend (yajl2_c) and appended to typed arrays,
 so memory holds the compact columns, never the whole JSON tree (orjson is faster per byte but
 needs the whole document in memory: about 4x the file size as Python objects). The small
@@ -39,7 +40,7 @@ import orjson
 
 from torchdoctor.errors import TraceFormatError
 from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
-from torchdoctor.trace import fastload
+from torchdoctor.trace import fastload, halves
 from torchdoctor.trace.columns import ON_DEVICE_TIMELINE, Columns
 from torchdoctor.trace.dialect import DialectNotes, normalise, root_prefix
 from torchdoctor.trace.events import KIND_BY_CATEGORY, Trace
@@ -59,16 +60,26 @@ _MIN_GZIP_ALLOWANCE = 16 << 20  # small files may expand to 16 MiB whatever thei
 
 
 class _EdgeReader:
-    """File wrapper that guards every chunk, and remembers the first MiB and the last two chunks."""
+    """File wrapper that guards every chunk, and remembers the first MiB and the last two chunks.
 
-    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None, root: str) -> None:
+    `start` and `stop` bound the bytes read to one half of a large plain trace (trace/halves.py);
+    the second half's guard resumes where an event starts (JsonGuard.resume)."""
+
+    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None, root: str, start: int = 0,
+                 stop: int | None = None) -> None:
         self.raw, self.path, self.expand_limit = raw, path, expand_limit
         self.head, self.tail, self.last, self.bytes_read = b"", b"", b"", 0
         self.at_end = False
-        self.guard = JsonGuard(_ARRAY_LIMITS if root == "array" else LIMITS)
+        limits = _ARRAY_LIMITS if root == "array" else LIMITS
+        self.guard = JsonGuard.resume(limits, start) if start else JsonGuard(limits)
+        self.left = None if stop is None else stop - start  # bytes before `stop`
 
     def read(self, size: int = -1) -> bytes:
+        if self.left is not None:
+            size = self.left if size < 0 else min(size, self.left)
         chunk = self.raw.read(size)
+        if self.left is not None:
+            self.left -= len(chunk)
         self.at_end = not chunk
         if self.expand_limit is not None and self.bytes_read + len(chunk) > self.expand_limit:
             raise TraceFormatError(
@@ -103,7 +114,7 @@ class _Parse:
     (unknown categories, memory peaks), how the text ended, and the reader that kept its edges."""
 
     def __init__(self, path: Path, include_python: bool) -> None:
-        self.path = path
+        self.path, self.include_python = path, include_python
         self.cols = Columns()
         self.notes = DialectNotes()
         self.skip = () if include_python else (KIND_BY_CATEGORY["python_function"],)
@@ -121,19 +132,46 @@ class _Parse:
             with _refusals(self.path, self.reader):
                 self._events(ijson.items(self.reader, prefix, use_float=True, buf_size=_EDGE_BYTES))
 
-    def fast(self) -> bool:
+    def fast(self, start: int = 0, stop: int | None = None) -> bool:
         """The fast path (trace/fastload.py) through the same guarded reader; False when it cannot
-        read this file exactly, and the streaming parser must read it instead."""
+        read this file exactly, and the streaming parser must read it instead. `start` and `stop`:
+        bytes [start, stop) of a plain file, one half of it (trace/halves.py); the first half must
+        end between two events of the list for the second half's guard to take over exactly."""
         stream, expand_limit = _open(self.path)
         with stream:
             self.root, _ = root_prefix(stream)
-            self.reader = _EdgeReader(stream, self.path, expand_limit, self.root)
+            stream.seek(start)
+            self.reader = _EdgeReader(stream, self.path, expand_limit, self.root, start, stop)
             try:
                 with _refusals(self.path, self.reader, fall_back=True):
                     fastload.parse(self.reader, self.root, self.cols, categories=_CATEGORIES, skip=self.skip,
-                                   on_device=ON_DEVICE_TIMELINE, notes=self.notes)
+                                   on_device=ON_DEVICE_TIMELINE, notes=self.notes, first=start == 0,
+                                   last=stop is None)
             except fastload.Unreadable:
                 return False
+        return stop is None or self.reader.guard.between_items()
+
+    def in_halves(self) -> bool:
+        """The fast path in two processes for a large plain file (trace/halves.py): this one reads
+        the first half while a child reads the second. False when the file is not for it or either
+        half cannot be read exactly; the loader then reads the whole file in one process."""
+        split = halves.split_point(self.path)
+        if split is None or split < _EDGE_BYTES:  # the first half must hold the head the loader reads
+            return False
+        child = halves.Child.start(self.path, split, self.include_python)
+        if child is None:
+            return False
+        with child:
+            try:
+                if not self.fast(stop=split):
+                    return False
+            except TraceFormatError:  # a bound broken: one process reads the file again and says where
+                return False
+            later = child.result()
+        if later is None or not (self.cols.extend(later.cols) and self.notes.extend(later.notes)):
+            return False
+        self.reader.bytes_read += later.bytes_read
+        self.reader.tail = halves.file_tail(self.path, self.reader.bytes_read, fastload.READ_BYTES)
         return True
 
     def _events(self, events: Iterator[Any]) -> None:
@@ -283,10 +321,7 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
     """
     path = Path(path)
-    parse = _Parse(path, include_python)
-    if not (fastload.available() and parse.fast()):
-        parse = _Parse(path, include_python)
-        parse.stream()
+    parse = _parsed(path, include_python)
     cols, reader = parse.cols, parse.reader
     if parse.root == "array":
         if not cols.kind:
@@ -299,6 +334,32 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     trace = _to_trace(path, cols, meta, warnings, truncated=parse.cut is not None)
     trace = normalise(trace, parse.notes, parse.root, reader.head)
     return _round_like_hta(trace) if hta_ns_rounding else trace
+
+
+def _parsed(path: Path, include_python: bool) -> _Parse:
+    """The file read by the first parser that reads it exactly: the fast path in two processes
+    (large plain files), then in one, then the streaming parser, which reads every file the bounds
+    let through (each attempt starts afresh, so none leaves anything in the next one's columns)."""
+    if fastload.available():
+        for attempt in ((_Parse.in_halves,) if halves.enabled() else ()) + (_Parse.fast,):
+            parse = _Parse(path, include_python)
+            if attempt(parse):
+                return parse
+    parse = _Parse(path, include_python)
+    parse.stream()
+    return parse
+
+
+def second_half(path: Path, split: int, include_python: bool) -> halves.Half | None:
+    """Bytes [split, end) of a plain trace read by the fast path, in the child of trace/halves.py;
+    None when it cannot read them exactly or a bound is broken (one process then reads the file)."""
+    parse = _Parse(path, include_python)
+    try:
+        if not parse.fast(start=split):
+            return None
+    except TraceFormatError:
+        return None
+    return halves.Half(parse.cols, parse.notes, parse.reader.bytes_read)
 
 
 def _round_like_hta(trace: Trace) -> Trace:
