@@ -97,7 +97,7 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> l
     for index, finding in enumerate(record.findings):
         row = {"case": case, "args": args, "rule": finding["id"], "title": finding["title"],
                "upside": finding["upside"], "expected_speedup": 1 / max(1 - finding["upside"], 1e-3),
-               "knob": finding.get("knob"), "step_detection": record.step_detection,
+               "knob": finding.get("knob"), "evidence": finding["evidence"], "step_detection": record.step_detection,
                "diagnosed_step_s": record.summary.step_s}
         fix = fix_value(finding, record)
         if fix is not None:
@@ -114,6 +114,9 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> l
                 measured = judge(runs["plain"], runs[row["variant"]], tolerance)
                 row.update(measured=measured, direction=direction(measured["verdict"]["verdict"],
                                                                   measured["verdict"]["decided"]))
+    if not rows:  # a case without findings still has its row: nothing claimed, nothing to measure
+        rows.append({"case": case, "args": args, "rule": None, "step_detection": record.step_detection,
+                     "diagnosed_step_s": record.summary.step_s})
     for row in rows:
         row["load_average"] = [load_before, os.getloadavg()]
     return rows
@@ -122,19 +125,23 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> l
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     """The rows as the table in docs/field.md."""
     lines = ["| case | finding | claimed upside (speed-up) | fix applied alone | measured speed-up (95% CI), verdict "
-             "| direction | load (1 min) |", "|---|---|---|---|---|---|---|"]
+             "| measured / claimed | direction | load (1 min) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        load = "-".join(f"{avg[0]:.1f}" for avg in r["load_average"])
+        if r["rule"] is None:
+            lines.append(f"| {r['case']} | no finding | - | - | - | - | - | {load} |")
+            continue
         claim = f"{r['upside']:.0%} (x{r['expected_speedup']:.2f})"
         if "measured" in r:
             m = r["measured"]
             ci = "x%.2f-x%.2f" % tuple(m["speedup_ci"]) if m["speedup_ci"] else "no CI"
             fix, measured = f"{r['knob']}={r['value']!r}", f"x{m['speedup']:.2f} ({ci}), {m['verdict']['verdict']}"
+            size = f"{m['speedup'] / r['expected_speedup']:.2f}"
         else:
             fix = f"{r['knob']}: not applicable here" if r["knob"] else "no knob"
-            measured, r["direction"] = "-", "not measured"
-        load = "-".join(f"{avg[0]:.1f}" for avg in r["load_average"])
-        lines.append(f"| {r['case']} | {r['rule']}: {r['title']} | {claim} | {fix} | {measured} | {r['direction']} "
-                     f"| {load} |")
+            measured, size, r["direction"] = "-", "-", "not measured"
+        lines.append(f"| {r['case']} | {r['rule']}: {r['title']} | {claim} | {fix} | {measured} | {size} "
+                     f"| {r['direction']} | {load} |")
     return "\n".join(lines)
 
 

@@ -157,7 +157,8 @@ def main() -> None:
             status = "confirmed" if row["confirmed"] else "unconfirmed"
             print(f"{name}: claimed x{row['claimed_speedup']:.2f} ({status}, "
                   f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert "
-                  f"{row['expert_speedup'] and round(row['expert_speedup'], 2)} ({row['expert']}); tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
+                  f"{row['expert_speedup'] and round(row['expert_speedup'], 2)} ({row['expert']}); "
+                  f"tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
                   f"{row['tune_runs']} runs; load {row['load_average'][0]:.1f}", flush=True)
     print(markdown_table(rows))
 
