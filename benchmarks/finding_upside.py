@@ -4,11 +4,11 @@ A finding claims an upside: the fraction of the step its fix wins back at most, 
 get up to 1/(1 - upside) times faster. For each script given (field scripts as `field/NAME`, zoo
 workloads by name, each with its arguments):
 1. `torchdoctor diagnose --json` once, with its default windows;
-2. for every finding whose fix is a registered knob, an apply file with that knob alone, at the
+2. for every finding whose fix is a registered knob, an apply file with that knob alone: at the
+   value the finding recommends where its evidence names one (`workers_needed`), else at the
    value tune would try first on this Record (`Knob.int_range(record).first` or the first of
-   `Knob.choices(record)`). Where the knob does not apply to the Record (tune would never try
-   it) but the finding's evidence names the value it recommends (`workers_needed`), that value;
-   otherwise the finding is reported as not measured;
+   `Knob.choices(record)`); a finding whose knob does not apply, or whose value is the script's
+   own, is reported as not measured;
 3. the plain script and each apply file re-measured interleaved in rounds (benchmarks/
    remeasure.py: fresh processes, step times from the script's own steps, nothing of
    torchdoctor's observation loaded), every fix judged against the same plain runs.
@@ -65,19 +65,25 @@ def diagnose(script: Path, args: list[str], work: Path) -> Record:
     return Record.load(out)
 
 
-def fix_value(finding: dict[str, Any], record: Record) -> tuple[Any, str] | None:
-    """The knob value that stands for the finding's fix and where it came from; None when there is
-    none to measure (no registered knob, or one that does not apply and no value in the evidence)."""
+def fix_value(finding: dict[str, Any], record: Record) -> tuple[Any, str]:
+    """The knob value that stands for the finding's fix and where it came from, or (None, why not).
+    The finding's own value first (what it tells the user; within what `run --apply` accepts),
+    else the value tune would try first; none where it is the script's own (the evidence names
+    the script's value under the knob's name), as applying it would measure nothing."""
     knob = REGISTRY.get(finding.get("knob") or "")
     if knob is None:
-        return None
-    if knob.applies(record):
+        return None, "no knob"
+    evidence, key = finding["evidence"], EVIDENCE_VALUE.get(knob.name)
+    if key and key in evidence:
+        value, source = min(evidence[key], knob.value_range()[1]), f"the finding's {key}"
+    elif knob.applies(record):
         value = knob.int_range(record).first if knob.kind == "int" else knob.choices(record)[0]
-        return value, "tune's first value"
-    key = EVIDENCE_VALUE.get(knob.name)
-    if key and key in finding["evidence"]:
-        return finding["evidence"][key], f"the finding's {key} (the knob does not apply)"
-    return None
+        source = "tune's first value"
+    else:
+        return None, f"{knob.name}: does not apply here"
+    if evidence.get(knob.name) == value:
+        return None, f"{knob.name}={value!r} is the script's own"
+    return value, source
 
 
 def direction(verdict: str, decided: bool) -> str:
@@ -99,9 +105,9 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> l
                "upside": finding["upside"], "expected_speedup": 1 / max(1 - finding["upside"], 1e-3),
                "knob": finding.get("knob"), "evidence": finding["evidence"], "step_detection": record.step_detection,
                "diagnosed_step_s": record.summary.step_s}
-        fix = fix_value(finding, record)
-        if fix is not None:
-            row["value"], row["value_from"] = fix
+        value, row["value_from"] = fix_value(finding, record)
+        if value is not None:
+            row["value"] = value
             name = f"{index}-{finding['id']}"
             variants[name] = write_apply_file({row["knob"]: row["value"]}, work / f"{name}.json")
             row["variant"] = name
@@ -138,7 +144,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             fix, measured = f"{r['knob']}={r['value']!r}", f"x{m['speedup']:.2f} ({ci}), {m['verdict']['verdict']}"
             size = f"{m['speedup'] / r['expected_speedup']:.2f}"
         else:
-            fix = f"{r['knob']}: not applicable here" if r["knob"] else "no knob"
+            fix = r.get("value_from", "no knob")
             measured, size, r["direction"] = "-", "-", "not measured"
         lines.append(f"| {r['case']} | {r['rule']}: {r['title']} | {claim} | {fix} | {measured} | {size} "
                      f"| {r['direction']} | {load} |")
