@@ -1,22 +1,19 @@
-"""The speed-up `torchdoctor tune` claims, against an independent re-measurement, per zoo workload.
+"""The speed-up `torchdoctor tune` claims, against an independent re-measurement, per zoo workload
+and per field script (tests/field/scripts, named `field/NAME`).
 
-For each problem workload whose fix is a knob:
+For each workload:
 1. tune it (`Tuner`, the claim: the confirmed speed-up and its 95% CI, or "unconfirmed");
-2. re-measure independently of tune's own observation: the plain script (`python SCRIPT`), the
-   script under `torchdoctor run --apply TUNED.json` and under `torchdoctor run --apply
-   EXPERT.json` (a hand-written expert fix as knob values), interleaved in rounds (plain,
-   tuned, expert, then the order rotated), each run a fresh process whose step times come from
-   the script's own steps: a `sitecustomize` module on PYTHONPATH (this folder's
-   `step_clock/`) times every `optimizer.step()` (or, without an optimizer, every call of the
-   outermost module) and ends the run after `--warmup-steps + --steps` of them. Nothing of tune's
-   instrumentation is loaded in these runs. The ratio is `torchdoctor.bench.compare_runs`
-   (the median of the runs' median step times).
+2. re-measure independently of tune's own observation (benchmarks/remeasure.py): the plain
+   script, the script under `torchdoctor run --apply TUNED.json` and, for a zoo workload, under
+   `run --apply EXPERT.json` (a hand-written expert fix as knob values; a field script has none),
+   interleaved in rounds, each run's step times from the script's own steps. The ratio is
+   `torchdoctor.bench.compare_runs` (the median of the runs' median step times).
 
-Goals (issue 13): the claim within 10% of the re-measurement on every row, and the tuned fix at
-least 0.95 of the expert's.
+Goals (issues 13 and 15): the claim within 10% of the re-measurement on every row, and the tuned
+fix at least 0.95 of the expert's.
 
     python benchmarks/tune_zoo.py [--rounds 3] [--steps 30] [--time-budget 300] [--max-trials 8]
-                                  [--workloads a,b] [--out FILE]
+                                  [--workloads a,field/b] [--out FILE]
 """
 
 from __future__ import annotations
@@ -24,8 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,16 +28,18 @@ from typing import Any
 
 import orjson
 
-from torchdoctor.bench import compare_runs
+from field import RUNS as FIELD_RUNS
+from field import SCRIPTS as FIELD_SCRIPTS
+from remeasure import judge, remeasure, write_apply_file
+
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner
 from torchdoctor.zoo import demo_script, workload_path
 
 CORES = len(os.sched_getaffinity(0))
-HERE = Path(__file__).resolve().parent
 
-#: workload -> (script, args, the expert's fix as knob values)
-WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any]]] = {
+#: workload -> (script, args, the expert's fix as knob values; None: no expert fix to compare with)
+WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any] | None]] = {
     # Data-bound text pipeline: move tokenisation into worker processes, one core left to the step.
     "demo": (demo_script(), ["--batch-size", "16"], {"num_workers": max(1, CORES - 1), "persistent_workers": True}),
     # One worker cannot keep up with ~1 ms of Python per sample: one worker per core.
@@ -59,37 +56,9 @@ WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any]]] = {
     "compute_tiny_ops": (workload_path("compute_tiny_ops"), [], {"compile": {"mode": "default", "dynamic": False}}),
     # torch.set_num_threads(4 x cores) in the script: one thread per core.
     "compute_threads": (workload_path("compute_threads"), [], {"threads": CORES}),
+    # The field scripts, with their originals' command lines: nobody here wrote the fix to expect.
+    **{f"field/{name}": (FIELD_SCRIPTS / f"{name}.py", args, None) for name, args in FIELD_RUNS.items()},
 }
-
-
-def _run_once(argv: list[str], log: Path, steps: int, warmup: int, timeout_s: float) -> list[float]:
-    """One run of `argv` timed by step_clock/sitecustomize.py: the step times after warm-up."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE / "step_clock"), os.environ.get("PYTHONPATH", "")]),
-           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(warmup + steps + 1)}
-    log.unlink(missing_ok=True)
-    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          timeout=timeout_s)
-    if not log.exists():
-        raise RuntimeError(f"{argv} wrote no step times (exit {proc.returncode}): {proc.stderr[-2000:]}")
-    stamps = [float(v) for v in log.read_text().split()]
-    times = [b - a for a, b in zip(stamps, stamps[1:])]
-    return times[warmup:]
-
-
-def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], rounds: int, steps: int,
-              warmup: int, work: Path) -> dict[str, list[list[float]]]:
-    """Each variant (None: the plain script; else a tune result to `run --apply`) run `rounds`
-    times, interleaved with the order rotated each round."""
-    names = list(variants)
-    runs: dict[str, list[list[float]]] = {n: [] for n in names}
-    for index in range(rounds):
-        order = names[index % len(names):] + names[:index % len(names)]
-        for name in order:
-            apply = variants[name]
-            argv = [sys.executable, str(script), *args] if apply is None else \
-                [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
-            runs[name].append(_run_once(argv, work / f"{name}.steps", steps, warmup, 600.0))
-    return runs
 
 
 def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, work: Path) -> dict[str, Any]:
@@ -100,22 +69,22 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
         result = Tuner(script, args, config, store=store, work_dir=work).run()
     tune_wall_s = time.perf_counter() - start
     tuned_file = result.save(work / "tuned.json")
-    expert_file = work / "expert.json"
-    expert_file.write_bytes(orjson.dumps({"schema_version": 1, "kept": expert}))
-    variants: dict[str, Path | None] = {"plain": None, "expert": expert_file}
+    variants: dict[str, Path | None] = {"plain": None}
+    if expert is not None:
+        variants["expert"] = write_apply_file(expert, work / "expert.json")
     if result.kept:
         variants["tuned"] = tuned_file
-    runs = remeasure(script, args, variants, options.rounds, options.steps, options.warmup_steps, work)
     independent = {}
-    for variant in variants:
-        if variant != "plain":
-            verdict = compare_runs(runs["plain"], runs[variant], tolerance=config.run_tolerance)
-            independent[variant] = {"speedup": 1 / verdict.verdict.ratio, "verdict": verdict.to_dict()}
-    median = {v: statistics.median(statistics.median(r) for r in rs) for v, rs in runs.items()}
+    if len(variants) > 1:
+        runs = remeasure(script, args, variants, options.rounds, options.steps, options.warmup_steps, work)
+        independent = {v: judge(runs["plain"], runs[v], config.run_tolerance) for v in variants if v != "plain"}
+        median = {v: statistics.median(statistics.median(r) for r in rs) for v, rs in runs.items()}
+    else:  # nothing kept and no expert: nothing to re-measure against the plain script
+        median = {"plain": result.baseline_step_s}
     claim = result.speedup if result.kept else 1.0
     tuned = independent.get("tuned", {}).get("speedup", 1.0)
-    expert_speedup = independent["expert"]["speedup"]
-    return {"workload": name, "kept": result.kept, "expert": expert, "confirmed": result.confirmed,
+    expert_speedup = independent.get("expert", {}).get("speedup")
+    return {"workload": name, "args": args, "kept": result.kept, "expert": expert, "confirmed": result.confirmed,
             "claimed_speedup": claim, "claimed_ci": result.speedup_ci, "summary": result.summary,
             "stop_reason": result.stop_reason, "tune_wall_s": tune_wall_s,
             "tune_trials": len(result.trials) - 1, "tune_runs": sum(len(t["runs"]) + len(t["reference"])
@@ -143,8 +112,11 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             remeasured, ratio = f"x{r['remeasured_speedup']:.2f} ({verdict})", f"{r['claim_over_remeasured']:.2f}"
         else:
             claim, remeasured, ratio = "x1.00 (nothing claimed)", "(same as plain)", "-"
-        expert = ", ".join(f"{k}={v!r}" for k, v in r["expert"].items())
-        expert_measured = f"x{r['expert_speedup']:.2f} ({r['independent']['expert']['verdict']['verdict']})"
+        if r["expert"] is None:
+            expert, expert_measured = "(none)", "-"
+        else:
+            expert = ", ".join(f"{k}={v!r}" for k, v in r["expert"].items())
+            expert_measured = f"x{r['expert_speedup']:.2f} ({r['independent']['expert']['verdict']['verdict']})"
         over = f"{r['tuned_over_expert']:.2f}" if r["tuned_over_expert"] else "-"
         lines.append(f"| {r['workload']} | {kept} | {claim} | {remeasured} | {ratio} | {expert} | {expert_measured} | "
                      f"{over} | {r['tune_wall_s']:.0f} s, {r['tune_trials']}, {r['tune_runs']} | "
@@ -184,8 +156,9 @@ def main() -> None:
                                                      option=orjson.OPT_INDENT_2))
             status = "confirmed" if row["confirmed"] else "unconfirmed"
             print(f"{name}: claimed x{row['claimed_speedup']:.2f} ({status}, "
-                  f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert x{row['expert_speedup']:.2f} "
-                  f"({row['expert']}); tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
+                  f"{row['kept']}), re-measured x{row['remeasured_speedup']:.2f}, expert "
+                  f"{row['expert_speedup'] and round(row['expert_speedup'], 2)} ({row['expert']}); "
+                  f"tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
                   f"{row['tune_runs']} runs; load {row['load_average'][0]:.1f}", flush=True)
     print(markdown_table(rows))
 

@@ -48,3 +48,17 @@ def test_a_value_outside_the_knobs_range_is_refused_with_its_name(name, value):
 def test_threads_are_bounded_by_this_machines_cores():
     REGISTRY["threads"].check(machine_cores() * 4)
     assert REGISTRY["threads"].value_range() == (1, machine_cores() * 4)
+
+
+def test_an_io_bound_loaders_search_stops_at_what_run_apply_accepts_on_this_machine():
+    # Measured on the slow __getitem__ field script (2 ms sleep per item, 2 cores): TD-DATA-007 asked
+    # for 21 workers, tune kept 21 and `run --apply` refused it (0..16 on this machine).
+    knob = REGISTRY["num_workers"]
+    most = knob.value_range()[1]
+    record = Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{"num_workers": 0}]}, findings=[{
+        "id": "TD-DATA-007", "knob": "num_workers",
+        "fix": {"text": "Keep more reads in flight.", "code": f"DataLoader(dataset, num_workers={most + 5})"}}])
+    span = knob.int_range(record)
+    assert span.first == span.high == most
+    for value in (span.low, span.first, span.high):
+        knob.check(value)

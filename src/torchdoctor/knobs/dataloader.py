@@ -130,7 +130,9 @@ class NumWorkers(_LoaderKnob):
         suggested = io_bound_suggestion(record)
         if suggested:
             # I/O-bound: workers sleep on reads, so the search goes beyond the cores, up to the
-            # diagnosis' own suggestion, and tries that suggestion first.
+            # diagnosis' own suggestion, and tries that suggestion first; never beyond what `run
+            # --apply` accepts on this machine (`check`), or tune would keep a value it cannot replay.
+            suggested = min(suggested, self.value_range()[1])
             return IntRange(low=1, high=max(2, min(16, cores), suggested), first=suggested)
         # One worker per core at most (DataLoader warns beyond); first guess leaves a core to the step.
         return IntRange(low=1, high=max(2, min(16, cores)), first=max(1, min(8, cores - 1)))

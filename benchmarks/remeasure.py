@@ -1,0 +1,74 @@
+"""Independent re-measurement, shared by benchmarks/tune_zoo.py and benchmarks/finding_upside.py.
+
+A script is run plain (`python SCRIPT`) and under `torchdoctor run --apply FILE` (knob values),
+interleaved in rounds with the order rotated each round, each run a fresh process whose step times
+come from the script's own steps: a `sitecustomize` module on PYTHONPATH (`step_clock/`) times
+every `optimizer.step()` (or, without an optimizer, every call of the outermost module) and ends
+the run after `warmup + steps` of them. Nothing of torchdoctor's observation is loaded, so what
+is measured is the fix, not torchdoctor's view of it. `judge` is `torchdoctor.bench.compare_runs`
+(the median of the runs' median step times), so a claim and its re-measurement use one statistic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from torchdoctor.bench import compare_runs
+
+STEP_CLOCK = Path(__file__).resolve().parent / "step_clock"
+#: The longest one run may take; a field script runs 60 steps of at most ~80 ms.
+RUN_TIMEOUT_S = 600.0
+
+
+def run_once(argv: list[str], log: Path, steps: int, warmup: int) -> list[float]:
+    """One run of `argv` timed by step_clock/sitecustomize.py: the step times after warm-up."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(STEP_CLOCK), os.environ.get("PYTHONPATH", "")]),
+           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(warmup + steps + 1)}
+    log.unlink(missing_ok=True)
+    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=RUN_TIMEOUT_S)
+    if not log.exists():
+        raise RuntimeError(f"{argv} wrote no step times (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    stamps = [float(v) for v in log.read_text().split()]
+    times = [b - a for a, b in zip(stamps, stamps[1:])]
+    return times[warmup:]
+
+
+def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
+    """Knob values as a file `torchdoctor run --apply` reads (the oldest readable schema: no
+    script hash, so one file serves any script)."""
+    path.write_bytes(orjson.dumps({"schema_version": 1, "kept": kept}))
+    return path
+
+
+def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], rounds: int, steps: int,
+              warmup: int, work: Path) -> dict[str, list[list[float]]]:
+    """Each variant (None: the plain script; else an apply file for `run --apply`) run `rounds`
+    times, interleaved with the order rotated each round, so that the machine's load moves every
+    variant alike."""
+    names = list(variants)
+    runs: dict[str, list[list[float]]] = {n: [] for n in names}
+    for index in range(rounds):
+        order = names[index % len(names):] + names[:index % len(names)]
+        for name in order:
+            apply = variants[name]
+            argv = [sys.executable, str(script), *args] if apply is None else \
+                [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
+            runs[name].append(run_once(argv, work / f"{name}.steps", steps, warmup))
+    return runs
+
+
+def judge(plain: list[list[float]], variant: list[list[float]], tolerance: float) -> dict[str, Any]:
+    """The variant against the plain runs: its speed-up (plain over variant, > 1 is faster), the
+    speed-up's 95% CI and compare_runs' whole verdict."""
+    verdict = compare_runs(plain, variant, tolerance=tolerance)
+    low, high = verdict.verdict.ci_low, verdict.verdict.ci_high
+    return {"speedup": 1 / verdict.verdict.ratio, "speedup_ci": [1 / high, 1 / low] if math.isfinite(low) else None,
+            "verdict": verdict.to_dict()}

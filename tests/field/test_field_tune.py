@@ -1,0 +1,62 @@
+"""tune on a field script, its claim re-measured independently (issue 15, item 6): the slow
+`__getitem__` script is tuned through the CLI, then run plain and under `torchdoctor run --apply
+TUNED.json`, interleaved, its step times read from the script's own `[timing]` lines (nothing of
+tune's observation in the re-measurement), and judged with the statistic tune uses.
+
+The 10% goal of issue 15 is the benchmark's (benchmarks/tune_zoo.py, docs/field.md); on CI's
+two shared cores a step of 1-2 ms with 16 sleeping workers jitters too much for it, so this test
+checks the direction and that the claim is of the re-measurement's size (within a factor of 2).
+About 80 s on the 2-core development machine.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.field.helpers import ENV, SCRIPTS, own_step_times_s
+from torchdoctor.bench import FASTER, compare_runs
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+SCRIPT = SCRIPTS / "slow_getitem.py"
+#: Warm-up past the batches 16 workers queue at start (2 each): within them a run measures the
+#: prefetched burst (0.4 ms steps, x86 where the steady state is x18), not the workers' pace.
+WARMUP, STEPS, ROUNDS = 35, 10, 3
+#: One knob, one value, one round and a two-round confirmation: the smallest complete tune.
+TUNE = ["--knobs", "num_workers", "--int-trials", "1", "--rounds", "1", "--confirm-rounds", "2",
+        "--warmup-steps", str(WARMUP), "--steps", str(STEPS)]
+
+
+def _own_steps(argv: list[str], cwd: Path) -> list[float]:
+    """The script's own step times (after its first WARMUP steps) in one fresh run of `argv`."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=cwd, env=ENV)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return own_step_times_s(proc.stdout, WARMUP, STEPS)
+
+
+def test_tunes_claim_on_the_slow_getitem_script_survives_an_independent_re_measurement(tmp_path: Path) -> None:
+    out = tmp_path / "tune.json"
+    command = [sys.executable, "-m", "torchdoctor", "tune", "--json", str(out), "--store", str(tmp_path / "runs.db"),
+               *TUNE, "--", str(SCRIPT), "--steps", str(WARMUP + STEPS + 5)]
+    tune = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=ENV)
+    assert out.exists(), tune.stdout + tune.stderr
+    result = orjson.loads(out.read_bytes())
+    assert result["confirmed"] and "num_workers" in result["kept"], result["summary"]
+
+    args = [str(SCRIPT), "--steps", str(WARMUP + STEPS)]
+    plain_argv = [sys.executable, *args]
+    tuned_argv = [sys.executable, "-m", "torchdoctor", "run", "--apply", str(out), "--", *args]
+    plain, tuned = [], []
+    for index in range(ROUNDS):  # interleaved, the order swapped each round
+        pair = (plain_argv, plain), (tuned_argv, tuned)
+        for argv, runs in pair if index % 2 == 0 else reversed(pair):
+            runs.append(_own_steps(argv, tmp_path))
+    verdict = compare_runs(plain, tuned)
+    assert verdict.verdict.verdict == FASTER, verdict.to_dict()
+    remeasured = 1 / verdict.verdict.ratio
+    assert 0.5 <= result["speedup"] / remeasured <= 2.0, (result["speedup"], remeasured)
