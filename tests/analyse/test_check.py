@@ -45,6 +45,14 @@ def test_a_pass_at_a_look_needs_only_that_looks_own_95_percent_ci() -> None:
     assert pass_bound(wide, None) == 1.10
 
 
+def test_a_session_as_noisy_as_the_threshold_passes_nothing_before_the_last_look() -> None:
+    # A "+5%" change measured -32% over 5 rounds in which A ran slow; its own A-vs-A was 27% apart.
+    noisy = verdict(0.68, 0.60, 0.94, floor=0.27)
+    assert time_gate(noisy, 0.05, final=False) == UNDECIDED
+    assert time_gate(noisy, 0.05, final=True) == PASS  # rounds spent: the estimate is within 5%
+    assert time_gate(verdict(0.68, 0.60, 0.94, floor=0.049), 0.05, final=False) == PASS
+
+
 def test_gate_settles_only_on_a_clear_answer() -> None:
     settled = gate_settled(0.05)
     assert settled(verdict(1.30, 1.20, 1.40, SLOWER))

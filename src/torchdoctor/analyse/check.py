@@ -11,6 +11,8 @@ Verdict into the gate's answer:
   least 1 + max_slowdown;
 - pass, at any look: the upper end of the look's own 95% CI (`pass_bound`) is at most
   1 + max_slowdown (a slowdown beyond the threshold is ruled out), whatever else the Verdict says;
+  before the last look only when the noise floor is below max_slowdown (a session whose A against
+  A differs as much as the threshold settles nothing early);
 - pass, at the last look only (rounds or budget spent): the ratio is below 1 + max_slowdown; the
   CI may still reach beyond it (the reason then says how far), since no significant slowdown
   beyond the threshold was found;
@@ -202,7 +204,12 @@ def time_gate(verdict: Verdict, max_slowdown: float, *, final: bool = True, look
         return UNDECIDED
     if verdict.verdict == SLOWER and verdict.ratio >= 1.0 + max_slowdown:
         return REGRESSION
-    if pass_bound(verdict, look_confidence, confidence) <= 1.0 + max_slowdown:
+    # Before the last look, a pass also needs the session's own noise (the A-vs-A floor) under the
+    # threshold: where A against A differs as much as the allowed slowdown, a few rounds in which A
+    # happened to run slow can put a real slowdown's CI below it (seen: "+5%" changes passed at 5
+    # rounds measuring -32% and -9%, floors 27% and 5.4%). More rounds then settle it.
+    quiet = final or verdict.noise_floor < max_slowdown
+    if quiet and pass_bound(verdict, look_confidence, confidence) <= 1.0 + max_slowdown:
         return PASS
     if final and verdict.ratio < 1.0 + max_slowdown:
         return PASS
