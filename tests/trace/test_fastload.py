@@ -7,16 +7,15 @@ import gzip
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from torchdoctor.errors import TraceFormatError
 from torchdoctor.trace import fastload, load_trace, loader
+from tests.trace.same import assert_same_trace
 
 pytest.importorskip("msgspec")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-COLUMNS = ("kind", "name_id", "ts_us", "dur_us", "pid", "tid", "stream", "correlation", "external_id", "bytes")
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
@@ -27,25 +26,17 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     return fast, slow
 
 
-def _same(a, b) -> None:
-    assert a.names == b.names
-    for column in COLUMNS:
-        assert np.array_equal(getattr(a, column), getattr(b, column)), column
-    assert (a.metadata, a.dialect, a.memory, a.warnings, a.truncated, a.rank) == \
-        (b.metadata, b.dialect, b.memory, b.warnings, b.truncated, b.rank)
-
-
 @pytest.mark.parametrize("name", ["torch1.8dev-cuda-array-root.2steps.json.gz",
                                   "rocm-mi300x-vllm-graph-capture-memory.json.gz",
                                   "mtia-inference.json.gz", "torch1.9-cuda-resnet50-workers4.2steps.json.gz"])
 def test_the_fast_path_reads_what_the_streaming_parser_reads(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _same(*_both(FIXTURES / name, monkeypatch))
+    assert_same_trace(*_both(FIXTURES / name, monkeypatch))
 
 
-def test_small_pieces_cut_between_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_pieces_cut_between_events_read_theassert_same_trace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastload, "CHUNK_BYTES", 64 << 10)
     monkeypatch.setattr(fastload, "READ_BYTES", 16 << 10)
-    _same(*_both(FIXTURES / "torch1.9-cuda-resnet50-workers4.2steps.json.gz", monkeypatch))
+    assert_same_trace(*_both(FIXTURES / "torch1.9-cuda-resnet50-workers4.2steps.json.gz", monkeypatch))
 
 
 def _write(tmp_path: Path, events: list, **meta) -> Path:
@@ -70,7 +61,7 @@ def test_unusual_events_read_the_same_through_the_streaming_parser(odd: dict, tm
     monkeypatch.setattr(fastload, "READ_BYTES", 128)
     events = [{**EVENT, "ts": 10 * i} for i in range(40)]
     events.insert(20, odd)
-    _same(*_both(_write(tmp_path, events, traceName="t", distributedInfo={"rank": 3}), monkeypatch))
+    assert_same_trace(*_both(_write(tmp_path, events, traceName="t", distributedInfo={"rank": 3}), monkeypatch))
 
 
 def test_a_truncated_file_falls_back_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +70,7 @@ def test_a_truncated_file_falls_back_and_says_so(tmp_path: Path, monkeypatch: py
     with gzip.open(path, "wt") as f:
         f.write(text[: len(text) // 2])
     fast, slow = _both(path, monkeypatch)
-    _same(fast, slow)
+    assert_same_trace(fast, slow)
     assert fast.truncated and 0 < len(fast) < 50
 
 
@@ -126,7 +117,7 @@ def test_numbers_out_of_range_and_items_that_are_not_events_read_as_the_streamin
         odd: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"traceEvents": [EVENT, odd, EVENT]}))
-    _same(*_both(path, monkeypatch))
+    assert_same_trace(*_both(path, monkeypatch))
 
 
 @pytest.mark.parametrize("odd", [{**EVENT, "pid": 2**64 - 1},

@@ -8,16 +8,15 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from torchdoctor.errors import TraceFormatError, TraceLoadError
 from torchdoctor.trace import halves, load_trace, loader
+from tests.trace.same import assert_same_trace
 
 pytest.importorskip("msgspec")
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cuda-2.11.0-resnet18-dataloader0.json.gz"
-COLUMNS = ("kind", "name_id", "ts_us", "dur_us", "pid", "tid", "stream", "correlation", "external_id", "bytes")
 EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
          "args": {"External id": 3}}
 
@@ -44,14 +43,6 @@ def _serial(path: Path, monkeypatch: pytest.MonkeyPatch):
         return load_trace(path)
 
 
-def _same(a, b) -> None:
-    assert a.names == b.names
-    for column in COLUMNS:
-        assert np.array_equal(getattr(a, column), getattr(b, column)), column
-    assert (a.metadata, a.dialect, a.memory, a.warnings, a.truncated, a.rank) == \
-        (b.metadata, b.dialect, b.memory, b.warnings, b.truncated, b.rank)
-
-
 def _plain(tmp_path: Path, text: bytes) -> Path:
     path = tmp_path / "t.json"
     path.write_bytes(text)
@@ -66,7 +57,7 @@ def test_a_real_trace_read_in_two_processes_gives_the_columns_of_one(split_small
     path = _plain(tmp_path, gzip.decompress(FIXTURE.read_bytes()))
     two = load_trace(path)
     assert split_small == [True]
-    _same(two, _serial(path, monkeypatch))
+    assert_same_trace(two, _serial(path, monkeypatch))
 
 
 def test_a_truncated_file_falls_back_to_one_process_and_says_so(split_small, tmp_path, monkeypatch):
@@ -75,7 +66,7 @@ def test_a_truncated_file_falls_back_to_one_process_and_says_so(split_small, tmp
     two = load_trace(path)
     assert split_small == [False]
     assert two.truncated
-    _same(two, _serial(path, monkeypatch))
+    assert_same_trace(two, _serial(path, monkeypatch))
 
 
 @pytest.mark.parametrize("where", ["inside a string", "inside an event's args"])
@@ -89,7 +80,7 @@ def test_a_cut_that_is_not_between_two_events_falls_back(where, split_small, tmp
     monkeypatch.setattr(halves, "split_point", lambda _: fake)
     two = load_trace(path)
     assert split_small == [False]
-    _same(two, _serial(path, monkeypatch))
+    assert_same_trace(two, _serial(path, monkeypatch))
 
 
 def test_labels_that_would_number_differently_fall_back(split_small, tmp_path, monkeypatch):
@@ -98,7 +89,7 @@ def test_labels_that_would_number_differently_fall_back(split_small, tmp_path, m
     path = _plain(tmp_path, json.dumps({"traceEvents": events}).encode())
     two = load_trace(path)
     assert split_small == [False]
-    _same(two, _serial(path, monkeypatch))
+    assert_same_trace(two, _serial(path, monkeypatch))
 
 
 def test_a_bound_broken_in_the_second_half_is_refused_as_one_process_refuses_it(split_small, tmp_path):
