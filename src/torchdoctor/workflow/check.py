@@ -347,17 +347,17 @@ class _Check:
 # -- interleaved modes: a git ref, another interpreter -----------------------------------------------------
 def _interleaved(check: _Check, runner: _Runner) -> None:
     """Pilot, interleaved rounds, verdict; on a regression, where it lives."""
-    options, result = check.options, check.result
-    pilots, pilot_s = {}, {}
+    result = check.result
+    pilots, pilot_s, lengthened = {}, {}, False
     for name in ("A", "B"):
         check.progress.phase(f"pilot run of {name} ({runner.sides[name].label})")
         start = time.monotonic()
         pilots[name] = runner.observe(name, purpose="pilot")
         pilot_s[name] = time.monotonic() - start
         if name == "A":  # B's pilot tries the window the rounds will time
-            planned = _lengthen_window(check, runner, pilots["A"])
+            lengthened = _lengthen_window(check, runner, pilots["A"])
     _note_envs(result, pilots["A"], pilots["B"])
-    if planned and len(pilots["B"].steps) < check.options.steps:
+    if lengthened and len(pilots["B"].steps) < check.options.steps:
         _keep_steps(check, runner, pilots["B"])
     options = check.options
     fig_a, fig_b = observation_figures(pilots["A"]), observation_figures(pilots["B"])
