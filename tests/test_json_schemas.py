@@ -316,8 +316,8 @@ COMMANDS: dict[str, Command] = {
     "check_baseline": Command("check", "torchdoctor check --baseline base.json --json PATH -- DEMO (after "
                               "--save-baseline base.json: the stored baseline's figures against this tree)",
                               ("metrics", "samples_s")),
-    "check_error": Command("check", "torchdoctor check --against main --json PATH -- DEMO, outside a git "
-                           "repository (an error: exit 2, the error object)", ("metrics", "samples_s")),
+    "check_error": Command("check", "torchdoctor check --against no-such-ref-td --json PATH -- DEMO (a ref "
+                           "that does not exist: exit 2, the error object)", ("metrics", "samples_s")),
 }
 
 # --------------------------------------------------------------------------------------------------
@@ -555,8 +555,9 @@ def run_check(work: Path) -> dict[str, Any]:
     # since it was saved (docs/check.md), so on a busy machine even a regression is possible here.
     torchdoctor("check", "--baseline", work / "base.json", *short, "--max-rounds", "6", "--no-locate", "--json",
                 work / "baseline.json", "--store", work / "runs.db", "--", *demo, cwd=work, ok=(0, 1, 2))
-    torchdoctor("check", "--against", "main", "--json", work / "error.json", "--store", work / "runs.db", "--",
-                *demo, cwd=work, ok=(2,))
+    # A ref that exists nowhere: an error whether the demo's file lies in a git checkout or not.
+    torchdoctor("check", "--against", "no-such-ref-td", "--json", work / "error.json", "--store", work / "runs.db",
+                "--", *demo, cwd=work, ok=(2,))
     return {"check": _load(work / "check.json"), "check_baseline": _load(work / "baseline.json"),
             "check_error": _load(work / "error.json")}
 
