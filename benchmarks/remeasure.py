@@ -6,7 +6,7 @@ come from the script's own steps: a `sitecustomize` module on PYTHONPATH (`step_
 every `optimizer.step()` (or, without an optimizer, every call of the outermost module) and ends
 the run after `warmup + steps` of them. Nothing of torchdoctor's observation is loaded, so what
 is measured is the fix, not torchdoctor's view of it. `judge` is `torchdoctor.bench.compare_runs`
-(the median of the runs' median step times), so a claim and its re-measurement use one statistic.
+(the median of the runs' mean step times), so a claim and its re-measurement use one statistic.
 """
 
 from __future__ import annotations

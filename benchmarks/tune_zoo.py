@@ -7,7 +7,7 @@ For each workload:
    script, the script under `torchdoctor run --apply TUNED.json` and, for a zoo workload, under
    `run --apply EXPERT.json` (a hand-written expert fix as knob values; a field script has none),
    interleaved in rounds, each run's step times from the script's own steps. The ratio is
-   `torchdoctor.bench.compare_runs` (the median of the runs' median step times).
+   `torchdoctor.bench.compare_runs` (the median of the runs' mean step times, as tune's claim).
 
 Goals (issues 13 and 15): the claim within 10% of the re-measurement on every row, and the tuned
 fix at least 0.95 of the expert's.
@@ -78,9 +78,9 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
     if len(variants) > 1:
         runs = remeasure(script, args, variants, options.rounds, options.steps, options.warmup_steps, work)
         independent = {v: judge(runs["plain"], runs[v], config.run_tolerance) for v in variants if v != "plain"}
-        median = {v: statistics.median(statistics.median(r) for r in rs) for v, rs in runs.items()}
+        pace = {v: statistics.median(statistics.fmean(r) for r in rs) for v, rs in runs.items()}
     else:  # nothing kept and no expert: nothing to re-measure against the plain script
-        median = {"plain": result.baseline_step_s}
+        pace = {"plain": result.baseline_step_s}
     claim = result.speedup if result.kept else 1.0
     tuned = independent.get("tuned", {}).get("speedup", 1.0)
     expert_speedup = independent.get("expert", {}).get("speedup")
@@ -92,8 +92,9 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "remeasured_speedup": tuned, "expert_speedup": expert_speedup,
             "claim_over_remeasured": claim / tuned if tuned else None,
             "tuned_over_expert": tuned / expert_speedup if expert_speedup else None,
-            "median_step_s": median, "independent": independent, "load_average": os.getloadavg(),
-            "confirmation": {k: (result.confirmation or {}).get(k) for k in ("status", "reason", "verdict")},
+            "mean_step_s": pace, "independent": independent, "load_average": os.getloadavg(),
+            "confirmation": {k: (result.confirmation or {}).get(k)
+                             for k in ("status", "reason", "verdict", "rounds", "half_width", "precise")},
             "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials]}
 
 
@@ -108,6 +109,10 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             ci = r["claimed_ci"]
             claim = f"x{r['claimed_speedup']:.2f} ({'x%.2f-x%.2f' % tuple(ci) if ci else 'no CI'})"
             claim += "" if r["confirmed"] else " unconfirmed"
+            confirmation = r["confirmation"]
+            if confirmation.get("rounds"):
+                width = confirmation.get("half_width")
+                claim += f", {confirmation['rounds']} rounds" + (f" +-{width:.0%}" if width is not None else "")
             verdict = r["independent"].get("tuned", {}).get("verdict", {}).get("verdict", "")
             remeasured, ratio = f"x{r['remeasured_speedup']:.2f} ({verdict})", f"{r['claim_over_remeasured']:.2f}"
         else:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 
 from torchdoctor.bench import FASTER, UNCLEAR, agreeing_runs, compare_runs
 
@@ -57,3 +60,29 @@ def test_runs_that_disagree_are_decided_only_by_complete_separation() -> None:
     result = compare_runs(a, overlapping)
     assert not result.decided and result.verdict.verdict == UNCLEAR
     assert not compare_runs(a[:2], b[:2]).decided  # two runs a side: too few for separation
+
+
+def test_a_run_is_judged_by_its_pace_not_by_its_median_step() -> None:
+    # B: workers that deliver in bursts, 15 batches ready (0.4 ms steps) then a 30 ms wait; its
+    # median step is 0.4 ms but its pace 2.25 ms a step, slower than A's steady 2 ms.
+    burst = [0.0004] * 15 + [0.030]
+    a = [_run(0.002, n=32, seed=s) for s in (1, 2, 3)]
+    b = [burst * 2 for _ in range(3)]
+    result = compare_runs(a, b)
+    assert result.verdict.verdict != FASTER
+    assert 1.05 < result.verdict.ratio < 1.20
+    assert result.b_means[0] == pytest.approx(0.00225)
+
+
+def test_the_uncertainty_of_the_ratio_counts_the_scatter_between_runs() -> None:
+    # Runs 6% apart from each other: what a second measurement of the same two sides would see.
+    scatter = (1.0, 1.06, 0.95, 1.03, 0.97, 1.05)
+    def sides(count: int) -> tuple[list[list[float]], list[list[float]]]:
+        a = [_run(0.1 * scatter[i], seed=i, noise=0.001) for i in range(count)]
+        b = [_run(0.05 * scatter[-1 - i], seed=10 + i, noise=0.001) for i in range(count)]
+        return a, b
+    three, six = compare_runs(*sides(3)), compare_runs(*sides(6))
+    bootstrap_half = math.sqrt(three.verdict.ci_high / three.verdict.ci_low) - 1
+    assert three.half_width > 5 * bootstrap_half  # the steps within runs hardly scatter at all
+    assert 0.04 < six.half_width < three.half_width < 0.2
+    assert compare_runs([_run(0.1)], [_run(0.05)]).half_width == math.inf  # one run a side: unknown

@@ -52,8 +52,8 @@ def _stop(hogs: list[subprocess.Popen]) -> None:
 
 
 def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup(tmp_path: Path) -> None:
-    options = ["--knobs", "num_workers", "--int-trials", "1", "--rounds", "1", "--confirm-rounds", "2", *SHORT,
-               "--", str(SCRIPTS / "sleepy_loader.py")]
+    options = ["--knobs", "num_workers", "--int-trials", "1", "--rounds", "1", "--confirm-rounds", "2",
+               "--confirm-max-rounds", "6", *SHORT, "--", str(SCRIPTS / "sleepy_loader.py")]
     (tmp_path / "quiet").mkdir()
     quiet_proc, quiet = _tune(tmp_path / "quiet", *options, timeout=400)
     assert quiet_proc.returncode == 0, quiet_proc.stderr
@@ -90,7 +90,7 @@ def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup
 
 def test_a_script_that_hard_codes_16_threads_is_tuned_to_the_fix_with_that_line_in_the_diff(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "threads", "--int-trials", "1", "--no-repeat-baseline", "--rounds", "1",
-                         "--confirm-rounds", "2", *SHORT, "--",
+                         "--confirm-rounds", "2", "--confirm-max-rounds", "3", *SHORT, "--",
                          str(SCRIPTS / "threads16.py"), timeout=400)
     assert proc.returncode == 0, proc.stderr
     assert result["kept"] == {"threads": 1}, result["summary"] + proc.stdout[-3000:]
@@ -103,7 +103,8 @@ def test_a_script_that_hard_codes_16_threads_is_tuned_to_the_fix_with_that_line_
 def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_line(tmp_path: Path) -> None:
     # One intra-op thread: two on a busy 2-core machine make single runs stall many times over.
     proc, result = _tune(tmp_path, "--knobs", "no_anomaly_detection", "--no-repeat-baseline", "--rounds", "2",
-                         "--confirm-rounds", "2", *SHORT, "--", str(SCRIPTS / "anomaly_mlp.py"), timeout=600,
+                         "--confirm-rounds", "2", "--confirm-max-rounds", "3", *SHORT, "--",
+                         str(SCRIPTS / "anomaly_mlp.py"), timeout=600,
                          env=ONE_THREAD)
     assert proc.returncode == 0, proc.stderr
     assert result["kept"] == {"no_anomaly_detection": True}, result["summary"] + proc.stdout[-3000:]
@@ -114,8 +115,8 @@ def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_li
 
 def test_an_eval_loop_with_bf16_autocast_has_its_outputs_checked(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "autocast_bf16", "--no-repeat-baseline", "--rounds", "1",
-                         "--confirm-rounds", "1", "--warmup-steps", "3", "--steps", "10", "--",
-                         str(SCRIPTS / "eval_loop.py"), timeout=400, env=ONE_THREAD)
+                         "--confirm-rounds", "1", "--confirm-max-rounds", "2", "--warmup-steps", "3", "--steps", "10",
+                         "--", str(SCRIPTS / "eval_loop.py"), timeout=400, env=ONE_THREAD)
     assert proc.returncode == 0, proc.stderr
     trial = next(t for t in result["trials"] if t["knob"] == "autocast_bf16")
     numerics = trial["numerics"]

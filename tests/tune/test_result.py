@@ -57,7 +57,7 @@ def test_a_result_from_before_the_script_hash_is_applied_with_a_warning(tmp_path
     ({"kept": None}, "`kept` must be an object"),
     ({"kept": {"warp_drive": True}}, "unknown knob.*warp_drive"),
     ({"kept": {}, "script_sha256": 12}, "script_sha256 must be 64 hex digits"),
-    ({"schema_version": 3, "kept": {}}, "not a `torchdoctor tune --json` result"),
+    ({"schema_version": 4, "kept": {}}, "not a `torchdoctor tune --json` result"),
     ({}, "not a `torchdoctor tune --json` result"),
 ])
 def test_a_hostile_result_file_is_a_clear_error(tmp_path, script, fields, message):

@@ -26,7 +26,7 @@ def test_a_hanging_trial_times_out_a_crashing_one_fails_and_the_search_goes_on(t
     timeout_s = 60
     proc, result = _tune(tmp_path, "--knobs", "num_workers,zero_grad_set_to_none,optimizer_impl",
                          "--int-trials", "1", "--trial-timeout", str(timeout_s), "--no-repeat-baseline",
-                         "--rounds", "1", "--confirm-rounds", "1",
+                         "--rounds", "1", "--confirm-rounds", "1", "--confirm-max-rounds", "2",
                          "--warmup-steps", "2", "--steps", "6", "--", str(SCRIPTS / "misbehave.py"))
     assert proc.returncode == 0, proc.stderr
     by_knob = {t["knob"]: t for t in result["trials"]}
@@ -85,7 +85,7 @@ def test_ctrl_c_keeps_the_trials_so_far_and_reports_the_best_and_the_baselines_n
 
 def test_an_integer_knob_is_searched_with_optuna_over_more_than_two_values(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "prefetch_factor", "--int-trials", "3", "--no-repeat-baseline",
-                         "--rounds", "1", "--confirm-rounds", "1",
+                         "--rounds", "1", "--confirm-rounds", "1", "--confirm-max-rounds", "2",
                          "--warmup-steps", "2", "--steps", "6", "--", str(SCRIPTS / "worker_loader.py"))
     assert proc.returncode == 0, proc.stderr
     tried = [t["value"] for t in result["trials"] if t["knob"] == "prefetch_factor"]

@@ -147,6 +147,30 @@ def test_a_kept_set_the_confirmation_finds_no_faster_is_dropped(tmp_path, monkey
     assert result.summary.startswith("nothing kept")
 
 
+def _confirmation_scatter(scatter: float) -> Callable[[int, dict[str, Any]], float]:
+    """Runs of the confirmation (from the 6th on) scattered by +-`scatter` from run to run."""
+    return lambda n, knobs: 1.0 + scatter * math.sin(7 * n) if n >= 5 else 1.0
+
+
+def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, monkeypatch) -> None:
+    quiet = _tuner(tmp_path / "quiet", monkeypatch, FakeRuns(slow=_confirmation_scatter(0.005)),
+                   only=["zero_grad_set_to_none"]).run()
+    assert quiet.confirmation["rounds"] == 3 and quiet.confirmation["precise"]  # --confirm-rounds was enough
+    noisy = _tuner(tmp_path / "noisy", monkeypatch, FakeRuns(slow=_confirmation_scatter(0.06)),
+                   only=["zero_grad_set_to_none"], confirm_max_rounds=6).run()
+    # Runs 6% apart: the median of 3 runs a side is not within 5%; rounds are added up to the most.
+    assert noisy.confirmation["rounds"] == 6 and not noisy.confirmation["precise"]
+    assert noisy.confirmed and 1.8 < noisy.speedup < 2.2
+    assert noisy.confirmation["half_width"] > 0.05 and "wider than the 5% aimed at" in noisy.confirmation["reason"]
+
+
+def test_the_budget_ends_the_confirmations_extra_rounds(tmp_path, monkeypatch) -> None:
+    runs = FakeRuns(slow=_confirmation_scatter(0.06), duration_s=10.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], time_budget_s=140.0).run()
+    assert result.confirmed and result.confirmation["rounds"] < 8
+    assert len(runs.calls) * 10.0 <= 140.0 + 10.0
+
+
 def test_diminishing_returns_waits_for_the_knobs_the_findings_name_and_says_what_happened(
         tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("torchdoctor.tune.candidates.named_knobs", lambda record: ["compile"])

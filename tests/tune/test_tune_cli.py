@@ -32,10 +32,11 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
     # the test short and the verdict powerful.
     env = {**WIDE_ENV, "OMP_NUM_THREADS": "1"}
     proc, result = _tune(tmp_path, "--knobs", "num_workers", "--int-trials", "1", "--warmup-steps", "5",
-                         "--steps", "80", "--no-repeat-baseline", "--rounds", "1", "--confirm-rounds", "2", "--",
-                         str(demo_script()), "--batch-size", "8", env=env, timeout=400)
+                         "--steps", "80", "--no-repeat-baseline", "--rounds", "1", "--confirm-rounds", "2",
+                         "--confirm-max-rounds", "3", "--", str(demo_script()), "--batch-size", "8", env=env,
+                         timeout=400)
     assert proc.returncode == 0, proc.stderr
-    assert result["schema_version"] == 2
+    assert result["schema_version"] == 3
     # The search finds the worker faster side by side...
     found = [t for t in result["trials"] if t["knob"] == "num_workers" and "faster side by side" in t["reason"]]
     assert len(found) == 1, [(t["knob"], t["value"], t["reason"]) for t in result["trials"]]
@@ -92,8 +93,8 @@ def test_run_apply_rejects_a_file_that_is_not_a_tune_result(tmp_path: Path) -> N
 def test_tune_runs_every_trial_under_torchrun_and_tries_no_sync_on_ddp_accumulation(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[1] / "knobs" / "scripts" / "ddp_accum.py"
     proc, result = _tune(tmp_path, "--nproc-per-node", "2", "--knobs", "no_sync", "--no-repeat-baseline",
-                         "--rounds", "1", "--confirm-rounds", "1", "--warmup-steps", "2", "--steps", "10", "--",
-                         str(script))
+                         "--rounds", "1", "--confirm-rounds", "1", "--confirm-max-rounds", "2", "--warmup-steps", "2",
+                         "--steps", "10", "--", str(script))
     assert proc.returncode == 0, proc.stderr
     baseline, trial = result["trials"]
     assert trial["knob"] == "no_sync" and trial["value"] == 4  # the measured micro-batches per step

@@ -23,7 +23,7 @@ detectable effect), and scipy would be a heavy dependency for a dozen lines of n
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
@@ -126,13 +126,20 @@ def _decide(ci_low: float, ci_high: float, floor: float) -> str:
 
 
 def _bootstrap_medians(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Medians of `N_BOOT` resamples (with replacement) of `x`, computed in bounded chunks."""
+    """Medians of `N_BOOT` resamples (with replacement) of `x`."""
+    return _bootstrap_statistic(x, rng, np.median)
+
+
+def _bootstrap_statistic(x: np.ndarray, rng: np.random.Generator, statistic: Callable[..., np.ndarray]
+                         ) -> np.ndarray:
+    """`statistic` (np.median, np.mean) of `N_BOOT` resamples (with replacement) of `x`,
+    computed in bounded chunks."""
     rows_per_chunk = max(1, _MAX_CELLS // x.size)
     out = np.empty(N_BOOT)
     for start in range(0, N_BOOT, rows_per_chunk):
         rows = min(rows_per_chunk, N_BOOT - start)
         idx = rng.integers(0, x.size, size=(rows, x.size))
-        out[start : start + rows] = np.median(x[idx], axis=1)
+        out[start : start + rows] = statistic(x[idx], axis=1)
     return out
 
 
@@ -155,6 +162,10 @@ def _finite_or_none(value: object) -> object:
 #: Relative difference between two runs of one configuration beyond which they disagree: one of
 #: them was disturbed (another process took the cores) and must not be divided by.
 RUN_TOLERANCE = 0.15
+#: The normal quantile of a two-sided 95% interval.
+Z_95 = NormalDist().inv_cdf(0.975)
+#: Standard error of a median over that of a mean, for normal data (sqrt(pi / 2)).
+MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
 #: Runs a side needs before complete separation decides for runs that disagree among themselves:
 #: with 3 + 3 interleaved runs, every B run faster than every A run happens by chance with
 #: probability 1 / C(6, 3) = 5% when nothing changed.
@@ -164,7 +175,8 @@ SEPARATION_RUNS = 3
 @dataclass(frozen=True)
 class RunsVerdict:
     """A verdict on whole runs (each a series of step times) of A and B measured in interleaved
-    rounds. `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
+    rounds. `a_means`/`b_means`: each run's mean step time (its timed window's wall time per step).
+    `a_kept`/`b_kept`: indices of the runs that agree with each other (the largest group
     of runs within the run tolerance of its fastest member); the others count as disturbed (the
     median over runs outweighs them once there are three). `spread`: the largest relative
     difference between kept runs of one side, the run-to-run noise, which is also the verdict's
@@ -173,8 +185,8 @@ class RunsVerdict:
     agree, so the verdict rests on no single run and the spread is the noise of most runs."""
 
     verdict: Verdict
-    a_medians: list[float]
-    b_medians: list[float]
+    a_means: list[float]
+    b_means: list[float]
     a_kept: list[int]
     b_kept: list[int]
     spread: float
@@ -189,21 +201,37 @@ class RunsVerdict:
 
     @property
     def disturbed(self) -> int:
-        return len(self.a_medians) - len(self.a_kept) + len(self.b_medians) - len(self.b_kept)
+        return len(self.a_means) - len(self.a_kept) + len(self.b_means) - len(self.b_kept)
+
+    @property
+    def half_width(self) -> float:
+        """The ratio's relative 95% uncertainty, the larger of two: half the bootstrap CI (the
+        noise of the steps within runs) and the run-to-run one. The latter is what another
+        measurement of the same two configurations sees: the median of n runs whose log means
+        scatter with sd s has a standard error of about 1.25 s / sqrt(n) (asymptotic efficiency
+        of the median), s from each side's agreeing runs. Infinite while either is unknown (no
+        CI, or a side with fewer than two agreeing runs)."""
+        ci_low, ci_high = self.verdict.ci_low, self.verdict.ci_high
+        if not (ci_low > 0 and ci_high > 0) or len(self.a_kept) < 2 or len(self.b_kept) < 2:
+            return math.inf
+        variance = sum(float(np.var(np.log([means[i] for i in kept]), ddof=1)) / len(means)
+                       for means, kept in ((self.a_means, self.a_kept), (self.b_means, self.b_kept)))
+        runs = math.expm1(Z_95 * MEDIAN_SE_FACTOR * math.sqrt(variance))
+        return max(math.sqrt(ci_high / ci_low) - 1.0, runs)
 
     def to_dict(self) -> dict:
-        return {**self.verdict.to_dict(), "a_run_medians": self.a_medians, "b_run_medians": self.b_medians,
+        return {**self.verdict.to_dict(), "a_run_means": self.a_means, "b_run_means": self.b_means,
                 "a_kept": self.a_kept, "b_kept": self.b_kept, "spread": self.spread,
                 "corroborated": self.corroborated, "separated": self.separated, "decided": self.decided}
 
 
-def agreeing_runs(medians: Sequence[float], tolerance: float = RUN_TOLERANCE) -> list[int]:
-    """Indices of the largest group of runs whose medians lie within `tolerance` of the group's
-    fastest (ties: the faster group). A disturbance only ever slows a run, so a run far slower
-    than a group that agrees is the disturbed one."""
+def agreeing_runs(times: Sequence[float], tolerance: float = RUN_TOLERANCE) -> list[int]:
+    """Indices of the largest group of runs whose step times lie within `tolerance` of the
+    group's fastest (ties: the faster group). A disturbance only ever slows a run, so a run far
+    slower than a group that agrees is the disturbed one."""
     best: list[int] = []
-    for anchor in sorted(range(len(medians)), key=lambda i: medians[i]):
-        group = [i for i, m in enumerate(medians) if medians[anchor] <= m <= medians[anchor] * (1 + tolerance)]
+    for anchor in sorted(range(len(times)), key=lambda i: times[i]):
+        group = [i for i, m in enumerate(times) if times[anchor] <= m <= times[anchor] * (1 + tolerance)]
         if len(group) > len(best):
             best = group
     return sorted(best)
@@ -226,11 +254,17 @@ def compare_runs(
 ) -> RunsVerdict:
     """Judge B against A from whole runs (each a list of step times) measured interleaved.
 
-    Statistic: the ratio of the medians of the runs' median step times (geometric median: the
-    median of their logarithms), so that one disturbed run of three moves nothing. Every run
-    counts: keeping only the runs that agree would favour a configuration whose runs vary (a
-    DataLoader worker starved of a core now and then), as its slow runs would be dropped. CI:
-    bootstrap of each run's steps (`_bootstrap_log_medians`). Noise floor: max(min_effect, the
+    Statistic: the ratio of the medians of the runs' mean step times (geometric median: the
+    median of their logarithms), so that one disturbed run of three moves nothing. A run's mean
+    step is its window's wall time per step, the pace a user's epoch takes; its median step is
+    not: DataLoader workers deliver in bursts (16 workers finish 16 batches together, the next 15
+    steps find their batch ready), and a worker restart every few steps is one slow step of
+    several, so the median step misses exactly the waits a data fix removes (measured on the slow
+    `__getitem__` field script: medians claimed x92 where the pace gained x24). Disturbances longer
+    than a step are the run-level median's business. Every run counts: keeping only the runs that
+    agree would favour a configuration whose runs vary (a DataLoader worker starved of a core now
+    and then), as its slow runs would be dropped. CI: bootstrap of each run's steps
+    (`_bootstrap_log_means`). Noise floor: max(min_effect, the
     spread of the agreeing runs of either side): no effect within the run-to-run noise is claimed.
     Runs that do not corroborate each other (each side with runs, none two agreeing) are judged by
     complete separation once each side has SEPARATION_RUNS runs: faster only when every B run
@@ -240,46 +274,46 @@ def compare_runs(
         raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
     a = [r for r in (_as_times(r, "A") for r in a_runs) if r.size]
     b = [r for r in (_as_times(r, "B") for r in b_runs) if r.size]
-    a_med = [float(np.median(r)) for r in a]
-    b_med = [float(np.median(r)) for r in b]
-    a_kept, b_kept = agreeing_runs(a_med, tolerance), agreeing_runs(b_med, tolerance)
+    a_mean = [float(np.mean(r)) for r in a]
+    b_mean = [float(np.mean(r)) for r in b]
+    a_kept, b_kept = agreeing_runs(a_mean, tolerance), agreeing_runs(b_mean, tolerance)
     spread = 0.0
-    for medians, kept in ((a_med, a_kept), (b_med, b_kept)):
+    for means, kept in ((a_mean, a_kept), (b_mean, b_kept)):
         if len(kept) > 1:
-            values = [medians[i] for i in kept]
+            values = [means[i] for i in kept]
             spread = max(spread, max(values) / min(values) - 1.0)
     corroborated = bool(a and b) and all(_corroborated(len(kept), len(runs))
                                          for runs, kept in ((a, a_kept), (b, b_kept)))
     floor = min(max(min_effect, spread), 0.99)
     if not a or not b:
         return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
-                           a_med, b_med, a_kept, b_kept, spread, False)
+                           a_mean, b_mean, a_kept, b_kept, spread, False)
     n_a, n_b = sum(r.size for r in a), sum(r.size for r in b)
-    ratio = math.exp(float(np.median(np.log(b_med)) - np.median(np.log(a_med))))
+    ratio = math.exp(float(np.median(np.log(b_mean)) - np.median(np.log(a_mean))))
     if min(n_a, n_b) < MIN_SAMPLES:
         return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
-                           a_med, b_med, a_kept, b_kept, spread, corroborated)
+                           a_mean, b_mean, a_kept, b_kept, spread, corroborated)
     if not corroborated and min(len(a), len(b)) >= SEPARATION_RUNS:
         # Runs too noisy to corroborate each other: decide only when the runs separate completely
         # (every B run beyond every A run by more than min_effect); the interval is the whole
         # range of run ratios, as wide as the noise makes it.
-        low, high = min(b_med) / max(a_med), max(b_med) / min(a_med)
+        low, high = min(b_mean) / max(a_mean), max(b_mean) / min(a_mean)
         decision = _decide(low, high, min_effect)
         verdict = Verdict(decision, ratio, low, high, max(min_effect, spread), math.nan, n_a, n_b)
-        return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, False, separated=decision != UNCLEAR)
+        return RunsVerdict(verdict, a_mean, b_mean, a_kept, b_kept, spread, False, separated=decision != UNCLEAR)
     rng = np.random.default_rng(seed)
-    log_ratio = _bootstrap_log_medians(b, rng) - _bootstrap_log_medians(a, rng)
+    log_ratio = _bootstrap_log_means(b, rng) - _bootstrap_log_means(a, rng)
     alpha = 1.0 - confidence
     low, high = (float(math.exp(q)) for q in np.quantile(log_ratio, [alpha / 2, 1 - alpha / 2]))
     mde = min_detectable_effect(low, high, noise_floor=floor, confidence=confidence) if high > low else math.nan
     verdict = Verdict(_decide(low, high, floor), ratio, low, high, floor, mde, n_a, n_b)
-    return RunsVerdict(verdict, a_med, b_med, a_kept, b_kept, spread, corroborated)
+    return RunsVerdict(verdict, a_mean, b_mean, a_kept, b_kept, spread, corroborated)
 
 
-def _bootstrap_log_medians(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """`N_BOOT` bootstrap values of the median over `runs` of each run's log median, each run's
-    median from a resample of its own steps. The runs themselves are not resampled: with the
+def _bootstrap_log_means(runs: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """`N_BOOT` bootstrap values of the median over `runs` of each run's log mean step, each run's
+    mean from a resample of its own steps. The runs themselves are not resampled: with the
     handful of runs a tuner can afford, resampling them would let one disturbed run of three
     decide a quarter of the draws; their disagreement is the noise floor's business instead."""
-    medians = np.log(np.stack([_bootstrap_medians(r, rng) for r in runs]))  # (runs, N_BOOT)
-    return np.median(medians, axis=0)
+    means = np.log(np.stack([_bootstrap_statistic(r, rng, np.mean) for r in runs]))  # (runs, N_BOOT)
+    return np.median(means, axis=0)

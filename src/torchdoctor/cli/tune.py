@@ -41,7 +41,13 @@ def tune(
     allow_batch_size: bool = typer.Option(False, "--allow-batch-size", help="Also tune the batch size."),
     repeat_baseline: bool = typer.Option(True, help="Run the baseline twice to measure the script's run-to-run noise."),
     rounds: int = typer.Option(2, help="Rounds per knob value: best and candidate interleaved A B B A."),
-    confirm_rounds: int = typer.Option(3, help="Rounds of the final confirmation (baseline vs best, interleaved)."),
+    confirm_rounds: int = typer.Option(3, help="Rounds of the final confirmation (baseline vs best, interleaved), "
+                                       "at least."),
+    confirm_max_rounds: Optional[int] = typer.Option(
+        None, help="Rounds of the confirmation at most: more are run while the speed-up is less precise than "
+                   "--confirm-precision (default: 8, or --confirm-rounds when larger)."),
+    confirm_precision: float = typer.Option(
+        0.05, help="Relative half-width of the speed-up's 95% uncertainty the confirmation aims for."),
     seed: int = typer.Option(0, help="Seed Python, NumPy and torch before the script runs (it may seed itself)."),
     no_seed: bool = typer.Option(False, "--no-seed", help="Do not seed the script."),
     accept_unchecked_numerics: bool = typer.Option(
@@ -64,6 +70,8 @@ def tune(
                             allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline,
                             nproc_per_node=nproc_per_node,
                             rounds=rounds, max_rounds=max(4, rounds), confirm_rounds=confirm_rounds,
+                            confirm_max_rounds=max(confirm_rounds, 8) if confirm_max_rounds is None
+                            else confirm_max_rounds, confirm_precision=confirm_precision,
                             script_seed=None if no_seed else seed, accept_unchecked_numerics=accept_unchecked_numerics,
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:

@@ -28,7 +28,14 @@ class TuneConfig:
     run until two agree, up to this many."""
     confirm_rounds: int = 3
     """Rounds of the final confirmation (baseline and best configuration interleaved), whose
-    ratio is the reported speed-up; up to 2 more when runs disagree. Reserved in the budget."""
+    ratio is the reported speed-up, at least. Reserved in the budget."""
+    confirm_max_rounds: int = 8
+    """Rounds of the confirmation at most: beyond `confirm_rounds`, rounds are added while runs
+    of one side disagree or the speed-up is less precise than `confirm_precision`, budget
+    permitting."""
+    confirm_precision: float = 0.05
+    """The confirmation goes on until the speed-up's 95% uncertainty (RunsVerdict.half_width:
+    bootstrap CI and run-to-run scatter) is within this relative half-width."""
     run_tolerance: float = 0.15
     """Two runs of one configuration agree when their median step times are within this; a
     slower run outside it is disturbed (another process took the cores): the median over runs
@@ -68,8 +75,11 @@ class TuneConfig:
             raise ValueError(f"timing_steps must be >= 5 for a speed verdict, got {self.timing_steps}")
         if not 1 <= self.rounds <= self.max_rounds:
             raise ValueError(f"need 1 <= rounds <= max_rounds, got {self.rounds} and {self.max_rounds}")
-        if self.confirm_rounds < 1:
-            raise ValueError(f"confirm_rounds must be >= 1, got {self.confirm_rounds}")
+        if not 1 <= self.confirm_rounds <= self.confirm_max_rounds:
+            raise ValueError(f"need 1 <= confirm_rounds <= confirm_max_rounds, got {self.confirm_rounds} and "
+                             f"{self.confirm_max_rounds}")
+        if not 0 < self.confirm_precision < 1:
+            raise ValueError(f"confirm_precision must be in (0, 1), got {self.confirm_precision}")
         if not 0 < self.run_tolerance < 1:
             raise ValueError(f"run_tolerance must be in (0, 1), got {self.run_tolerance}")
         if self.int_trials < 1:

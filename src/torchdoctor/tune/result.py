@@ -25,11 +25,11 @@ from torchdoctor.knobs.diff import knob_changes
 from torchdoctor.tune.errors import TuneInputError
 from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial, central
 
-SCHEMA_VERSION = 2
-#: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in both (2 changed
-#: what `speedup` measures and added keys, docs/tune.md "Schema history"), so results made before
-#: still apply.
-READABLE_SCHEMAS = (1, 2)
+SCHEMA_VERSION = 3
+#: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in all (2 and 3
+#: changed what `speedup` measures, docs/tune.md "Schema history"), so results made before still
+#: apply.
+READABLE_SCHEMAS = (1, 2, 3)
 #: A tune result is a few hundred kilobytes; a larger file is not one (and is not read whole).
 MAX_RESULT_BYTES = 32 * 1024 * 1024
 

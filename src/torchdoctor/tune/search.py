@@ -23,13 +23,16 @@ by side, then a confirmation of the whole.
    SIGHUP: the running run is interrupted, or `stop_signal()` says one arrived between runs): the
    trials so far are kept and reported, and the result's `exit_status` is 128 + the signal. A stop
    during the first baseline run leaves nothing to report (TuneInterruptedError).
-5. Confirmation: baseline and best configuration interleaved for `confirm_rounds` rounds; the
-   reported speed-up is that ratio with its 95% CI. Not faster, or too noisy to tell: nothing is
+5. Confirmation: baseline and best configuration interleaved for `confirm_rounds` rounds, and
+   more (up to `confirm_max_rounds`, budget permitting) until the speed-up is precise within
+   `confirm_precision` (bootstrap CI and run-to-run scatter): the claim is what a user re-running
+   the two configurations should find. The reported speed-up is that ratio with its 95% CI. Not faster, or too noisy to tell: nothing is
    kept. A stop before or during it: the result is reported as unconfirmed.
 """
 
 from __future__ import annotations
 
+import math
 import signal
 import statistics
 import time
@@ -53,8 +56,6 @@ from torchdoctor.tune.trial import (ACCEPTED, BASELINE_RUN, CANDIDATE, CONFIRM_B
 #: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
 PASSES = 2
-#: Extra confirmation rounds when runs of one side disagree.
-CONFIRM_EXTRA_ROUNDS = 2
 
 __all__ = ["NOISE_MARGIN", "PASSES", "TuneProgress", "Tuner"]
 
@@ -338,12 +339,13 @@ class Tuner:
 
     def _interleave(self, a_knobs: dict[str, Any], b_knobs: dict[str, Any], roles: tuple[str, str], *,
                     rounds: int, max_rounds: int, per_sample: bool, confirmation: bool = False,
-                    first_b: Callable[[Run], bool] | None = None,
+                    first_b: Callable[[Run], bool] | None = None, precision: float | None = None,
                     ) -> tuple[list[Run], list[Run], RunsVerdict | None]:
         """Runs of A and B interleaved A B B A ... for `rounds` rounds, more (up to `max_rounds`)
-        while runs of one side disagree. The run that just ran is reused when it is A's (or B's)
-        configuration. `first_b(run)` may stop early (False) once B has run once (numerics).
-        Stops at B's first failed run."""
+        while runs of one side disagree or, given `precision`, while the ratio's 95% uncertainty
+        is wider than that (RunsVerdict.half_width). The run that just ran is reused when it is
+        A's (or B's) configuration. `first_b(run)` may stop early (False) once B has run once
+        (numerics). Stops at B's first failed run."""
         a_runs: list[Run] = []
         b_runs: list[Run] = []
         pattern = "ABBA"
@@ -376,7 +378,8 @@ class Tuner:
             for side_runs, kept in ((a_runs, verdict.a_kept), (b_runs, verdict.b_kept)):
                 for index, run in enumerate(side_runs):
                     run.disturbed = index not in kept
-            if verdict.decided or target >= max_rounds or not self._room(2, confirmation=not confirmation):
+            settled = verdict.decided and (precision is None or verdict.half_width <= precision)
+            if settled or target >= max_rounds or not self._room(2, confirmation=not confirmation):
                 return a_runs, b_runs, verdict
             target += 1
 
@@ -443,7 +446,7 @@ class Tuner:
             trial.reason = "not measured"
         elif not verdict.decided:
             trial.reason = (f"undecided: runs of one configuration disagree (reference "
-                            f"{_runs_text(verdict.a_medians)}, candidate {_runs_text(verdict.b_medians)}): "
+                            f"{_runs_text(verdict.a_means)}, candidate {_runs_text(verdict.b_means)}): "
                             "too noisy to decide")
         elif verdict.verdict.verdict != FASTER:
             trial.reason = (f"{verdict.verdict.verdict}: {_speed(verdict.verdict.ratio)} side by side "
@@ -489,7 +492,8 @@ class Tuner:
         self._pending = ([], [])
         a_runs, b_runs, verdict = self._interleave(
             {}, dict(self.kept), (CONFIRM_BASELINE, CONFIRM_BEST), rounds=self.config.confirm_rounds,
-            max_rounds=self.config.confirm_rounds + CONFIRM_EXTRA_ROUNDS, per_sample=per_sample, confirmation=True)
+            max_rounds=self.config.confirm_max_rounds, per_sample=per_sample, confirmation=True,
+            precision=self.config.confirm_precision)
         self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample)
         status = self.confirmation["status"]
         if status != "confirmed":
@@ -510,9 +514,13 @@ class Tuner:
         what = "sample" if per_sample else "step"
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
                f"{self.config.timing_steps} timed steps each; speed-up = ratio of the medians of the runs' "
-               f"median time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
-               "of one configuration)")
+               f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
+               f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
+               f"95% uncertainty was within {self.config.confirm_precision:.0%} or the budget ran out)")
+        half_width = verdict.half_width if verdict is not None else math.inf
         info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
+                                "half_width": half_width if math.isfinite(half_width) else None,
+                                "precise": half_width <= self.config.confirm_precision,
                                 "baseline_runs": [r.to_dict() for r in a_runs],
                                 "best_runs": [r.to_dict() for r in b_runs],
                                 "verdict": verdict.to_dict() if verdict else None, "per_sample": per_sample}
@@ -524,7 +532,7 @@ class Tuner:
             return {**info, "status": "failed", "reason": reason}
         if not verdict.decided:
             reason = (f"too noisy to confirm within the budget: runs of the baseline measured "
-                      f"{_runs_text(verdict.a_medians)} and of the kept knobs {_runs_text(verdict.b_medians)}, no two "
+                      f"{_runs_text(verdict.a_means)} and of the kept knobs {_runs_text(verdict.b_means)}, no two "
                       f"of one side within {self.config.run_tolerance:.0%}")
             return {**info, "status": "too noisy", "reason": reason}
         speed = verdict.verdict
@@ -533,6 +541,10 @@ class Tuner:
                       f"({_speed(speed.ratio)}, {_speed_ci(verdict.to_dict())}, noise floor {speed.noise_floor:.0%})")
             return {**info, "status": "not faster", "reason": reason}
         confirmed = f"confirmed {_speed(speed.ratio)} ({_speed_ci(verdict.to_dict())})"
+        if not info["precise"]:
+            uncertainty = f"+-{half_width:.0%}" if math.isfinite(half_width) else "unknown"
+            confirmed += (f"; its uncertainty, run to run, is {uncertainty}, wider than the "
+                          f"{self.config.confirm_precision:.0%} aimed at (rounds or budget ran out)")
         return {**info, "status": "confirmed", "reason": confirmed}
 
     def _unconfirmed(self, why: str) -> None:
