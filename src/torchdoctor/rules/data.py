@@ -14,6 +14,7 @@ import statistics
 from torchdoctor.knobs.dataloader import io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores
 
 WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
 WAIT_PROBLEM = 0.25
@@ -62,32 +63,6 @@ def _workers_fix(cores: int) -> Fix:
                f"{cores} cores, so give the step {threads} intra-op thread(s) and the workers the rest.",
                f"torch.set_num_threads({threads})\n"
                f"loader = DataLoader(dataset, batch_size=..., num_workers={workers}, persistent_workers=True)")
-
-
-def _busy_cores(ev: Evidence, cores: int, threads: int | None) -> int:
-    """Cores the training process keeps busy while it computes: its intra-op threads (`threads`, or
-    the Record's when None), at least the main thread's one, at most the usable cores. A Record
-    without the thread count counts one, the least the step can use, so the bound stays a bound."""
-    if threads is None:
-        try:
-            threads = int(ev.env_section("torch", "num_threads"))
-        except MissingEvidence:
-            threads = 1
-    return max(1, min(threads, cores))
-
-
-def _fastest_step_ms(main_ms: float, load_ms: float, load_cpu_ms: float, workers: int, busy_cores: int,
-                    cores: int) -> float:
-    """The shortest step that loading a batch in `workers` processes allows, on `cores` usable cores
-    (TD-DATA-002/003's upside is 1 - this / the measured step). The longest of:
-    - `main_ms`: the training process's own work per step (compute, and each batch's hand-off);
-    - `load_ms / workers`: each worker delivers one batch per `load_ms`, its wall time per batch;
-    - `(load_cpu_ms + busy_cores x main_ms) / cores`: in one step the cores give `cores` x step of CPU
-      time, of which the step's threads take `busy_cores` for `main_ms`, and loading needs `load_cpu_ms`.
-    The last is where the cores bind: workers beyond the cores the step leaves free add no speed to
-    CPU-bound loading (the demo on 2 cores: x0.97 measured for a claimed x4.6, docs/field.md), while
-    a wait on storage or sleep (small `load_cpu_ms`, TD-DATA-007) is bounded by the workers alone."""
-    return max(main_ms, load_ms / workers, (load_cpu_ms + busy_cores * main_ms) / cores)
 
 
 def _io_bound(ev: Evidence) -> bool:
@@ -142,33 +117,11 @@ def data_wait_high(ev: Evidence) -> Hit | None:
                    _WORKERS_FIX.code))
 
 
-def _best_case(main_ms: float, load_ms: float, load_cpu_ms: float, workers: int, busy: int, cores: int) -> dict:
-    """Evidence for a workers fix's upside: the usable cores, the cores the step keeps busy, the
-    loading's CPU time per batch, and the shortest step the fix allows (`_fastest_step_ms`)."""
-    best_ms = _fastest_step_ms(main_ms, load_ms, load_cpu_ms, workers, busy, cores)
-    return {"physical_cores": cores, "busy_cores_while_computing": busy,
-            "load_cpu_ms_per_batch": round(load_cpu_ms, 3), "workers_in_fix": workers,
-            "step_ms_best_case": round(best_ms, 3)}
-
-
-def _best_case_text(evidence: dict) -> str:
-    """The bound in words, with the figures of `_best_case` the upside comes from."""
-    return (f"on {evidence['physical_cores']} cores, {evidence['busy_cores_while_computing']} of them busy with the "
-            f"step's threads while it computes, and {evidence['load_cpu_ms_per_batch']:.0f} ms of CPU to load each "
-            f"batch, {evidence['workers_in_fix']} worker(s) bring the {evidence['step_ms_median']:.0f} ms step to "
-            f"{evidence['step_ms_best_case']:.0f} ms at best")
-
-
-def _upside(evidence: dict) -> float:
-    """The share of the measured step that the best case wins back."""
-    return max(0.0, 1.0 - evidence["step_ms_best_case"] / evidence["step_ms_median"])
-
-
 @rule("TD-DATA-002", "data", knob="num_workers", lint_topic="data.num_workers")
 def no_workers(ev: Evidence) -> Hit | None:
     """num_workers=0 while a typical step waits for data. Guides' BERT case study (37% of CPU time
     in the DataLoader, num_workers left at 0) and both tables' num_workers rows. Upside: 1 - the
-    shortest step the fix's workers and threads allow (`_fastest_step_ms`) / the step, where the
+    shortest step the fix's workers and threads allow (`fastest_step_ms`) / the step, where the
     step's own work is its compute plus a worker's hand-off of each batch (WORKER_HANDOFF_MS), a
     worker loads a batch in the wait's time, and the loading's CPU time is the main thread's inside
     the wait (`data_wait_cpu_s`). A wait shorter than the hand-off raises nothing (measured: one
@@ -183,9 +136,9 @@ def no_workers(ev: Evidence) -> Hit | None:
     step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
     cores = ev.physical_cores()
     workers, threads = _workers_plan(cores)
-    evidence.update(_best_case(step_ms - wait_ms + WORKER_HANDOFF_MS, wait_ms, wait_ms * _load_cpu_fraction(ev),
-                               workers, _busy_cores(ev, cores, threads), cores))
-    upside = _upside(evidence)
+    evidence.update(best_case(step_ms - wait_ms + WORKER_HANDOFF_MS, wait_ms, wait_ms * _load_cpu_fraction(ev),
+                               workers, busy_cores(ev, cores, threads), cores))
+    upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None:
         return None
@@ -194,7 +147,7 @@ def no_workers(ev: Evidence) -> Hit | None:
                "With num_workers=0 every batch is loaded and collated in the training process, between steps, "
                f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch. Workers hide that wait "
                f"as far as the cores allow, and each batch then costs about {WORKER_HANDOFF_MS:.0f} ms to receive: "
-               f"{_best_case_text(evidence)}.",
+               f"{best_case_text(evidence)}.",
                _workers_fix(cores))
 
 
@@ -202,7 +155,7 @@ def no_workers(ev: Evidence) -> Hit | None:
 def too_few_workers(ev: Evidence) -> Hit | None:
     """Workers exist but a typical step still waits: fewer workers than the measured load time per
     batch needs. PyTorch torch.utils.data docs (multi-process loading); guides' num_workers rows.
-    Upside: 1 - the shortest step `workers_needed` workers allow (`_fastest_step_ms`) / the step.
+    Upside: 1 - the shortest step `workers_needed` workers allow (`fastest_step_ms`) / the step.
     Each worker now delivers a batch per `num_workers` steps (its time per batch); loading is
     CPU-bound (an idle CPU is TD-DATA-007's), so workers that cannot keep up use every core they
     can: all of theirs, or the cores the step's threads leave free over the step (the free cores
@@ -223,20 +176,20 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     load_ms = workers * step_ms  # each worker delivers one batch per `workers` steps
     needed = math.ceil(load_ms / compute_ms)
     cores = ev.physical_cores()
-    busy = _busy_cores(ev, cores, None)
+    busy = busy_cores(ev, cores, None)
     free_now = cores - busy * compute_ms / step_ms
     evidence.update(load_ms_per_batch_estimate=round(load_ms, 3), workers_needed=needed,
                     free_cores_now=round(free_now, 3))
-    evidence.update(_best_case(compute_ms + WORKER_HANDOFF_MS, load_ms, min(workers, free_now) * step_ms, needed,
+    evidence.update(best_case(compute_ms + WORKER_HANDOFF_MS, load_ms, min(workers, free_now) * step_ms, needed,
                                busy, cores))
-    upside = _upside(evidence)
+    upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"{workers} DataLoader worker(s) cannot keep up: {share:.0%} of each step waits",
                upside, evidence,
                f"A batch takes about {load_ms:.0f} ms to load and the step computes for {compute_ms:.0f} ms, "
-               f"so about {needed} workers keep a batch ready; {_best_case_text(evidence)}. Beyond the cores the "
+               f"so about {needed} workers keep a batch ready; {best_case_text(evidence)}. Beyond the cores the "
                "step leaves free, make loading cheaper (cache decoded samples, batch transforms).",
                Fix("Raise num_workers towards the estimate (within the free cores).",
                    f"DataLoader(dataset, num_workers={needed}, persistent_workers=True)"))
