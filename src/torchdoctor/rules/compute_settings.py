@@ -54,6 +54,28 @@ def grad_without_backward(ev: Evidence) -> Hit | None:
                Fix("Run inference without autograd.", "with torch.inference_mode():\n    out = model(x)"))
 
 
+def _thread_fix_speedup(threads: int, keep: int, worker_cores: float, cores: int) -> float:
+    """The most the compute can speed up when `threads` intra-op threads (beside busy workers using
+    `worker_cores`) on `cores` cores become `keep`: the smaller of two ceilings.
+    - Contention: the threads and busy workers queued per core, (threads + worker cores) / cores,
+      times the cores the kept threads get over the cores the threads get now (time-shared with
+      the workers, `cores x threads / (threads + worker cores)`). Alone, this is the old estimate,
+      in which the whole excess disappears: time-sharing itself loses no cycles, only the
+      switching between the queued threads does, so it is the worst case, not the typical one.
+    - Parallelism: the kept threads do at most the work of the cores they get, and the threads now
+      at least one core's worth (or all the cores they get, if less). Intra-op threads speed a
+      step up at most by the cores they run on; contention can at most lose that parallelism.
+    Measured on the zoo's compute_threads (8 threads, 2 cores, docs/field.md): one thread was x1.72
+    faster, where the contention ceiling alone claimed x3.6 for the fix's 2 threads; the
+    parallelism ceiling claims x1.9 for them. Where busy workers leave the kept threads fewer cores
+    than the threads have now, the ceiling is below 1 and the rule stays silent (halving a step's
+    threads beside DataLoader workers measured x0.58-x0.60 on pytorch/examples imagenet and dcgan)."""
+    wanted = threads + worker_cores
+    now = min(threads, cores * threads / wanted)
+    kept = min(keep, cores * keep / (keep + worker_cores))
+    return min(wanted / cores * kept / now, kept / min(1.0, now))
+
+
 @rule("TD-COMP-009", "compute", knob="threads")
 def threads_oversubscribed(ev: Evidence) -> Hit | None:
     """Intra-op threads (plus busy DataLoader workers) exceed the physical cores, so threads fight for
@@ -62,7 +84,8 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     Workers count only when they are busy (on CPU at least WORKER_BUSY of their wall time) and only
     with the cores they measurably use: idle workers (cheap or I/O-bound batches) take no core
     from the step, and cutting its threads for them measured x0.58-x0.60 (pytorch/examples
-    imagenet --workers 2, dcgan; docs/rules.md)."""
+    imagenet --workers 2, dcgan; docs/rules.md). Upside: the compute phases' share x (1 - 1 / the
+    fix's speed-up ceiling, `_thread_fix_speedup`); below 5% the rule is silent."""
     threads, cores = int(ev.env_section("torch", "num_threads")), ev.physical_cores()
     workers = (ev.record.env.get("dataloaders") or [{}])[0].get("num_workers") or 0
     worker_cores = 0.0
@@ -74,21 +97,23 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
                 raise  # with workers, only their measured CPU time says whether they compete
         if worker_cores < WORKER_BUSY * workers:
             worker_cores = 0.0  # idle workers: they sleep on storage or wait for the queue to drain
-    wanted = threads + worker_cores
-    if threads <= cores and wanted <= cores * OVERSUBSCRIBED:
+    if threads <= cores and threads + worker_cores <= cores * OVERSUBSCRIBED:
         return None
     keep = max(1, min(threads, cores - math.ceil(worker_cores)))
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
-    # The contention given back, less the parallelism given up: the fix keeps `keep` of the threads.
-    share = compute * (1 - cores / wanted) * min(1.0, keep / min(threads, cores))
-    severity = "problem" if threads > cores else severity_at(share, 0.05, 0.25)
+    speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
+    share = compute * max(0.0, 1 - 1 / speedup)
+    severity = severity_at(share, 0.05, 0.25)
     if severity is None:
         return None
     busy = f" + {workers} busy workers ({worker_cores:.1f} cores)" if worker_cores else ""
     return Hit(severity, f"{threads} intra-op threads{busy} on {cores} cores", share,
                {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
-                "physical_cores": cores, "compute_fraction": round(compute, 4)},
-               "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down.",
+                "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep,
+                "compute_speedup_ceiling": round(speedup, 3)},
+               "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down. "
+               f"With {keep} thread(s) the compute ({compute:.0%} of the step) can run at most "
+               f"{speedup:.2f}x faster: the cores stay the same, only the contention between threads goes.",
                Fix("Use at most one intra-op thread per physical core the busy workers leave free.",
                    f"torch.set_num_threads({keep})  # or OMP_NUM_THREADS"))
 

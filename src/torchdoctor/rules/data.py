@@ -14,6 +14,7 @@ import statistics
 from torchdoctor.knobs.dataloader import io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores
 
 WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
 WAIT_PROBLEM = 0.25
@@ -39,20 +40,25 @@ TRACE_DATALOADER_SHARE = 0.05
 _WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with the step.",
                    "loader = DataLoader(dataset, batch_size=..., num_workers=4,\n"
                    "                    persistent_workers=True, prefetch_factor=4)")
+SMALL_MACHINE_CORES = 4  # up to this many usable cores the workers fix also sizes the intra-op threads
 
 
-def _workers_fix(ev: Evidence) -> Fix:
-    """The workers fix sized to this machine: workers and the step's intra-op threads share the
-    cores, and on a small machine two intra-op threads contending with a busy worker can cancel
-    the gain (measured on the demo, 2 cores: docs/tune.md), so leave the step fewer threads."""
-    try:
-        cores = ev.physical_cores()
-    except MissingEvidence:
-        return _WORKERS_FIX
-    if cores > 4:
-        return _WORKERS_FIX
+def _workers_plan(cores: int) -> tuple[int, int | None]:
+    """Workers and intra-op threads the workers fix gives a machine with `cores` usable cores (None:
+    the script's own threads). Workers and the step's threads share the cores, and on a small
+    machine two intra-op threads contending with a busy worker can cancel the gain (measured on
+    the demo, 2 cores: docs/tune.md), so there the step keeps the cores the workers leave."""
+    if cores > SMALL_MACHINE_CORES:
+        return 4, None
     workers = max(1, cores - 1)
-    threads = max(1, cores - workers)
+    return workers, max(1, cores - workers)
+
+
+def _workers_fix(cores: int) -> Fix:
+    """The workers fix sized to this machine (`_workers_plan`)."""
+    workers, threads = _workers_plan(cores)
+    if threads is None:
+        return _WORKERS_FIX
     return Fix(f"Load batches in {workers} worker process(es) so loading overlaps with the step; this machine has "
                f"{cores} cores, so give the step {threads} intra-op thread(s) and the workers the rest.",
                f"torch.set_num_threads({threads})\n"
@@ -74,11 +80,13 @@ def _io_bound(ev: Evidence) -> bool:
         return False
 
 
-def _share_after_handoff(ev: Evidence, share: float) -> float:
-    """The share of a typical step that moving loading out of the main process into workers wins
-    back: the wait less the hand-off each batch then costs the training process."""
-    step_ms = statistics.median(ev.step_walls_s()) * 1e3
-    return max(0.0, share - WORKER_HANDOFF_MS / step_ms) if step_ms > 0 else 0.0
+def _load_cpu_fraction(ev: Evidence) -> float:
+    """Share of the main process's loading (num_workers=0) spent on the CPU; 1 (all of it) in a Record
+    from before it was measured, the most the cores can be asked for, so the bound stays a bound."""
+    try:
+        return min(1.0, ev.data_wait_cpu_fraction())
+    except MissingEvidence:
+        return 1.0
 
 
 def _wait_evidence(ev: Evidence, loader: dict) -> dict:
@@ -112,46 +120,79 @@ def data_wait_high(ev: Evidence) -> Hit | None:
 @rule("TD-DATA-002", "data", knob="num_workers", lint_topic="data.num_workers")
 def no_workers(ev: Evidence) -> Hit | None:
     """num_workers=0 while a typical step waits for data. Guides' BERT case study (37% of CPU time
-    in the DataLoader, num_workers left at 0) and both tables' num_workers rows. Upside: the wait
-    less a worker's hand-off of each batch (WORKER_HANDOFF_MS), so a wait shorter than the hand-off
-    raises nothing (measured: one worker made the Lightning field script's 1 ms step 2.3x slower)."""
+    in the DataLoader, num_workers left at 0) and both tables' num_workers rows. Upside: 1 - the
+    shortest step the fix's workers and threads allow (`fastest_step_ms`) / the step, where the
+    step's own work is its compute plus a worker's hand-off of each batch (WORKER_HANDOFF_MS), a
+    worker loads a batch in the wait's time, and the loading's CPU time is the main thread's inside
+    the wait (`data_wait_cpu_s`). A wait shorter than the hand-off raises nothing (measured: one
+    worker made the Lightning field script's 1 ms step 2.3x slower); CPU-bound loading gains only
+    what the free cores allow (the demo on 2 cores: one worker measured x0.97 where the whole wait,
+    x4.6, was claimed; docs/field.md)."""
     loader = ev.dataloader()
     share = ev.steady_data_wait_fraction()
-    upside = _share_after_handoff(ev, share)  # a wait shorter than the hand-off: workers make it slower
-    severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
-    if loader.get("num_workers") != 0 or severity is None or _io_bound(ev):
-        return None  # an I/O-bound wait is TD-DATA-007's
+    if loader.get("num_workers") != 0 or share < WAIT_WARNING or _io_bound(ev):
+        return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
     evidence = {**_wait_evidence(ev, loader), "worker_handoff_ms_assumed": WORKER_HANDOFF_MS}
+    step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
+    cores = ev.physical_cores()
+    workers, threads = _workers_plan(cores)
+    evidence.update(best_case(step_ms - wait_ms + WORKER_HANDOFF_MS, wait_ms, wait_ms * _load_cpu_fraction(ev),
+                               workers, busy_cores(ev, cores, threads), cores))
+    upside = best_case_upside(evidence)
+    severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
+    if severity is None:
+        return None
     return Hit(severity, f"DataLoader loads in the main process: {share:.0%} of each step waits for data",
                upside, evidence,
                "With num_workers=0 every batch is loaded and collated in the training process, between steps, "
-               f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch; workers hide that "
-               f"wait less the hand-off of each batch to the training process (about {WORKER_HANDOFF_MS:.0f} ms).",
-               _workers_fix(ev))
+               f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch. Workers hide that wait "
+               f"as far as the cores allow, and each batch then costs about {WORKER_HANDOFF_MS:.0f} ms to receive: "
+               f"{best_case_text(evidence)}.",
+               _workers_fix(cores))
 
 
 @rule("TD-DATA-003", "data", knob="num_workers")
 def too_few_workers(ev: Evidence) -> Hit | None:
     """Workers exist but a typical step still waits: fewer workers than the measured load time per
-    batch needs. PyTorch torch.utils.data docs (multi-process loading); guides' num_workers rows."""
+    batch needs. PyTorch torch.utils.data docs (multi-process loading); guides' num_workers rows.
+    Upside: 1 - the shortest step `workers_needed` workers allow (`fastest_step_ms`) / the step.
+    Each worker now delivers a batch per `num_workers` steps (its time per batch); loading is
+    CPU-bound (an idle CPU is TD-DATA-007's), so workers that cannot keep up use every core they
+    can: all of theirs, or the cores the step's threads leave free over the step (the free cores
+    now), if fewer; that is the loading's CPU time per step, and per batch. The step's own work is
+    its compute plus the hand-off (WORKER_HANDOFF_MS), which no worker count hides. So when the
+    workers already use every free core, more workers win nothing: pytorch/examples imagenet and
+    dcgan (2 workers, 2 cores) measured no effect from 3 where 10-18% was claimed; the zoo's
+    data_few_workers (1 worker, 2 cores) measured x7 on its first steps for x78 claimed and is
+    bounded at x2, what the second core can add (docs/field.md)."""
     loader = ev.dataloader()
     workers = loader.get("num_workers") or 0
     share = ev.steady_data_wait_fraction()
-    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
-    if workers < 1 or severity is None or _io_bound(ev):
-        return None  # an I/O-bound wait is TD-DATA-007's
+    if workers < 1 or share < WAIT_WARNING or _io_bound(ev):
+        return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
     evidence = _wait_evidence(ev, loader)
-    compute_ms = max(evidence["step_ms_median"] - evidence["data_wait_ms_median"], 1e-3)
-    load_ms = workers * evidence["step_ms_median"]  # each worker delivers one batch per `workers` steps
-    evidence.update(load_ms_per_batch_estimate=round(load_ms, 3),
-                    workers_needed=math.ceil(load_ms / compute_ms), physical_cores=ev.physical_cores())
+    step_ms = evidence["step_ms_median"]
+    compute_ms = max(step_ms - evidence["data_wait_ms_median"], 1e-3)
+    load_ms = workers * step_ms  # each worker delivers one batch per `workers` steps
+    needed = math.ceil(load_ms / compute_ms)
+    cores = ev.physical_cores()
+    busy = busy_cores(ev, cores, None)
+    free_now = cores - busy * compute_ms / step_ms
+    evidence.update(load_ms_per_batch_estimate=round(load_ms, 3), workers_needed=needed,
+                    free_cores_now=round(free_now, 3))
+    evidence.update(best_case(compute_ms + WORKER_HANDOFF_MS, load_ms, min(workers, free_now) * step_ms, needed,
+                               busy, cores))
+    upside = best_case_upside(evidence)
+    severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
+    if severity is None:
+        return None
     return Hit(severity, f"{workers} DataLoader worker(s) cannot keep up: {share:.0%} of each step waits",
-               share, evidence,
+               upside, evidence,
                f"A batch takes about {load_ms:.0f} ms to load and the step computes for {compute_ms:.0f} ms, "
-               f"so about {evidence['workers_needed']} workers are needed; if that exceeds the cores, make "
-               "loading cheaper (cache decoded samples, batch transforms).",
+               f"so about {needed} workers keep a batch ready; {best_case_text(evidence)}. Beyond the cores the "
+               "step leaves free, make loading cheaper (cache decoded samples, batch transforms).",
                Fix("Raise num_workers towards the estimate (within the free cores).",
-                   f"DataLoader(dataset, num_workers={evidence['workers_needed']}, persistent_workers=True)"))
+                   f"DataLoader(dataset, num_workers={needed}, persistent_workers=True)"))
 
 
 @rule("TD-DATA-004", "data", knob="persistent_workers", lint_topic="data.persistent_workers")
