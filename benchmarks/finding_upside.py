@@ -5,7 +5,7 @@ get up to 1/(1 - upside) times faster. For each script given (field scripts as `
 workloads by name, each with its arguments):
 1. `torchdoctor diagnose --json` once, with its default windows;
 2. for every finding whose fix is a registered knob, an apply file with that knob alone: at the
-   value the finding recommends where its evidence names one (`workers_needed`), else at the
+   value the finding recommends where its evidence names one (`workers_needed`, `threads_in_fix`), else at the
    value tune would try first on this Record (`Knob.int_range(record).first` or the first of
    `Knob.choices(record)`); a finding whose knob does not apply, or whose value is the script's
    own, is reported as not measured;
@@ -51,7 +51,7 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     **{name: (workload_path(name), []) for name, expected in ZOO.items() if expected is not None},
 }
 #: Evidence keys in which a finding names the value of its knob it recommends.
-EVIDENCE_VALUE = {"num_workers": "workers_needed"}
+EVIDENCE_VALUE = {"num_workers": "workers_needed", "threads": "threads_in_fix"}
 
 
 def diagnose(script: Path, args: list[str], work: Path) -> Record:

@@ -97,9 +97,13 @@ class Threads(Knob):
         return cpu_cores(record) > 1
 
     def int_range(self, record: Record) -> IntRange:
+        """First guess: one thread per core when the script oversubscribes them (TD-COMP-009's fix:
+        fewer threads than cores gives up parallelism; on `compute_threads`, 8 threads on 2 cores,
+        1 thread measured x0.87, undecided, and 2 threads x1.43, docs/tune.md), else half the threads, which
+        leaves cores to DataLoader workers."""
         cores = cpu_cores(record)
         current = _switch(record, "num_threads") or cores
-        return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))
+        return IntRange(low=1, high=cores, first=cores if current > cores else max(1, current // 2))
 
     def current(self, record: Record) -> Any:
         return _switch(record, "num_threads")
