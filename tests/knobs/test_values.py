@@ -62,13 +62,3 @@ def test_an_io_bound_loaders_search_stops_at_what_run_apply_accepts_on_this_mach
     assert span.first == span.high == most
     for value in (span.low, span.first, span.high):
         knob.check(value)
-
-
-@pytest.mark.parametrize("script_threads, first", [(8, 2), (2, 1), (None, 1)])
-def test_threads_first_try_one_per_core_when_the_script_oversubscribes_them(script_threads, first):
-    # 8 threads on 2 cores: one per core (TD-COMP-009's fix); 1 would give up half the machine.
-    # At or below the cores: half, leaving a core to DataLoader workers.
-    env = {"cpu": {"affinity_cores": 2, "logical_cores": 2}}
-    if script_threads is not None:
-        env["torch"] = {"num_threads": script_threads}
-    assert REGISTRY["threads"].int_range(Record(env=env)).first == first

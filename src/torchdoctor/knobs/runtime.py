@@ -97,13 +97,14 @@ class Threads(Knob):
         return cpu_cores(record) > 1
 
     def int_range(self, record: Record) -> IntRange:
-        """First guess: one thread per core when the script oversubscribes them (TD-COMP-009's fix:
-        fewer threads than cores gives up parallelism; on `compute_threads`, 8 threads on 2 cores,
-        1 thread measured x0.87, undecided, and 2 threads x1.43, docs/tune.md), else half the threads, which
-        leaves cores to DataLoader workers."""
+        """First guess: half the threads the script uses (at most the cores), the value that holds
+        up on a shared machine. One thread per core was tried as the first guess and undone: while
+        other jobs held a core, two threads on two cores measured x0.70 against the script's 16
+        (tests/tune/scripts/threads16.py) and collapsed 6-15x in a re-measurement (docs/tune.md,
+        the anomaly row); the search still reaches the cores with more `--int-trials`."""
         cores = cpu_cores(record)
         current = _switch(record, "num_threads") or cores
-        return IntRange(low=1, high=cores, first=cores if current > cores else max(1, current // 2))
+        return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))
 
     def current(self, record: Record) -> Any:
         return _switch(record, "num_threads")
