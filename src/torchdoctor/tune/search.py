@@ -26,8 +26,9 @@ by side, then a confirmation of the whole.
 5. Confirmation: baseline and best configuration interleaved for `confirm_rounds` rounds, and
    more (up to `confirm_max_rounds`, budget permitting) until the speed-up is precise within
    `confirm_precision` (bootstrap CI and run-to-run scatter): the claim is what a user re-running
-   the two configurations should find. The reported speed-up is that ratio with its 95% CI. Not faster, or too noisy to tell: nothing is
-   kept. A stop before or during it: the result is reported as unconfirmed.
+   the two configurations should find. The reported speed-up is that ratio with its 95% CI. Not
+   faster, or too noisy to tell: nothing is kept. A stop before or during it: the result is
+   reported as unconfirmed.
 """
 
 from __future__ import annotations

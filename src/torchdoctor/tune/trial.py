@@ -8,6 +8,7 @@ best configuration so far (A B B A ...), each run an observation (`torchdoctor.t
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,13 +186,10 @@ def observe_run(
     run = Run(knobs=dict(knobs), role=role, run_id=record.run_id, duration_s=elapsed, record=record,
               failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(out_dir))
     # The window's pace, not its median step (compare_runs says why): what the verdicts divide.
-    run.step_s = _mean(run.times(per_sample=False))
-    run.sample_s = _mean(run.times(per_sample=True))
+    step_times, sample_times = run.times(per_sample=False), run.times(per_sample=True)
+    run.step_s = statistics.fmean(step_times) if step_times else None
+    run.sample_s = statistics.fmean(sample_times) if sample_times else None
     return run
-
-
-def _mean(times: Sequence[float]) -> float | None:
-    return sum(times) / len(times) if times else None
 
 
 def run_trial(
