@@ -65,9 +65,10 @@ def _thread_fix_speedup(threads: int, keep: int, worker_cores: float, cores: int
     - Parallelism: the kept threads do at most the work of the cores they get, and the threads now
       at least one core's worth (or all the cores they get, if less). Intra-op threads speed a
       step up at most by the cores they run on; contention can at most lose that parallelism.
-    Measured on the zoo's compute_threads (8 threads, 2 cores, docs/field.md): one thread was x1.72
-    faster, where the contention ceiling alone claimed x3.6 for the fix's 2 threads; the
-    parallelism ceiling claims x1.9 for them. Where busy workers leave the kept threads fewer cores
+    Measured on the zoo's compute_threads (8 threads, 2 cores, docs/field.md): the contention
+    ceiling alone claimed x3.6 for the fix's 2 threads; the parallelism ceiling claims x1.93, and
+    the fix measured x1.31 (benchmarks/finding_upside.py, the runs' pace): still an over-claim, as
+    the oversubscribed threads got less than one core's work done. Where busy workers leave the kept threads fewer cores
     than the threads have now, the ceiling is below 1 and the rule stays silent (halving a step's
     threads beside DataLoader workers measured x0.58-x0.60 on pytorch/examples imagenet and dcgan)."""
     wanted = threads + worker_cores

@@ -163,8 +163,8 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     its compute plus the hand-off (WORKER_HANDOFF_MS), which no worker count hides. So when the
     workers already use every free core, more workers win nothing: pytorch/examples imagenet and
     dcgan (2 workers, 2 cores) measured no effect from 3 where 10-18% was claimed; the zoo's
-    data_few_workers (1 worker, 2 cores) measured x7 on its first steps for x78 claimed and is
-    bounded at x2, what the second core can add (docs/field.md)."""
+    data_few_workers (1 worker, 2 cores) claimed x78 and is now bounded at x1.97, what the second
+    core can add; its fix measured x2.17 (docs/field.md)."""
     loader = ev.dataloader()
     workers = loader.get("num_workers") or 0
     share = ev.steady_data_wait_fraction()
