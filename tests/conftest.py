@@ -10,6 +10,28 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+#: Test files that take minutes each (`--durations` on CI: tune's end-to-end runs, every command's
+#: JSON), started first.
+LONGEST_FIRST = ("tests/tune/", "tests/test_json_schemas.py", "tests/field/test_field_tune.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest test files run first, then the other files with slow (end-to-end) tests, then the
+    rest; each file's tests stay together and in order.
+
+    `make test` spreads whole files over two workers (pytest-xdist, `--dist loadfile`), handing them
+    out in this order: a long file started last would leave one worker running alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def order(item: pytest.Item) -> int:
+        relative = item.path.relative_to(REPO_ROOT).as_posix()
+        if relative.startswith(LONGEST_FIRST):
+            return 0
+        return 1 if item.path in slow_files else 2
+
+    items.sort(key=order)
+
+
 def _shared_dir() -> Path:
     # Sessions and CI lay the project's shared/ folder beside the checkout.
     return Path(os.environ.get("TORCHDOCTOR_SHARED", REPO_ROOT.parent / "shared"))

@@ -300,7 +300,7 @@ COMMANDS: dict[str, Command] = {
                      ("sizes[].distributed.slowest_by_step",
                       "sizes[].distributed.runtime.batch_cost.heaviest_rank_by_step")),
     "tune": Command("tune", "torchdoctor tune --knobs zero_grad_set_to_none --max-trials 1 --warmup-steps 2 "
-                    "--steps 6 --json -- (zero_grad(set_to_none=False) of a large gradient); the file "
+                    "--steps 6 --confirm-max-rounds 3 --json -- (zero_grad(set_to_none=False) of a large gradient); the file "
                     "`run --apply` reads",
                     ("kept", "trials[].knobs")),
     "load": Command("serve", "torchdoctor load URL --clients 4 --requests 20 --json, URL: torchdoctor serve --demo",
@@ -496,7 +496,8 @@ def run_tune(work: Path) -> dict[str, Any]:
     script = work / "zero_grad.py"
     script.write_text(TUNE_SCRIPT)
     torchdoctor("tune", "--knobs", "zero_grad_set_to_none", "--max-trials", "1", "--warmup-steps", "2",
-                "--steps", "6", "--json", work / "tune.json", "--store", work / "runs.db", "--", script, cwd=work)
+                "--steps", "6", "--confirm-max-rounds", "3", "--json", work / "tune.json", "--store", work / "runs.db",
+                "--", script, cwd=work)
     return {"tune": _load(work / "tune.json")}
 
 

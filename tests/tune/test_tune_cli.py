@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from torchdoctor.store import RunStore
 from torchdoctor.zoo import demo_script
@@ -25,6 +26,7 @@ def _tune(tmp_path: Path, *options: str, env: dict[str, str] = WIDE_ENV,
     return proc, orjson.loads(out.read_bytes())
 
 
+@pytest.mark.serial  # one worker beside the demo's training helps only on a free core (x0.79 with a test beside it)
 def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
     # One intra-op thread (OMP_NUM_THREADS=1): on a busy 2-core CI machine two threads
     # oversubscribe the cores and `threads=1` is then the dominant fix (tune finds it too), which
