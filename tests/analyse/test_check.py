@@ -119,12 +119,21 @@ def _record(walls: list[float], *, forward: float = 0.0, batch: int | None = 4, 
 
 def test_observation_figures() -> None:
     figures = observation_figures(_record([0.010, 0.012, 0.011], forward=0.004, peak=1000))
-    assert figures["step_s"] == pytest.approx(0.011)
+    assert figures["step_s"] == pytest.approx(0.011) and figures["clock"] == "mean step"
     assert figures["sample_s"] == pytest.approx(0.011 / 4) and figures["batch_size"] == 4
     assert figures["phases"]["forward"] == pytest.approx(0.004)
     assert figures["phases"]["other"] == pytest.approx(0.011 - 0.004)
     assert figures["peak_bytes"] == 1000 and figures["compile_s"] is None
     assert observation_figures(Record())["step_s"] is None
+
+
+def test_an_observation_is_judged_by_its_pace_so_a_cost_paid_every_few_steps_counts() -> None:
+    # A checkpoint every 5th step: the median step is unchanged, training is 40% slower.
+    plain = observation_figures(_record([0.010] * 10))
+    every_fifth = observation_figures(_record([0.010, 0.010, 0.010, 0.010, 0.030] * 2))
+    assert every_fifth["step_s"] / plain["step_s"] == pytest.approx(1.4)
+    assert every_fifth["sample_s"] / plain["sample_s"] == pytest.approx(1.4)
+    assert sum(every_fifth["phases"].values()) == pytest.approx(every_fifth["step_s"])
 
 
 def test_phase_changes_mark_the_phases_behind_the_growth() -> None:
@@ -181,6 +190,9 @@ def test_baseline_documents_round_trip_and_bad_ones_are_refused() -> None:
         read_baseline({"kind": "something"}, "b")
     with pytest.raises(ValueError, match="schema_version 99"):
         read_baseline({**document, "schema_version": 99}, "b")
+    # A baseline of median steps cannot be compared with the pace: it is recorded again.
+    with pytest.raises(ValueError, match="median step.*record the baseline again"):
+        read_baseline({**document, "schema_version": 1}, "b")
     with pytest.raises(ValueError, match="no measured observation"):
         read_baseline({**document, "observations": []}, "b")
 

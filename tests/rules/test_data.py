@@ -83,3 +83,15 @@ def test_a_wait_on_storage_keeps_its_whole_wait_whatever_the_cores():
     record = _loading(100.0, 95.0, threads=2, wait_cpu_ms=2.0)
     (finding,) = diagnose(record, select=["TD-DATA-007", "TD-DATA-002"]).findings
     assert finding.id == "TD-DATA-007" and _speedup(finding.upside) > 15
+
+
+def test_a_slow_sample_is_named_without_a_guessed_upside_and_ranks_below_the_measured_workers_fix():
+    # The demo (4 ms a sample, 32 a batch, 79% of the step waiting): TD-DATA-008 claimed half the wait
+    # (39%) by assumption and ranked first, above the workers fix that measures x1.30.
+    findings = diagnose(_loading(157.0, 124.0, threads=2), select=["TD-DATA-002", "TD-DATA-008"]).findings
+    assert [f.id for f in findings] == ["TD-DATA-002", "TD-DATA-008"]
+    slow_sample = findings[1]
+    assert slow_sample.severity == "info" and slow_sample.upside == 0.0
+    assert slow_sample.evidence["upside_estimated"] is False
+    assert slow_sample.evidence["load_ms_per_sample"] == pytest.approx(124.0 / 32)
+    assert "79% of the step waits" in slow_sample.title and "not estimated" in slow_sample.explanation

@@ -95,7 +95,7 @@ def test_a_slowdown_at_head_is_caught_located_and_reported_in_every_format(in_re
                                       "--", "train.py"])
     assert result.exit_code == 1, result.output
     data = orjson.loads(out["json"].read_bytes())
-    assert data["schema_version"] == 1 and data["kind"] == "torchdoctor.check" and data["mode"] == "ref"
+    assert data["schema_version"] == 2 and data["kind"] == "torchdoctor.check" and data["mode"] == "ref"
     assert data["decision"] == REGRESSION and data["exit_code"] == 1 and data["dirty"] is False
     step = data["metrics"]["step_time"]
     assert step["gate"] == REGRESSION and step["ratio"] > 1.2 and step["ci_low"] > 1 + step["noise_floor"]

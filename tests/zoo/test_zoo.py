@@ -38,11 +38,8 @@ def summary(record: Record) -> list[tuple[str, str, float]]:
     return [(f["id"], f["severity"], f["upside"]) for f in record.findings]
 
 
-# Another rule that names the same problem may lead, and why. The demo on 2 idle cores waits ~79% of its
-# step for CPU-bound loading: one worker can win back at most the step's other 21% (TD-DATA-002's bound,
-# x1.27), less than the half of the wait that cheaper per-sample loading claims (TD-DATA-008). On a busy
-# host its compute slows and the wait's share falls (29% on 2026-12-01), and TD-DATA-002 leads again.
-SAME_PROBLEM: dict[str, set[str]] = {"demo": {"TD-DATA-008"}}
+# Another rule that names the same problem may lead, and why: none does at present.
+SAME_PROBLEM: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))

@@ -24,7 +24,6 @@ BURSTY_RATIO = 0.5  # steady wait below this share of the mean wait: the wait co
 IDLE_CPU_PERCENT = 15.0  # script + workers below this % of one core while waiting: I/O-bound
 IDLE_WAIT_CPU_FRACTION = 0.3  # main thread's CPU time / wall time inside its own loading: I/O-bound
 HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually cut
-BATCHING_GAIN = 0.5  # assumed, not measured: share of per-sample Python work batching removes
 #: What the training process pays to receive one batch from a worker (the queue, unpickling, mapping
 #: the shared-memory tensors) in place of the wait the workers hide. Measured on the 2-core development
 #: machine (benchmarks/worker_handoff.py): 0.9-1.9 ms a batch from one worker against 0.16-0.5 ms to
@@ -305,21 +304,31 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
 
 @rule("TD-DATA-008", "data")
 def heavy_getitem(ev: Evidence) -> Hit | None:
-    """Per-sample loading is slow (measured with num_workers=0: wait per step / batch size); work done
-    sample by sample in __getitem__ can often run once per batch. Guides' BERT case (a heavy
-    per-sample tokenizer). The upside assumes BATCHING_GAIN, so the severity stays info."""
+    """Per-sample loading is slow (measured with num_workers=0: wait per step / batch size). Guides'
+    BERT case (a heavy per-sample tokenizer).
+
+    Its upside is 0, "not estimated": what a cheaper sample wins depends on the change (caching
+    the processed samples removes the wait after the first epoch; batching pure-Python per-sample
+    work removes nothing, as the same work runs once per sample either way: the demo's tokeniser),
+    and nothing in the run measures it. A guessed half of the wait, the earlier upside, made this
+    unmeasured finding outrank the workers fix that measures x1.30 on the demo (docs/field.md)."""
     loader = ev.dataloader()
     if loader.get("num_workers") != 0 or not loader.get("batch_size"):
         return None
     per_sample_ms = statistics.median(ev.data_waits_s()) * 1e3 / loader["batch_size"]
     if per_sample_ms < HEAVY_SAMPLE_MS:
         return None
-    share = ev.steady_data_wait_fraction() * BATCHING_GAIN
-    return Hit("info", f"each sample takes {per_sample_ms:.1f} ms to load", share,
+    wait = ev.steady_data_wait_fraction()
+    return Hit("info", f"each sample takes {per_sample_ms:.1f} ms to load ({wait:.0%} of the step waits on it)", 0.0,
                {"load_ms_per_sample": round(per_sample_ms, 3), "batch_size": loader["batch_size"],
-                "dataset_type": loader.get("dataset_type")},
-               "Per-sample Python work runs batch_size times per step; vectorised batch transforms run once.",
-               Fix("Move per-sample transforms into a batched collate_fn or onto the device.",
+                "dataset_type": loader.get("dataset_type"), "data_wait_fraction_steady": round(wait, 4),
+                "upside_estimated": False},
+               "Each sample's Python work runs batch_size times per step, in the training process. How much a "
+               "cheaper sample wins back is not estimated (upside shown as 0%): caching the processed samples "
+               "removes the wait after the first epoch; a tokenizer or transform called once per batch helps only "
+               "where its batched form is faster than the loop over samples.",
+               Fix("Make each sample cheaper: cache or pre-compute the processed samples, or call a batched "
+                   "(fast) tokenizer or transform once per batch in collate_fn.",
                    "def collate(samples):\n    batch = default_collate(samples)\n    return transform_batch(batch)\n"
                    "DataLoader(dataset, collate_fn=collate)"))
 
