@@ -60,7 +60,8 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
 
 def test_failed_and_overridden_trials_are_reported_and_the_search_goes_on(tmp_path: Path) -> None:
     proc, result = _tune(tmp_path, "--knobs", "num_workers,threads", "--int-trials", "1", "--warmup-steps", "2",
-                         "--steps", "6", "--no-repeat-baseline", "--rounds", "1", "--", str(SCRIPTS / "fragile.py"))
+                         "--steps", "6", "--no-repeat-baseline", "--rounds", "1", "--confirm-rounds", "1",
+                         "--confirm-max-rounds", "2", "--", str(SCRIPTS / "fragile.py"))
     assert proc.returncode == 0, proc.stderr
     by_knob = {t["knob"]: t for t in result["trials"]}
     assert by_knob["num_workers"]["status"] == "failed"
