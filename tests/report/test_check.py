@@ -50,7 +50,7 @@ def _located() -> Location:
 def test_json_keeps_the_documented_keys() -> None:
     data = orjson.loads(to_json(_result(REGRESSION, location=_located(), dirty=True, dirty_files=["train.py"])))
     assert set(data) == SCHEMA_KEYS
-    assert data["schema_version"] == 1 and data["kind"] == "torchdoctor.check"
+    assert data["schema_version"] == 2 and data["kind"] == "torchdoctor.check"
     assert data["decision"] == "regression" and data["exit_code"] == 1 and data["dirty"] is True
     assert set(data["metrics"]) == {"step_time", "peak_memory"}
     assert set(data["metrics"]["step_time"]) == METRIC_KEYS

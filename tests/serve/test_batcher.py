@@ -116,6 +116,9 @@ def test_nonsensical_limits_are_rejected() -> None:
         BatcherConfig(max_batch_size=0)
 
 
+# On the wall clock: admission trusts the measured 40 ms a batch, which a busy neighbour stretches
+# (five admitted requests timed out with another test on the second core).
+@pytest.mark.serial
 def test_a_request_that_could_not_be_answered_in_time_is_refused_at_once_not_timed_out() -> None:
     def slow(items: list[int]) -> list[int]:
         time.sleep(0.04)  # 40 ms a batch of up to 2: 20 requests need 400 ms
