@@ -2,8 +2,8 @@
 
 Two sides are compared: A, the reference (a git ref, another interpreter, a stored baseline), and
 B, the code as it is now. Each observation of a side is one Record; `observation_figures` reduces
-it to the figures the gate compares (its pace: mean step time, time per sample, samples/s, peak memory,
-compile time, time per phase). The step-time decision itself comes from `torchdoctor.bench`
+it to the figures the gate compares (its pace: mean step time, time per sample, samples/s, peak
+memory, compile time, time per phase). The step-time decision itself comes from `torchdoctor.bench`
 (interleaved rounds, paired bootstrap CI of the ratio B/A, noise floor); `time_gate` turns its
 Verdict into the gate's answer:
 

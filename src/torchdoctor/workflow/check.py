@@ -9,9 +9,9 @@ fails before any time is spent, and tells the batch sizes); then interleaved rou
 (`bench.run_interleaved`): each round observes A, B and A again (the A-vs-A control), in a seeded
 random order, each a fresh process (forked from a server that has imported torch, unless
 `fork_server` is off) timing `steps` steps after `warmup_steps`; a sample is the mean step time
-of one observation (its pace, `analyse.check.observation_figures`). The gate's stopping rule (`analyse.check.gate_settled`) ends a clear case at
-the first look. A stored baseline cannot be interleaved: its observations are compared unpaired
-with rounds of B, at the same looks.
+of one observation (its pace, `analyse.check.observation_figures`). The gate's stopping rule
+(`analyse.check.gate_settled`) ends a clear case at the first look. A stored baseline cannot be
+interleaved: its observations are compared unpaired with rounds of B, at the same looks.
 """
 
 from __future__ import annotations
@@ -402,9 +402,9 @@ def _lengthen_window(check: _Check, runner: _Runner, pilot: Record) -> bool:
     times about `--timed-window` seconds (at most MAX_STEPS_FACTOR x `--steps` steps); True when it did.
 
     Measured on healthy_mlp (a 9 ms step, 2-core VM shared with other jobs, 30 observations each,
-    fork server): the spread of one observation's median step (the sample then; sd of the log ratio
-    of consecutive observations) was 0.49 with 10 timed steps and 0.28 with 40, for 2.2x the wall time of an
-    observation (0.37 s and 0.80 s): the same precision in about 1.5x less time. Short steps are
+    fork server): the spread of one observation's median step (the sample then; sd of the log
+    ratio of consecutive observations) was 0.49 with 10 timed steps and 0.28 with 40, for 2.2x the
+    wall time of an observation (0.37 s and 0.80 s): the same precision in about 1.5x less time. Short steps are
     noisy one by one; the fixed cost of an observation (start, warm-up, memory step) is what longer
     windows spread. A long step keeps `--steps`."""
     options = check.options
