@@ -133,6 +133,7 @@ def test_an_observation_is_judged_by_its_pace_so_a_cost_paid_every_few_steps_cou
     every_fifth = observation_figures(_record([0.010, 0.010, 0.010, 0.010, 0.030] * 2))
     assert every_fifth["step_s"] / plain["step_s"] == pytest.approx(1.4)
     assert every_fifth["sample_s"] / plain["sample_s"] == pytest.approx(1.4)
+    assert plain["samples_per_s"] / every_fifth["samples_per_s"] == pytest.approx(1.4)
     assert sum(every_fifth["phases"].values()) == pytest.approx(every_fifth["step_s"])
 
 

@@ -113,7 +113,7 @@ def observation_figures(record: Record) -> dict[str, Any]:
         "step_s": step_s,
         "sample_s": sample_s,
         "batch_size": int(batch) if batch else None,
-        "samples_per_s": (batch / step_s if batch and step_s else None) if device else record.summary.samples_per_s,
+        "samples_per_s": 1.0 / sample_s if sample_s else None,  # the pace too, not the Record's median step
         "clock": "window" if device else "mean step",
         "peak_bytes": memory.get("peak_bytes"),
         "memory_method": memory.get("method"),
