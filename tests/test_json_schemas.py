@@ -300,8 +300,8 @@ COMMANDS: dict[str, Command] = {
                      ("sizes[].distributed.slowest_by_step",
                       "sizes[].distributed.runtime.batch_cost.heaviest_rank_by_step")),
     "tune": Command("tune", "torchdoctor tune --knobs zero_grad_set_to_none --max-trials 1 --warmup-steps 2 "
-                    "--steps 6 --confirm-max-rounds 3 --json -- (zero_grad(set_to_none=False) of a large gradient); the file "
-                    "`run --apply` reads",
+                    "--steps 6 --confirm-max-rounds 3 --json -- (zero_grad(set_to_none=False) of a large "
+                    "gradient); the file `run --apply` reads",
                     ("kept", "trials[].knobs")),
     "load": Command("serve", "torchdoctor load URL --clients 4 --requests 20 --json, URL: torchdoctor serve --demo",
                     ("errors", "batch_sizes")),

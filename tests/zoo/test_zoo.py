@@ -38,15 +38,11 @@ def summary(record: Record) -> list[tuple[str, str, float]]:
     return [(f["id"], f["severity"], f["upside"]) for f in record.findings]
 
 
-# Another rule that names the same problem may lead, and why: none does at present.
-SAME_PROBLEM: dict[str, set[str]] = {}
-
-
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
 def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path) -> None:
     record = diagnosed(workload_path(name), tmp_path)
     assert record.findings, "no finding at all"
-    assert record.findings[0]["id"] in {WORKLOADS[name], *SAME_PROBLEM.get(name, set())}, summary(record)
+    assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule is None))

@@ -68,9 +68,10 @@ def _thread_fix_speedup(threads: int, keep: int, worker_cores: float, cores: int
     Measured on the zoo's compute_threads (8 threads, 2 cores, docs/field.md): the contention
     ceiling alone claimed x3.6 for the fix's 2 threads; the parallelism ceiling claims x1.93, and
     the fix measured x1.31 (benchmarks/finding_upside.py, the runs' pace): still an over-claim, as
-    the oversubscribed threads got less than one core's work done. Where busy workers leave the kept threads fewer cores
-    than the threads have now, the ceiling is below 1 and the rule stays silent (halving a step's
-    threads beside DataLoader workers measured x0.58-x0.60 on pytorch/examples imagenet and dcgan)."""
+    the oversubscribed threads got more than one core's work done. Where busy workers leave the
+    kept threads fewer cores than the threads have now, the ceiling is below 1 and the rule stays
+    silent (halving a step's threads beside DataLoader workers measured x0.58-x0.60 on
+    pytorch/examples imagenet and dcgan)."""
     wanted = threads + worker_cores
     now = min(threads, cores * threads / wanted)
     kept = min(keep, cores * keep / (keep + worker_cores))

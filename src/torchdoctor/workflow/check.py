@@ -404,9 +404,9 @@ def _lengthen_window(check: _Check, runner: _Runner, pilot: Record) -> bool:
     Measured on healthy_mlp (a 9 ms step, 2-core VM shared with other jobs, 30 observations each,
     fork server): the spread of one observation's median step (the sample then; sd of the log
     ratio of consecutive observations) was 0.49 with 10 timed steps and 0.28 with 40, for 2.2x the
-    wall time of an observation (0.37 s and 0.80 s): the same precision in about 1.5x less time. Short steps are
-    noisy one by one; the fixed cost of an observation (start, warm-up, memory step) is what longer
-    windows spread. A long step keeps `--steps`."""
+    wall time of an observation (0.37 s and 0.80 s): the same precision in about 1.5x less time.
+    Short steps are noisy one by one; the fixed cost of an observation (start, warm-up, memory
+    step) is what longer windows spread. A long step keeps `--steps`."""
     options = check.options
     step_s = observation_figures(pilot)["step_s"]
     if not options.timed_window_s or not step_s:
