@@ -80,6 +80,24 @@ def test_a_file_cut_mid_write_is_truncated_not_invalid(tmp_path):
     assert "truncated trace" in trace.warnings[0]
 
 
+@pytest.mark.parametrize(
+    ("field", "cut_after"),
+    [('"ts": 30.5', '"ts": 30.'), ('"ts": -1', '"ts": -'), ('"ts": 3e1', '"ts": 3e'), ('"flag": true', '"flag": tr'),
+     ('"name": "a\\u0041"', '"name": "a\\'), ('"name": "a\\u0041"', '"name": "a\\u00')],
+)
+def test_a_file_cut_inside_its_last_token_is_truncated_not_invalid(tmp_path, field, cut_after):
+    """Seen in CI: a rank's trace cut after a timestamp's decimal point was refused as invalid JSON."""
+    text = json.dumps({"traceEvents": [_event(), _event(ts=20)]})[:-2] + ', {"ph": "X", ' + field + "}]}"
+    trace = load_trace(_write(tmp_path, text[: text.index(cut_after) + len(cut_after)]))
+    assert trace.truncated and len(trace) == 2 and "truncated trace" in trace.warnings[0]
+
+
+def test_a_file_with_a_bad_token_followed_by_more_text_is_invalid_not_truncated(tmp_path):
+    text = json.dumps({"traceEvents": [_event(), _event()]})
+    with pytest.raises(TraceFormatError, match="is not valid JSON"):
+        load_trace(_write(tmp_path, text[:-2] + ', {"ts": 3.x}]}'))
+
+
 def test_a_truncated_gpu_trace_warns_that_its_gpu_figures_are_missing(tmp_path):
     cpu = [_event("cudaLaunchKernel", "cuda_runtime", args={"correlation": i}, ts=i) for i in range(5)]
     gpu = [_event("gemm", "kernel", args={"correlation": i, "stream": 7}, ts=i + 2) for i in range(5)]

@@ -17,7 +17,7 @@ from tests.field.helpers import assert_shares_add_up
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record
-from torchdoctor.rules import diagnose_record
+from torchdoctor.rules import diagnose, diagnose_record
 from torchdoctor.zoo import WORKLOADS, workload_path
 
 pytestmark = pytest.mark.slow
@@ -38,9 +38,17 @@ def summary(record: Record) -> list[tuple[str, str, float]]:
     return [(f["id"], f["severity"], f["upside"]) for f in record.findings]
 
 
+def disturbed_profile(record: Record, rule: str) -> bool:
+    """`rule` was skipped because the machine's load changed between the timed and profiled steps:
+    the tool's honest answer on a shared host, not the rule's verdict on the workload."""
+    return any(s.startswith(f"{rule}: ") and "representative profiled step" in s for s in diagnose(record).skipped)
+
+
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
 def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path) -> None:
-    record = diagnosed(workload_path(name), tmp_path)
+    record = diagnosed(workload_path(name), tmp_path / "first")
+    if disturbed_profile(record, WORKLOADS[name]):  # seen in CI beside another test worker: observe again
+        record = diagnosed(workload_path(name), tmp_path / "again")
     assert record.findings, "no finding at all"
     assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
 

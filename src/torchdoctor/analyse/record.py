@@ -24,6 +24,7 @@ def analyse_record(record: Record, *, lint: bool = True) -> Record:
         try:
             record.trace = analyse_traces(traces).to_dict()
         except TorchDoctorError as exc:
+            record.trace = None  # an analysis of other files than these must not stand in for theirs
             record.warnings.append(f"trace analysis skipped: {exc}")
     if record.ranks:
         from torchdoctor.distributed.analysis import rank_analysis

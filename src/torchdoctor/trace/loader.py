@@ -200,10 +200,18 @@ class _Parse:
     def _ended(self, exc: Exception) -> None:
         """A file that stops mid-write is truncated; a syntax error before its end is not JSON."""
         text = str(exc).strip()
-        if isinstance(exc, EOFError) or (self.reader.at_end and "premature EOF" in text):
+        if isinstance(exc, EOFError) or (self.reader.at_end and ("premature EOF" in text or _token_cut(str(exc)))):
             self.cut = text.splitlines()[0] if text else type(exc).__name__
             return
         raise _not_json(self.path, self.reader, exc)
+
+
+def _token_cut(message: str) -> bool:
+    """yajl's lexical error on the file's last token with nothing after it: a number cut after its
+    '.', 'e' or '-', a literal or an escape cut short. yajl's second line shows up to 30 bytes after
+    the error point (column 40); they are blank when the file ends there."""
+    lines = message.split("\n")
+    return lines[0].startswith("lexical error") and len(lines) >= 2 and not lines[1][41:].strip()
 
 
 @contextmanager
