@@ -233,3 +233,14 @@ def test_a_stop_signal_between_runs_starts_no_other_run_and_sets_the_exit_status
     with pytest.raises(TuneInterruptedError, match=r"interrupted \(SIGHUP\) during the baseline run") as raised:
         early.run()
     assert raised.value.exit_code == 128 + signal.SIGHUP
+
+
+def test_a_runs_time_per_sample_is_its_total_time_over_its_total_samples() -> None:
+    """As `torchdoctor check` divides: a short last batch weighs as little as it counts."""
+    steps = [StepSample(index=0, wall_s=0.4, batch_size=64), StepSample(index=1, wall_s=0.4, batch_size=64),
+             StepSample(index=2, wall_s=0.1, batch_size=8), StepSample(index=3, wall_s=0.1)]  # no size: left out
+    run = Run(knobs={}, role="baseline", record=Record(steps=steps))
+    per_sample = run.times(per_sample=True)
+    assert len(per_sample) == 3
+    assert math.isclose(sum(per_sample) / len(per_sample), (0.4 + 0.4 + 0.1) / (64 + 64 + 8))
+    assert run.times(per_sample=False) == [0.4, 0.4, 0.1, 0.1]

@@ -53,11 +53,15 @@ class Run:
         return self.failure is None
 
     def times(self, per_sample: bool) -> list[float]:
-        """Step times of the timing window (per sample when `per_sample`)."""
+        """Step times of the timing window; per sample when `per_sample`: each step's time over the
+        window's mean batch, so that their mean is the window's total time over its total samples
+        (a short last batch weighs as little as it counts), as `torchdoctor check` divides."""
         steps = self.record.steps if self.record else []
-        if per_sample:
-            return [s.wall_s / s.batch_size for s in steps if s.batch_size]
-        return [s.wall_s for s in steps]
+        if not per_sample:
+            return [s.wall_s for s in steps]
+        sized = [s for s in steps if s.batch_size]
+        mean_batch = statistics.fmean(s.batch_size for s in sized) if sized else 0.0
+        return [s.wall_s / mean_batch for s in sized]
 
     def losses(self) -> list[float | None]:
         return [s.loss for s in self.record.steps] if self.record else []
