@@ -100,3 +100,20 @@ def test_the_cycle_finder_finds_a_cycle():
     for importer, imported in (("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")):
         graph.add_import(importer=importer, imported=imported)
     assert _import_cycles(graph) == [["p.a", "p.b", "p.c"]]
+
+
+def test_diagnose_leaves_torch_to_the_observed_script(tmp_path):
+    """The parent process reads Records and traces, never tensors: importing torch there would cost
+    every `diagnose` about 2 s of CPU and 300 MB (it once came in through a knob's helper)."""
+    script = ROOT / "tests" / "observe" / "scripts" / "train_tensors.py"
+    argv = ["torchdoctor", "diagnose", "--warmup-steps", "2", "--steps", "6", "--profile-wait", "0", "--profile-warmup",
+            "1", "--profile-active", "1", "--json", str(tmp_path / "record.json"), "--store", str(tmp_path / "runs.db"),
+            "--", str(script)]
+    report = ("import atexit, runpy, sys\n"
+              "atexit.register(lambda: print('MODULES', 'torch' in sys.modules, 'torchdoctor.rules.data' in sys.modules,"
+              " file=sys.stderr))\n"
+              f"sys.argv = {argv!r}\n"
+              "runpy.run_module('torchdoctor', run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", report], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert (tmp_path / "record.json").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "MODULES False True" in proc.stderr, proc.stderr[-2000:]  # the rules ran, torch was not imported

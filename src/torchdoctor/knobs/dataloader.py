@@ -8,13 +8,12 @@ rejects them otherwise.
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
-from typing import Any, Sequence
+from typing import Any
 
 import torch.utils.data
 
+from torchdoctor.data_workers import MAX_IO_WORKERS, io_workers_needed
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
                                     machine_cores, register)
@@ -57,7 +56,6 @@ class _LoaderKnob(Knob):
 
 #: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
 IO_BOUND_FINDING = "TD-DATA-007"
-MAX_IO_WORKERS = 32
 WAIT_SHARE, IDLE_WAIT_CPU, IDLE_CPU_PERCENT = 0.10, 0.3, 15.0  # TD-DATA-007's thresholds (rules/data.py)
 
 
@@ -77,19 +75,6 @@ def io_bound_suggestion(record: Record) -> int | None:
         return None
     return io_workers_needed([s.wall_s for s in record.steps], [s.data_wait_s for s in record.steps],
                              _loaders(record)[0].get("num_workers") or 0)
-
-
-def io_workers_needed(walls_s: Sequence[float], waits_s: Sequence[float], num_workers: int) -> int:
-    """Workers that keep a batch ready for a loader that waits on reads (the rule TD-DATA-007 and
-    tune's search use this one estimate). A batch takes `load` to arrive: the wait itself when the
-    main process loads, or `num_workers` steps with workers (each delivers one batch per that many
-    steps); the step computes for the rest, so ceil(load / compute) workers hide the wait. Sleeping
-    workers need no core, so the count may exceed the cores; a fixed guess (8 was) overshoots a
-    short wait, and the extra processes then cost more than they hide."""
-    step, wait = statistics.median(walls_s), statistics.median(waits_s)
-    compute = max(step - wait, 1e-6)
-    load = num_workers * step if num_workers else wait
-    return max(1, min(MAX_IO_WORKERS, math.ceil(load / compute)))
 
 
 def _waits_idle(record: Record) -> bool:

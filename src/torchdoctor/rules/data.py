@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from torchdoctor.knobs.dataloader import io_workers_needed
+from torchdoctor.data_workers import io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores

@@ -1,0 +1,25 @@
+"""How many DataLoader workers hide a wait on storage: the one estimate that TD-DATA-007 states and
+tune's `num_workers` search tries first. It lives here, torch-free, rather than beside the knob
+(torchdoctor.knobs imports torch for its patches) so that the diagnosing process, which only
+reads a Record, never pays torch's import (about 2 s of CPU and 300 MB per `diagnose`)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Sequence
+
+MAX_IO_WORKERS = 32
+
+
+def io_workers_needed(walls_s: Sequence[float], waits_s: Sequence[float], num_workers: int) -> int:
+    """Workers that keep a batch ready for a loader that waits on reads. A batch takes `load` to
+    arrive: the wait itself when the main process loads, or `num_workers` steps with workers (each
+    delivers one batch per that many steps); the step computes for the rest, so ceil(load /
+    compute) workers hide the wait. Sleeping workers need no core, so the count may exceed the
+    cores; a fixed guess (8 was) overshoots a short wait, and the extra processes then cost more
+    than they hide."""
+    step, wait = statistics.median(walls_s), statistics.median(waits_s)
+    compute = max(step - wait, 1e-6)
+    load = num_workers * step if num_workers else wait
+    return max(1, min(MAX_IO_WORKERS, math.ceil(load / compute)))
