@@ -64,3 +64,22 @@ def test_boundaries_after_the_end_are_ignored(fake_time):
     for _ in range(10):
         clock.boundary("marker")
     assert clock.count == 5 and clock.done
+
+
+@pytest.mark.parametrize("profile", [0, 2, 6])
+def test_the_output_sample_takes_the_steps_after_the_timing_window_beside_the_profiler(fake_time, profile):
+    """tune's numerics sample costs operators of its own: never in a timed step."""
+    events: list = []
+    clock = make_clock(events, warmup=2, timing=3, profile=profile)
+    clock.capture_steps = 4
+    sampled, timed = [], []
+    for step in range(1, 20):  # the step in progress is `step`; its end is the boundary
+        if clock.in_capture_window():
+            sampled.append(step)
+        samples = len(clock.samples)
+        clock.boundary("optimizer")
+        if len(clock.samples) > samples:
+            timed.append(step)
+    assert timed == [3, 4, 5] and sampled == [6, 7, 8, 9]
+    assert clock.done and [e[0] for e in events].count("profile_step") == profile
+    assert clock.count == 2 + 3 + max(profile, 4)

@@ -18,7 +18,8 @@ Hooks, and what they feed:
 - `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
 - `torchdoctor.step()`: the `marker` source.
 - with an `OutputCapture` (tune's runs): the first outermost module's inputs and outputs during
-  the timing window, sampled for the numerics check (`torchdoctor.observe.probes.outputs`).
+  the steps after the timing window, sampled for the numerics check
+  (`torchdoctor.observe.probes.outputs`).
 """
 
 from __future__ import annotations
@@ -272,20 +273,15 @@ class Instrumentation:
                 current.batch_size = leading_dim(list(args) + list(kwargs.values()))
             self.facts.note_forward_state(module)
             self.facts.runtime.note_forward(module, args, kwargs)
-            if self.outputs is not None and module is self._first_root and self._in_timing_window():
+            if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_inputs(args, kwargs)
         self._root_depth += 1
-
-    def _in_timing_window(self) -> bool:
-        """Whether the step in progress is one of the timing window's steps."""
-        clock = self.clock
-        return clock.source is not None and clock.warmup_steps <= clock.count < clock.warmup_steps + clock.timing_steps
 
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._root_depth -= 1
         if self._root_depth == 0 and os.getpid() == self.pid:
             self.phases.leave(self._forward_token, "forward")
-            if self.outputs is not None and module is self._first_root and self._in_timing_window():
+            if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_output(output)
             if module is self._first_root:
                 self._boundary("forward")

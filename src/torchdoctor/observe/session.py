@@ -90,6 +90,7 @@ class ObservationSession:
             warmup_steps=config.warmup_steps,
             timing_steps=config.timing_steps,
             profile_steps=config.profile_steps,
+            capture_steps=config.capture_steps,
             callbacks=PhaseCallbacks(
                 on_timing_start=self._timing_start,
                 on_timing_end=self._timing_end,
@@ -103,7 +104,7 @@ class ObservationSession:
         )
         self.stream = StepStream(stream_path(config.out_dir, self.rank))
         self.stop_signal: int | None = None  # the signal that interrupted the script, if one did
-        self.outputs = OutputCapture.from_env()
+        self.outputs = OutputCapture() if config.capture_steps else None
         self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None

@@ -87,6 +87,7 @@ class StepClock:
     timing_steps: int
     profile_steps: int
     callbacks: PhaseCallbacks
+    capture_steps: int = 0  # steps after the timing window for tune's output sample (ObserveConfig)
     source: str | None = None
     count: int = 0  # completed steps of `source`
     total_events: int = 0  # boundary events of the chosen source, including before switches
@@ -145,9 +146,14 @@ class StepClock:
         self._report_progress()
         # Whatever the callbacks cost is not part of the next step.
         self.last_end_ns = time.perf_counter_ns()
-        if self.count == warm + timed + self.profile_steps:
+        if self.count == warm + timed + max(self.profile_steps, self.capture_steps):
             self.done = True
             cb.on_all_done()
+
+    def in_capture_window(self) -> bool:
+        """Whether the step in progress is one of the output sample's, after the timing window."""
+        after = self.count - self.warmup_steps - self.timing_steps
+        return self.source is not None and not self.done and 0 <= after < self.capture_steps
 
     def _report_progress(self) -> None:
         warm, timed = self.warmup_steps, self.timing_steps
@@ -155,5 +161,7 @@ class StepClock:
             self.callbacks.on_progress("warm-up", self.count, warm)
         elif self.count < warm + timed:
             self.callbacks.on_progress("timing", self.count - warm, timed)
-        else:
+        elif self.profile_steps:
             self.callbacks.on_progress("profiling", self.count - warm - timed, self.profile_steps)
+        else:
+            self.callbacks.on_progress("sampling outputs", self.count - warm - timed, self.capture_steps)

@@ -17,6 +17,7 @@ _LABELS = {
     "warm-up": "warm-up steps",
     "timing": "timing window",
     "profiling": "profiler window",
+    "sampling outputs": "output sample (numerics)",
 }
 
 

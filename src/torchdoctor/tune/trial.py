@@ -19,13 +19,17 @@ import numpy as np
 from torchdoctor.analyse import analyse_record
 from torchdoctor.knobs import knob_env
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.observe.probes.outputs import CAPTURE_ENV, SEED_ENV, load_outputs
+from torchdoctor.observe.probes.outputs import SEED_ENV, load_outputs
 from torchdoctor.record import Record
 from torchdoctor.tune.config import TuneConfig
 
 BASELINE, KEPT, REJECTED, FAILED, INTERRUPTED = "baseline", "kept", "rejected", "failed", "interrupted"
 #: A value measured faster with its numerics intact, before the knob's other values are settled.
 ACCEPTED = "accepted"
+
+#: Steps after each run's timing window whose outputs the numerics check compares (at most the
+#: window's length): a run ends this many steps later than its window.
+CAPTURE_STEPS = 10
 
 #: Roles of a run: the baseline (no knob), a candidate configuration, the best configuration so
 #: far run beside a candidate (the reference), and the two sides of the final confirmation.
@@ -160,10 +164,10 @@ def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
 
 
 def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
-    """The environment of every run: knob variables, the seed, output capture."""
+    """The environment of every run: knob variables, the seed."""
     # String hashing is randomised per process unless PYTHONHASHSEED is set; fixing it keeps a
     # script that hashes strings (tokenisers, sets) reproducible from run to run.
-    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), CAPTURE_ENV: "1", **knob_env(knobs)}
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), **knob_env(knobs)}
     if config.script_seed is not None:
         env[SEED_ENV] = str(config.script_seed)
     return env
@@ -177,7 +181,7 @@ def observe_run(
     profiler window follows the timing window (its steps are not timed) and the Record is
     analysed (trace, lint), so that the diagnosis behind the candidates' order has its evidence."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
-                                   profile=diagnose, knobs=knobs)
+                                   profile=diagnose, knobs=knobs, capture_steps=min(config.timing_steps, CAPTURE_STEPS))
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
