@@ -2,8 +2,11 @@
 healthy one nothing is a warning or worse. Plus two third-party training patterns (pytorch/examples'
 regression and time-sequence prediction, recreated) that must run and get sensible findings.
 
-Real subprocesses, short windows; the workloads make their problem dominate by a wide margin, since
-the machine running the tests is shared and its timings noisy.
+Real processes, short windows; the workloads make their problem dominate by a wide margin, since
+the machine running the tests is shared and its timings noisy. Each workload runs in a child forked
+from one fork server (`torchdoctor check`'s launcher, observe/forkserver.py) that imported torch
+once: about 5 s of imports fewer per workload. The plain subprocess launch is what tests/observe/
+and tests/field/ run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from tests.field.helpers import assert_shares_add_up
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.observe.forkserver import ForkServer
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose, diagnose_record
 from torchdoctor.zoo import WORKLOADS, workload_path
@@ -27,8 +31,14 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_warmup=1, profile_active=2)
 
 
-def diagnosed(script: Path, tmp_path: Path) -> Record:
-    record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path))
+@pytest.fixture(scope="module")
+def server():
+    with ForkServer() as started:
+        yield started
+
+
+def diagnosed(script: Path, tmp_path: Path, server: ForkServer) -> Record:
+    record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=300, server=server), out_dir=tmp_path))
     assert record.exit.reason == "completed", record.exit
     record.findings = [f.to_dict() for f in diagnose_record(record)]
     return record
@@ -45,17 +55,17 @@ def disturbed_profile(record: Record, rule: str) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
-def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path) -> None:
-    record = diagnosed(workload_path(name), tmp_path / "first")
+def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server: ForkServer) -> None:
+    record = diagnosed(workload_path(name), tmp_path / "first", server)
     if disturbed_profile(record, WORKLOADS[name]):  # seen in CI beside another test worker: observe again
-        record = diagnosed(workload_path(name), tmp_path / "again")
+        record = diagnosed(workload_path(name), tmp_path / "again", server)
     assert record.findings, "no finding at all"
     assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule is None))
-def test_a_healthy_workload_has_no_warning(name: str, tmp_path: Path) -> None:
-    record = diagnosed(workload_path(name), tmp_path)
+def test_a_healthy_workload_has_no_warning(name: str, tmp_path: Path, server: ForkServer) -> None:
+    record = diagnosed(workload_path(name), tmp_path, server)
     assert all(f["severity"] == "info" for f in record.findings), summary(record)
 
 
@@ -67,15 +77,15 @@ def test_every_workload_states_its_problem_and_expected_rule() -> None:
             assert rule in text, f"{name}'s docstring should name {rule}"
 
 
-def test_regression_pattern_is_diagnosed_as_per_step_python_work(tmp_path: Path) -> None:
-    record = diagnosed(SCRIPTS / "regression_pattern.py", tmp_path)
+def test_regression_pattern_is_diagnosed_as_per_step_python_work(tmp_path: Path, server: ForkServer) -> None:
+    record = diagnosed(SCRIPTS / "regression_pattern.py", tmp_path, server)
     assert record.step_detection == "backward"  # no optimizer object: steps are backward calls
     assert not any(f["layer"] in ("data", "memory", "scale") for f in record.findings), summary(record)
     assert all(f["id"] in ("TD-COMP-013", "TD-COMP-003") or f["severity"] == "info" for f in record.findings)
 
 
-def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path) -> None:
-    record = diagnosed(SCRIPTS / "time_sequence_pattern.py", tmp_path)
+def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path, server: ForkServer) -> None:
+    record = diagnosed(SCRIPTS / "time_sequence_pattern.py", tmp_path, server)
     # The closure's forward and backward run inside optimizer.step(): each is counted in its own phase.
     s = record.summary
     assert record.step_detection == "optimizer" and s.forward_fraction + s.backward_fraction > 0.5
