@@ -104,7 +104,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_diagnose_leaves_torch_to_the_observed_script(tmp_path):
     """The parent process reads Records and traces, never tensors: importing torch there would cost
-    every `diagnose` about 2 s of CPU and 300 MB (it once came in through a knob's helper)."""
+    every `diagnose` about 2 s of CPU and 180 MB (it once came in through a knob's helper)."""
     script = ROOT / "tests" / "observe" / "scripts" / "train_tensors.py"
     argv = ["torchdoctor", "diagnose", "--warmup-steps", "2", "--steps", "6", "--profile-wait", "0", "--profile-warmup",
             "1", "--profile-active", "1", "--json", str(tmp_path / "record.json"), "--store", str(tmp_path / "runs.db"),

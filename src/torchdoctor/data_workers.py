@@ -1,7 +1,8 @@
 """How many DataLoader workers hide a wait on storage: the one estimate that TD-DATA-007 states and
 tune's `num_workers` search tries first. It lives here, torch-free, rather than beside the knob
-(torchdoctor.knobs imports torch for its patches) so that the diagnosing process, which only
-reads a Record, never pays torch's import (about 2 s of CPU and 300 MB per `diagnose`)."""
+(torchdoctor.knobs imports torch for its patches) so that the diagnosing process, which only reads
+a Record, never pays torch's import: its CPU time fell from 4.1-4.4 s to 2.0-2.1 s and its peak
+RSS from 258 MB to 76 MB per `diagnose` (three runs each on a small script)."""
 
 from __future__ import annotations
 
