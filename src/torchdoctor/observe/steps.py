@@ -161,7 +161,6 @@ class StepClock:
             self.callbacks.on_progress("warm-up", self.count, warm)
         elif self.count < warm + timed:
             self.callbacks.on_progress("timing", self.count - warm, timed)
-        elif self.profile_steps:
-            self.callbacks.on_progress("profiling", self.count - warm - timed, self.profile_steps)
         else:
-            self.callbacks.on_progress("sampling outputs", self.count - warm - timed, self.capture_steps)
+            after, total = self.count - warm - timed, max(self.profile_steps, self.capture_steps)
+            self.callbacks.on_progress("sampling outputs" if self.profile_steps <= after < self.capture_steps else "profiling", after, total)

@@ -1,5 +1,5 @@
 """What `tune`'s numerics check reads from a run: a seed set before the script starts, and a
-sample of the outermost module's outputs over the timing window.
+sample of the outermost module's outputs over the steps that follow the timing window.
 
 - `TORCHDOCTOR_SEED=N`: Python's `random`, NumPy and torch are seeded with N before the script
   runs, so that two runs of an unseeded script see the same initial weights, data order and
