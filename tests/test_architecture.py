@@ -110,8 +110,8 @@ def test_diagnose_leaves_torch_to_the_observed_script(tmp_path):
             "1", "--profile-active", "1", "--json", str(tmp_path / "record.json"), "--store", str(tmp_path / "runs.db"),
             "--", str(script)]
     report = ("import atexit, runpy, sys\n"
-              "atexit.register(lambda: print('MODULES', 'torch' in sys.modules, 'torchdoctor.rules.data' in sys.modules,"
-              " file=sys.stderr))\n"
+              "atexit.register(lambda: print('MODULES', 'torch' in sys.modules,"
+              " 'torchdoctor.rules.data' in sys.modules, file=sys.stderr))\n"
               f"sys.argv = {argv!r}\n"
               "runpy.run_module('torchdoctor', run_name='__main__')\n")
     proc = subprocess.run([sys.executable, "-c", report], cwd=tmp_path, capture_output=True, text=True, timeout=180)

@@ -163,4 +163,5 @@ class StepClock:
             self.callbacks.on_progress("timing", self.count - warm, timed)
         else:
             after, total = self.count - warm - timed, max(self.profile_steps, self.capture_steps)
-            self.callbacks.on_progress("sampling outputs" if self.profile_steps <= after < self.capture_steps else "profiling", after, total)
+            phase = "sampling outputs" if self.profile_steps <= after < self.capture_steps else "profiling"
+            self.callbacks.on_progress(phase, after, total)
