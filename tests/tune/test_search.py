@@ -193,6 +193,25 @@ def test_the_budget_keeps_room_for_the_confirmation(tmp_path, monkeypatch) -> No
     assert len(runs.calls) * 10.0 <= 150.0 + 10.0
 
 
+def test_the_budget_is_planned_from_timing_runs_not_from_the_profiled_baseline(tmp_path, monkeypatch) -> None:
+    """The first run also profiles and diagnoses: 30 s where the others take 10 s. Planned from
+    the median of both (20 s), a trial (3 runs) and the confirmation's reserve (6 runs) after the
+    two baselines (40 s) would need 220 s of the 150; planned from the timing runs, 130 s."""
+    runs = FakeRuns(duration_s=10.0)
+
+    def observe(*args: Any, **kwargs: Any) -> Any:
+        run = FakeRuns.__call__(runs, *args, **kwargs)
+        run.duration_s = 30.0 if len(runs.calls) == 1 else 10.0
+        return run
+
+    monkeypatch.setattr(search, "observe_run", observe)
+    config = TuneConfig(only=["zero_grad_set_to_none"], patience=10, time_budget_s=150.0)
+    result = search.Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"),
+                          work_dir=tmp_path).run()
+    assert [t["knob"] for t in result.trials] == [None, "zero_grad_set_to_none"]
+    assert result.kept == {"zero_grad_set_to_none": True}
+
+
 def test_a_precision_knob_is_not_kept_with_its_numerics_unchecked(tmp_path, monkeypatch) -> None:
     monkeypatch.setitem(EFFECT, "compile", 0.5)
     runs = FakeRuns(loss=lambda knobs: None)  # an inference loop: no loss, and no outputs here
