@@ -146,9 +146,14 @@ class StepClock:
         self._report_progress()
         # Whatever the callbacks cost is not part of the next step.
         self.last_end_ns = time.perf_counter_ns()
-        if self.count == warm + timed + max(self.profile_steps, self.capture_steps):
+        if self.count == warm + timed + self.after_steps:
             self.done = True
             cb.on_all_done()
+
+    @property
+    def after_steps(self) -> int:
+        """Steps after the timing window: the profiler's and the output sample's, side by side."""
+        return max(self.profile_steps, self.capture_steps)
 
     def in_capture_window(self) -> bool:
         """Whether the step in progress is one of the output sample's, after the timing window."""
@@ -162,6 +167,6 @@ class StepClock:
         elif self.count < warm + timed:
             self.callbacks.on_progress("timing", self.count - warm, timed)
         else:
-            after, total = self.count - warm - timed, max(self.profile_steps, self.capture_steps)
+            after = self.count - warm - timed
             phase = "sampling outputs" if self.profile_steps <= after < self.capture_steps else "profiling"
-            self.callbacks.on_progress(phase, after, total)
+            self.callbacks.on_progress(phase, after, self.after_steps)
