@@ -98,6 +98,16 @@ def test_a_file_with_a_bad_token_followed_by_more_text_is_invalid_not_truncated(
         load_trace(_write(tmp_path, text[:-2] + ', {"ts": 3.x}]}'))
 
 
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut"])
+def test_bytes_that_are_not_utf8_are_refused_as_not_json(tmp_path, cut):
+    """Found by the fuzz test: yajl passed the bytes on and Python's UnicodeDecodeError escaped."""
+    text = json.dumps({"traceEvents": [_event(), _event()]}).encode()
+    at = text.index(b"aten::m") + len("aten::m")
+    path = _write(tmp_path, (text[:at] + b"\xc0\x80" + text[at:])[: at + 4 if cut else None])
+    with pytest.raises(TraceFormatError, match="is not valid JSON"):
+        analyse_traces([path])
+
+
 def test_a_truncated_gpu_trace_warns_that_its_gpu_figures_are_missing(tmp_path):
     cpu = [_event("cudaLaunchKernel", "cuda_runtime", args={"correlation": i}, ts=i) for i in range(5)]
     gpu = [_event("gemm", "kernel", args={"correlation": i, "stream": 7}, ts=i + 2) for i in range(5)]

@@ -194,7 +194,7 @@ class _Parse:
                     add(event, kind)
         except (EOFError, ijson.IncompleteJSONError) as exc:
             self._ended(exc)
-        except ijson.JSONError as exc:
+        except (ijson.JSONError, UnicodeDecodeError) as exc:  # yajl passes bytes that are not UTF-8 on to Python
             raise _not_json(self.path, self.reader, exc) from None
 
     def _ended(self, exc: Exception) -> None:
