@@ -178,10 +178,13 @@ def observe_run(
     out_dir: Path, progress: Callable[[str, int, int], None] | None = None, diagnose: bool = False,
 ) -> Run:
     """Observe the script once with `knobs` applied. Timing only, unless `diagnose`: then a
-    profiler window follows the timing window (its steps are not timed) and the Record is
-    analysed (trace, lint), so that the diagnosis behind the candidates' order has its evidence."""
+    profiler window and a memory step follow the timing window (their steps are not timed) and the
+    Record is analysed (trace, lint), so that the diagnosis behind the candidates' order has its
+    evidence. The other runs skip the memory step: no verdict reads it, and MemTracker's imports
+    alone cost each run about 1.5 s of CPU."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
-                                   profile=diagnose, knobs=knobs, capture_steps=min(config.timing_steps, CAPTURE_STEPS))
+                                   profile=diagnose, memory=diagnose, knobs=knobs,
+                                   capture_steps=min(config.timing_steps, CAPTURE_STEPS))
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,

@@ -8,12 +8,17 @@ Sources (all private to torch, each behind a probe from torchdoctor.compile.prob
 - the `graph_breaks` / `recompiles` log artifacts (switched on here unless TORCH_LOGS is set):
   the user's file and line of each graph break, and the recompile-limit warning.
 Figures are the difference between `start()` and `stop()`, so earlier compilations do not count.
+
+Dynamo is never imported here: importing it costs about 1.5 s of CPU, which every observation of a
+script that does not compile would pay. `torch.compile` imports it when first called, so a script
+that compiles after `start()` had nothing compiled before it: its counts start from zero.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,6 +61,10 @@ class CompileReport:
         return data
 
 
+def _dynamo_imported() -> bool:
+    return "torch._dynamo.utils" in sys.modules
+
+
 def _frame(metric: Any) -> dict[str, Any]:
     return {
         "compile_id": str(getattr(metric, "compile_id", "")),
@@ -80,16 +89,14 @@ class CompileCapture:
         self._metrics_before = 0
         self._counters_before: dict[str, Counter] = {}
         self._enabled_logs = False
-        self.unavailable = [r for r in (probe.compilation_metrics_support(), probe.counters_support(),
-                                        probe.logging_support()) if r]  # fmt: skip
         self.active = False
 
     def start(self) -> None:
-        if probe.compilation_metrics_support() is None:
+        if _dynamo_imported() and probe.compilation_metrics_support() is None:
             from torch._dynamo.utils import get_compilation_metrics
 
             self._metrics_before = len(get_compilation_metrics())
-        if probe.counters_support() is None:
+        if _dynamo_imported() and probe.counters_support() is None:
             from torch._dynamo.utils import counters
 
             self._counters_before = {k: Counter(v) for k, v in counters.items()}
@@ -119,9 +126,12 @@ class CompileCapture:
             import torch._logging
 
             torch._logging.set_logs()
-        report = CompileReport(unavailable=list(self.unavailable))
-        self._read_metrics(report)
-        self._read_counters(report)
+        report = CompileReport()
+        if _dynamo_imported():  # else nothing was compiled: no figure to read, none unavailable
+            report.unavailable = [r for r in (probe.compilation_metrics_support(), probe.counters_support(),
+                                              probe.logging_support()) if r]  # fmt: skip
+            self._read_metrics(report)
+            self._read_counters(report)
         self._read_logs(report)
         return report
 
