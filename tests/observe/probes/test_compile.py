@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import torch
 import torch._dynamo
 
@@ -80,3 +83,27 @@ def test_inductor_compile_time_is_measured():
     fn = torch.compile(lambda x: (x.sin() + 1).sum(), backend="inductor")
     report = capture(lambda: fn(torch.randn(8)))
     assert report["graph_count"] == 1 and report["compile_time_s"] > 0
+
+
+FRESH_PROCESS = """
+import sys, torch
+from torchdoctor.observe.probes.compile import CompileCapture
+cap = CompileCapture()
+cap.start()
+if sys.argv[1] == "compile":
+    torch.compile(lambda x: x * 2 + 1, backend="eager")(torch.randn(3))
+report = cap.stop().to_dict_if_used()
+print("dynamo" if "torch._dynamo" in sys.modules else "no dynamo", report and report["graph_count"])
+"""
+
+
+def test_the_capture_imports_no_dynamo_and_still_sees_a_compile_that_imports_it_after_start():
+    """In a fresh process, where torch has not imported Dynamo: a run that never compiles does not
+    pay for Dynamo's imports, and one whose torch.compile imports it after start() is still counted."""
+    def run(mode: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", FRESH_PROCESS, mode], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert run("none") == "no dynamo None"
+    assert run("compile") == "dynamo 1"
