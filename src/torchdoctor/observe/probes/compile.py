@@ -9,7 +9,7 @@ Sources (all private to torch, each behind a probe from torchdoctor.compile.prob
   the user's file and line of each graph break, and the recompile-limit warning.
 Figures are the difference between `start()` and `stop()`, so earlier compilations do not count.
 
-Dynamo is never imported here: importing it costs about 1.5 s of CPU, which every observation of a
+Dynamo is never imported here: importing it costs about 2 s of CPU, which every observation of a
 script that does not compile would pay. `torch.compile` imports it when first called, so a script
 that compiles after `start()` had nothing compiled before it: its counts start from zero.
 """
