@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.observe import forkserver
 from torchdoctor.observe.forkserver import ForkServer, ForkServerError
 from torchdoctor.workflow.check import _server
 
@@ -114,6 +115,25 @@ while True:
     time.sleep(0.05)
     model(torch.ones(1, 2)).sum().backward()
 """
+
+
+def test_a_stop_before_the_bootstrap_takes_over_ends_the_child_by_sigint(tmp_path) -> None:
+    """Seen in a full test run: Ctrl-C reached a forked child after it had set its SIGINT handler and
+    before the bootstrap handled stops; it exited 1 with no result, and `check` reported side A as
+    failed instead of the check as interrupted. A plain Python ends by SIGINT there."""
+    _, answers = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork server's child, its bootstrap interrupted at once
+        from torchdoctor.observe import bootstrap
+
+        def interrupted(argv: list[str]) -> int:
+            raise KeyboardInterrupt
+
+        bootstrap.main = interrupted
+        forkserver._child({"argv": ["script.py"], "cwd": str(tmp_path), "log": str(tmp_path / "log")}, answers)
+    os.close(answers)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == -signal.SIGINT
 
 
 def test_a_forked_child_past_the_timeout_is_stopped_and_what_it_started_is_ended(server, tmp_path) -> None:

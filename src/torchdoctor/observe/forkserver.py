@@ -244,6 +244,8 @@ def _child(request: dict[str, Any], answers: int) -> None:
         code = bootstrap.main(list(request["argv"]))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:  # a stop before the bootstrap took it over: end by SIGINT, as a plain Python
+        code = -signal.SIGINT  # does, so that the caller reads "interrupted", not a failure of the side
     except BaseException:  # torchdoctor's own failure around the script: say so, as a plain start would
         import traceback
 
@@ -252,8 +254,11 @@ def _child(request: dict[str, Any], answers: int) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+            if code == -signal.SIGINT:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
         finally:
-            os._exit(code)
+            os._exit(code if code >= 0 else 1)
 
 
 def serve(answers: int) -> int:
