@@ -215,7 +215,7 @@ def _answer(fd: int, message: dict[str, Any]) -> None:
 
 def _child(request: dict[str, Any], answers: int) -> None:
     """In the forked child: become the observed process, run the script, never return."""
-    code = 1
+    code, interrupted = 1, False
     try:
         os.close(answers)
         os.setsid()  # a process group of its own, as observe.child owns it
@@ -245,7 +245,7 @@ def _child(request: dict[str, Any], answers: int) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except KeyboardInterrupt:  # a stop before the bootstrap took it over: end by SIGINT, as a plain Python
-        code = -signal.SIGINT  # does, so that the caller reads "interrupted", not a failure of the side
+        interrupted = True  # does, so that the caller reads "interrupted", not a failure of the side
     except BaseException:  # torchdoctor's own failure around the script: say so, as a plain start would
         import traceback
 
@@ -254,11 +254,11 @@ def _child(request: dict[str, Any], answers: int) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-            if code == -signal.SIGINT:
+            if interrupted:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGINT)
         finally:
-            os._exit(code if code >= 0 else 1)
+            os._exit(code)
 
 
 def serve(answers: int) -> int:
