@@ -1,10 +1,11 @@
 """`torchdoctor check` as a CI gate: false alarms, power and cost on real workloads.
 
 For each workload (the built-in demo and zoo workloads), a temporary git repository holds the
-script as commit 1; commit 2 adds `effect` x the workload's CPU time per step as extra work before
-every optimizer step: a fixed number of 64x64 matmuls, calibrated in a plain run (the CPU time of
-a step, and of one matmul). The table also gives the change the checks measured, which is what the
-extra work really cost. Each cell runs N checks with the CLI's defaults (5% threshold, 300 s
+script as commit 1; commit 2 adds extra work before every optimizer step: a fixed number of 64x64
+matmuls, as many as make the step `effect` slower, calibrated on the script's own pace (what one
+matmul adds to the mean wall time of a step, measured in blocks with and without extra work inside
+one process). The table also gives the change the checks measured, which is what the extra work
+really cost. Each cell runs N checks with the CLI's defaults (5% threshold, 300 s
 budget, 3 warm-up + 10 timed steps or 0.5 s of them for short steps, rounds planned from the budget
 up to 400, A-vs-A control), a different seed each:
   effect 0:    `check --against HEAD` on the clean tree: exit 1 is a false alarm (goal <= 5%);
@@ -39,27 +40,48 @@ from torchdoctor.zoo import workload_path
 ARGS = {"demo": ["--batch-size", "4"]}
 GOALS = {0.0: "false alarms <= 5%", 0.10: "caught >= 90%", 0.05: "caught >= 50%"}
 
-#: Appended after the script's `from __future__` line: a hook after every optimizer step; after 25
-#: steps it prints the median CPU time per step and that of one 64x64 matmul, and exits.
+#: Appended after the script's `from __future__` line. Calibrates the deliberate slowdown on the script's own pace
+#: (wall time per optimizer step, what `check` compares), in one process so that the noise between processes does
+#: not enter: after 10 warm-up steps it sizes a probe of K 64x64 matmuls at about _TD_PROBE of the step from a hot loop
+#: (set to the effect wanted: what a matmul adds depends on how many run in a row), then alternates
+#: blocks of 5 steps without and with the probe (20 pairs) and prints the mean step without it, that plus the median
+#: over pairs of what the probe added (robust to a pair that a neighbour disturbed), and K, and exits. The work's
+#: cost in the loop (caches, the allocator, what overlaps it) is measured, not assumed from a hot loop.
 CALIBRATE = """
 import os as _td_os, time as _td_time, torch as _td_torch, torch.optim.optimizer as _td_optimizer
-_td_marks = []
+_td_marks, _td_state = [], {"k": 0, "on": False}
+_td_a = _td_torch.randn(64, 64)
+_TD_WARM, _TD_BLOCK, _TD_PAIRS, _TD_PROBE = 10, 5, 20, 0.10
+def _td_extra(*_):
+    if _td_state["on"]:
+        for _ in range(_td_state["k"]):
+            _td_a @ _td_a
 def _td_mark(*_):
-    _td_marks.append(_td_time.thread_time())
-    if len(_td_marks) == 25:
-        deltas = sorted(b - a for a, b in zip(_td_marks[5:], _td_marks[6:]))
-        a = _td_torch.randn(64, 64)
+    _td_marks.append(_td_time.perf_counter())
+    n = len(_td_marks)
+    if n == _TD_WARM and not _td_state["k"]:
+        step = sorted(b - a for a, b in zip(_td_marks[2:], _td_marks[3:]))[(_TD_WARM - 3) // 2]
         for _ in range(200):
-            a @ a
-        start = _td_time.thread_time()
-        for _ in range(2000):
-            a @ a
-        print("TD_CPU_PER_STEP", deltas[len(deltas) // 2], (_td_time.thread_time() - start) / 2000, flush=True)
+            _td_a @ _td_a
+        start = _td_time.perf_counter()
+        for _ in range(1000):
+            _td_a @ _td_a
+        _td_state["k"] = max(1, round(_TD_PROBE * step / ((_td_time.perf_counter() - start) / 1000)))
+        _td_marks[:] = [_td_marks[-1]]
+    elif _td_state["k"] and n - 1 == 2 * _TD_BLOCK * _TD_PAIRS:
+        steps = [b - a for a, b in zip(_td_marks, _td_marks[1:])]
+        blocks = [steps[i:i + _TD_BLOCK] for i in range(0, len(steps), _TD_BLOCK)]
+        plain = sum(sum(b) for b in blocks[0::2]) / (_TD_BLOCK * _TD_PAIRS)
+        added = sorted((sum(on) - sum(off)) / _TD_BLOCK for off, on in zip(blocks[0::2], blocks[1::2]))
+        print("TD_PACE", plain, plain + (added[_TD_PAIRS // 2 - 1] + added[_TD_PAIRS // 2]) / 2, _td_state["k"],
+              flush=True)
         _td_os._exit(0)
+    _td_state["on"] = bool(_td_state["k"]) and ((len(_td_marks) - 1) // _TD_BLOCK) % 2 == 1
+_td_optimizer.register_optimizer_step_pre_hook(_td_extra)
 _td_optimizer.register_optimizer_step_post_hook(_td_mark)
 """
 #: The deliberate slowdown: a fixed number of 64x64 matmuls before every optimizer step, as many as
-#: `effect` x the step's CPU time (real work, no clock read in the loop: a busy loop on the thread's
+#: make the step `effect` slower (real work, no clock read in the loop: a busy loop on the thread's
 #: CPU clock made some processes of this VM run twice as slow afterwards).
 EXTRA_WORK = """
 import torch as _td_torch, torch.optim.optimizer as _td_optimizer
@@ -83,14 +105,24 @@ def inject(source: str, code: str) -> str:
     return code + source
 
 
-def calibrate(source: str, args: list[str], folder: Path) -> tuple[float, float]:
-    """(median CPU time of the main thread per optimizer step, CPU time of one 64x64 matmul)."""
+def calibrate(source: str, args: list[str], folder: Path, effect: float, runs: int = 3) -> tuple[float, float]:
+    """(the script's pace: mean wall time per optimizer step, what one 64x64 matmul adds to it in the loop when
+    about `effect` x the step of them run before each step); the medians over `runs` runs, since one run of a
+    short step still misjudges the matmul by up to a third now and then."""
     path = folder / "calibrate.py"
-    path.write_text(inject(source, CALIBRATE))
-    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=600)
-    line = next(line for line in proc.stdout.splitlines() if line.startswith("TD_CPU_PER_STEP"))
-    step_s, matmul_s = (float(v) for v in line.split()[1:])
-    return step_s, matmul_s
+    path.write_text(inject(source, CALIBRATE.replace("_TD_PROBE = 10, 5, 20, 0.10", f"_TD_PROBE = 10, 5, 20, {effect}")))
+    paces, costs = [], []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=600)
+        line = next((line for line in proc.stdout.splitlines() if line.startswith("TD_PACE")), None)
+        if line is None:
+            raise SystemExit(f"calibration failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        plain, slowed, matmuls = (float(v) for v in line.split()[1:])
+        paces.append(plain)
+        costs.append((slowed - plain) / matmuls)
+    if statistics.median(costs) <= 0:
+        raise SystemExit(f"calibration measured no cost of the extra work ({costs}): the machine is too noisy")
+    return statistics.median(paces), statistics.median(costs)
 
 
 def repository(folder: Path, source: str, slowed: str | None) -> Path:
@@ -106,10 +138,11 @@ def repository(folder: Path, source: str, slowed: str | None) -> Path:
     return repo
 
 
-def run_cell(name: str, effect: float, checks: int, cpu_step_s: float, matmul_s: float, options: dict) -> list[dict]:
+def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: float, options: dict) -> list[dict]:
     source = workload_path(name).read_text()
-    matmuls = max(1, round(effect * cpu_step_s / matmul_s))
-    slowed = inject(source, EXTRA_WORK.format(effect=effect, matmuls=matmuls)) if effect else None
+    slowed = None
+    if effect:
+        slowed = inject(source, EXTRA_WORK.format(effect=effect, matmuls=max(1, round(effect * pace_s / matmul_s))))
     folder = Path(tempfile.mkdtemp(prefix=f"check-power-{name}-"))
     outcomes = []
     try:
@@ -144,7 +177,7 @@ def run_cell(name: str, effect: float, checks: int, cpu_step_s: float, matmul_s:
 def summarise(rows: list[dict]) -> str:
     """The table of docs/check.md: per cell, exit-1 count / N (exit-2 count), and for a slowdown the
     median of the checks' own estimates (the change the injected work really made)."""
-    lines = ["| workload (CPU per step) | A vs A: false alarms (undecided) | +10%: caught (undecided); measured | "
+    lines = ["| workload (step) | A vs A: false alarms (undecided) | +10%: caught (undecided); measured | "
              "+5%: caught (undecided); measured | median wall per check (A-A / +10% / +5%) | median rounds |",
              "|---|---|---|---|---|---|"]
     for row in rows:
@@ -164,7 +197,7 @@ def summarise(rows: list[dict]) -> str:
             cells.append(f"{caught} / {n} ({undecided}){measured}")
             walls.append(f"{statistics.median(o['wall_s'] for o in outcomes):.0f} s")
             rounds.append(f"{statistics.median(o['rounds'] for o in outcomes):g}")
-        lines.append(f"| {row['workload']} ({row['cpu_step_s'] * 1e3:.0f} ms) | {cells[0]} | {cells[1]} | {cells[2]} | "
+        lines.append(f"| {row['workload']} ({row.get('pace_s', row.get('cpu_step_s', 0)) * 1e3:.0f} ms) | {cells[0]} | {cells[1]} | {cells[2]} | "
                      f"{' / '.join(walls)} | {' / '.join(rounds)} |")
     return "\n".join(lines)
 
@@ -186,16 +219,21 @@ def main() -> None:
     rows = []
     for name in args.workloads.split(","):
         source = workload_path(name).read_text()
-        with tempfile.TemporaryDirectory() as folder:
-            cpu_step_s, matmul_s = calibrate(source, ARGS.get(name, []), Path(folder))
-        print(f"{name}: {cpu_step_s * 1e3:.1f} ms of CPU per step; one 64x64 matmul {matmul_s * 1e6:.1f} us",
-              flush=True)
-        row = {"workload": name, "cpu_step_s": cpu_step_s, "matmul_s": matmul_s, "cells": {}}
-        for effect in (float(e) for e in args.effects.split(",")):
-            row["cells"][str(effect)] = run_cell(name, effect, args.checks, cpu_step_s, matmul_s, options)
+        row = {"workload": name, "cells": {}, "calibration": {}}
         rows.append(row)
-        if args.json:
-            args.json.write_bytes(orjson.dumps({"checks": args.checks, "rows": rows}, option=orjson.OPT_INDENT_2))
+        for effect in (float(e) for e in args.effects.split(",")):
+            pace_s, matmul_s = float("nan"), float("nan")
+            if effect:
+                with tempfile.TemporaryDirectory() as folder:
+                    pace_s, matmul_s = calibrate(source, ARGS.get(name, []), Path(folder), effect)
+                row["pace_s"] = pace_s
+                row["calibration"][str(effect)] = {"pace_s": pace_s, "matmul_s": matmul_s,
+                                                   "matmuls": round(effect * pace_s / matmul_s)}
+                print(f"{name} +{effect:.0%}: {pace_s * 1e3:.1f} ms a step; one 64x64 matmul adds "
+                      f"{matmul_s * 1e6:.1f} us to it: {round(effect * pace_s / matmul_s)} matmuls", flush=True)
+            row["cells"][str(effect)] = run_cell(name, effect, args.checks, pace_s, matmul_s, options)
+            if args.json:
+                args.json.write_bytes(orjson.dumps({"checks": args.checks, "rows": rows}, option=orjson.OPT_INDENT_2))
     print(summarise(rows))
 
 
