@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import orjson
 from rich.console import Console
@@ -138,13 +139,15 @@ def repository(folder: Path, source: str, slowed: str | None) -> Path:
     return repo
 
 
-def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: float, options: dict) -> list[dict]:
+def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: float, options: dict,
+             outcomes: list[dict], save: Callable[[], None]) -> None:
+    """Run `checks` checks, appending each outcome to `outcomes` and calling `save` after each (a
+    long cell stopped early keeps what it measured)."""
     source = workload_path(name).read_text()
     slowed = None
     if effect:
         slowed = inject(source, EXTRA_WORK.format(effect=effect, matmuls=max(1, round(effect * pace_s / matmul_s))))
     folder = Path(tempfile.mkdtemp(prefix=f"check-power-{name}-"))
-    outcomes = []
     try:
         repo = repository(folder, source, slowed)
         ref = "HEAD~1" if effect else "HEAD"
@@ -164,6 +167,7 @@ def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: flo
                                  "ratio": step.ratio if step else None,
                                  "noise_floor": step.noise_floor if step else None,
                                  "a_step_s": step.a if step else None, "reason": result.reason})
+                save()
                 print(f"  {name} +{effect:.0%} #{seed}: {result.decision} in {outcomes[-1]['wall_s']:.0f} s, "
                       f"{result.rounds} of {result.planned_rounds} rounds, {result.settings.get('steps')} steps; "
                       f"{result.reason[:150]}", flush=True)
@@ -171,7 +175,6 @@ def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: flo
             os.chdir(cwd)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return outcomes
 
 
 def summarise(rows: list[dict]) -> str:
@@ -216,7 +219,12 @@ def main() -> None:
         return
     os.environ["OMP_NUM_THREADS"] = "1"
     options = {"budget_s": args.budget}
-    rows = []
+    rows: list[dict] = []
+
+    def save() -> None:
+        if args.json:
+            args.json.write_bytes(orjson.dumps({"checks": args.checks, "rows": rows}, option=orjson.OPT_INDENT_2))
+
     for name in args.workloads.split(","):
         source = workload_path(name).read_text()
         row = {"workload": name, "cells": {}, "calibration": {}}
@@ -231,9 +239,8 @@ def main() -> None:
                                                    "matmuls": round(effect * pace_s / matmul_s)}
                 print(f"{name} +{effect:.0%}: {pace_s * 1e3:.1f} ms a step; one 64x64 matmul adds "
                       f"{matmul_s * 1e6:.1f} us to it: {round(effect * pace_s / matmul_s)} matmuls", flush=True)
-            row["cells"][str(effect)] = run_cell(name, effect, args.checks, pace_s, matmul_s, options)
-            if args.json:
-                args.json.write_bytes(orjson.dumps({"checks": args.checks, "rows": rows}, option=orjson.OPT_INDENT_2))
+            row["cells"][str(effect)] = []
+            run_cell(name, effect, args.checks, pace_s, matmul_s, options, row["cells"][str(effect)], save)
     print(summarise(rows))
 
 
