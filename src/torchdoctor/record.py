@@ -129,6 +129,7 @@ class Record:
     trace: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None
     compile: dict[str, Any] | None = None
+    threads_probe: dict[str, Any] | None = None  # observe.probes.threads: steps with fewer intra-op threads
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     findings: list[dict[str, Any]] = field(default_factory=list)

@@ -58,3 +58,36 @@ def test_threads_on_two_cores_claim_at_most_the_parallelism_of_two_cores():
     (finding,) = diagnose(record, select=["TD-COMP-009"]).findings
     assert 1.5 < 1 / (1 - finding.upside) <= 2.0 and finding.severity == "problem"
     assert "torch.set_num_threads(2)" in finding.fix.code
+
+
+def _compute_threads_with_probe(speedup: float | None, tried: int = 2, complete: bool = True) -> Record:
+    record = Record.load(IDLE.parent / "fires.json")
+    record.env["cpu"].update(physical_cores=2, logical_cores=2, affinity_cores=2)
+    record.env["torch"]["num_threads"] = 8
+    record.summary.forward_fraction, record.summary.backward_fraction = 0.4, 0.4
+    record.summary.optimizer_fraction = 0.16
+    record.threads_probe = {"threads": 8, "tried_threads": tried, "complete": complete, "reason": None,
+                            "samples": 12, "step_s_script_threads": 0.030,
+                            "step_s_tried_threads": 0.030 / speedup if speedup else None, "speedup": speedup}
+    return record
+
+
+def test_a_measured_probe_of_the_fix_replaces_the_ceiling():
+    # compute_threads: the ceiling claimed x1.93 (upside 46%) where the fix measured x1.31 (24%).
+    (finding,) = diagnose(_compute_threads_with_probe(1.31), select=["TD-COMP-009"]).findings
+    assert finding.upside == pytest.approx(1 - 1 / 1.31, abs=1e-3)
+    assert finding.evidence["upside_basis"] == "measured" and finding.evidence["measured_speedup"] == 1.31
+    assert "compute_speedup_ceiling" not in finding.evidence
+    assert "measured 1.31x faster" in finding.explanation
+
+
+def test_a_fix_that_measured_slower_or_the_same_is_not_recommended():
+    # Beside a busy process, 2 threads on 2 cores measured x0.16 of 8 threads' pace (spinning OpenMP waits).
+    assert diagnose(_compute_threads_with_probe(0.16), select=["TD-COMP-009"]).findings == []
+    assert diagnose(_compute_threads_with_probe(1.03), select=["TD-COMP-009"]).findings == []
+
+
+def test_a_probe_of_another_count_or_cut_short_leaves_the_ceiling():
+    for record in (_compute_threads_with_probe(1.31, tried=1), _compute_threads_with_probe(None, complete=False)):
+        (finding,) = diagnose(record, select=["TD-COMP-009"]).findings
+        assert finding.evidence["upside_basis"] == "ceiling" and "not measured" in finding.explanation

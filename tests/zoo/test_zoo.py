@@ -59,8 +59,22 @@ def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server:
     record = diagnosed(workload_path(name), tmp_path / "first", server)
     if disturbed_profile(record, WORKLOADS[name]):  # seen in CI beside another test worker: observe again
         record = diagnosed(workload_path(name), tmp_path / "again", server)
+    if threads_fix_measured_no_faster(record, WORKLOADS[name]):
+        return
     assert record.findings, "no finding at all"
     assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
+
+
+def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
+    """TD-COMP-009 rests on the threads probe: fewer threads measured in the run itself. Beside a busy
+    process (another test worker), the cores' own count of threads can measure several times slower
+    than the oversubscribed count (spinning OpenMP threads wait on a descheduled one), and then the
+    rule must stay silent: its fix would make this run slower."""
+    probe = record.threads_probe
+    if rule != "TD-COMP-009" or not probe or not probe["complete"] or probe["speedup"] >= 1 / 0.95:
+        return False
+    assert rule not in [f["id"] for f in record.findings], summary(record)
+    return True
 
 
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule is None))

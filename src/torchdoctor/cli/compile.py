@@ -48,7 +48,7 @@ def compile_command(
         raise typer.BadParameter("give a script after `--`", param_hint="SCRIPT")
     try:
         config = ObserveConfig(warmup_steps=warmup_steps, timing_steps=steps, profile=profile,
-                               profile_warmup=1, profile_active=2, memory=False)  # fmt: skip
+                               profile_warmup=1, profile_active=2, memory=False, threads_probe=False)  # fmt: skip
         launch = LaunchConfig(timeout_s=timeout)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -37,7 +37,7 @@ def scale(
 
     script, *args = command
     config = ScaleConfig(max_nproc=max_nproc, torchrun_args=list(torchrun_arg or []), timeout_s=timeout_s)
-    observe_config = ObserveConfig(warmup_steps=warmup_steps, timing_steps=steps, profile=False)
+    observe_config = ObserveConfig(warmup_steps=warmup_steps, timing_steps=steps, profile=False, threads_probe=False)
     console = Console()
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("scaling", total=len(process_counts(max_nproc)))

@@ -80,11 +80,10 @@ class InLoopObservation:
             self._session.facts.add_dataloader(loader)
 
     def poll(self) -> Record | None:
-        """At a step end: finish once every window (and the memory step) is measured."""
+        """At a step end: finish once every window (and the memory step, and the threads probe) is
+        measured."""
         session = self._session
-        if session is None or not session.clock.done:
-            return None
-        if session.memory is not None and session.memory.measuring:
+        if session is None or not session.clock.done or session.measuring_after_windows:
             return None
         return self.finish("completed")
 

@@ -48,6 +48,10 @@ class ObserveConfig:
     """Device memory budget for the largest-batch estimate (None: no estimate)."""
     compile: bool = True
     """Capture what torch.compile does during the run (torchdoctor.compile)."""
+    threads_probe: bool = True
+    """When the intra-op threads outnumber the cores, measure a few more
+    steps with fewer threads, after the other windows (observe.probes.threads; TD-COMP-009 reads
+    it). Skipped when knobs are applied (a tune trial measures its own threads)."""
     knobs: dict[str, Any] = field(default_factory=dict)
     """Optimisations applied to the script at run time (name -> value), used by `tune`."""
     capture_steps: int = 0

@@ -93,6 +93,14 @@ def cpu() -> dict[str, Any]:
     }
 
 
+def usable_cores() -> int:
+    """The physical cores this process may run on (its CPU affinity, at most the physical cores), as
+    `rules.evidence.Evidence.physical_cores` reads them from `cpu()`."""
+    physical = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else physical
+    return min(affinity, physical)
+
+
 def switches() -> dict[str, Any]:
     return {
         "num_threads": torch.get_num_threads(),

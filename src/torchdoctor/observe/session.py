@@ -25,6 +25,7 @@ from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.compile import CompileCapture
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
+from torchdoctor.observe.probes.threads import ThreadsProbe, threads_to_try
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -98,7 +99,7 @@ class ObservationSession:
                 on_profile_step=self._profile_step,
                 on_all_done=self._all_done,
                 on_progress=self.progress.send,
-                on_extra_step=self._memory_step_end,
+                on_extra_step=self._extra_step,
                 on_step=self._stream_step,
             ),
         )
@@ -108,6 +109,7 @@ class ObservationSession:
         self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
+        self.threads_probe: ThreadsProbe | None = None  # started after the windows, when it applies
         self.compile_capture = CompileCapture() if config.compile else None
         self.compile_summary: dict[str, Any] | None = None
         self.profiler: torch.profiler.profile | None = None
@@ -182,16 +184,39 @@ class ObservationSession:
         self._stop_profiler()
         self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
         if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
-            return  # the next step is measured; `_memory_step_end` ends the observation
-        if self.config.stop_after_windows:
+            return  # the next step is measured; `_extra_step` goes on from there
+        self._after_memory_step()
+
+    def _extra_step(self) -> None:
+        """A step after the windows ended: the memory step's, then the threads probe's."""
+        if self.memory is not None and self.memory.measuring:
+            self.memory.end(self.clock.current.batch_size)
+            self._after_memory_step()
+        elif self.threads_probe is not None and self.threads_probe.running:
+            if self.threads_probe.step_end() and self.config.stop_after_windows:
+                raise self.stop_exc()
+
+    @property
+    def measuring_after_windows(self) -> bool:
+        """Whether the memory step or the threads probe is measuring the script's steps."""
+        return bool((self.memory is not None and self.memory.measuring)
+                    or (self.threads_probe is not None and self.threads_probe.running))
+
+    def _after_memory_step(self) -> None:
+        self.threads_probe = self._new_threads_probe()
+        if self.threads_probe is not None:
+            self.threads_probe.begin()
+        elif self.config.stop_after_windows:
             raise self.stop_exc()
 
-    def _memory_step_end(self) -> None:
-        if self.memory is None or not self.memory.measuring:
-            return
-        self.memory.end(self.clock.current.batch_size)
-        if self.config.stop_after_windows:
-            raise self.stop_exc()
+    def _new_threads_probe(self) -> ThreadsProbe | None:
+        if not self.config.threads_probe or self.config.knobs or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            return None  # a trial's knobs hold the threads (tune measures them itself); ranks wait on each other
+        loaders = self.facts.dataloaders
+        workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
+        threads = torch.get_num_threads()
+        tried = threads_to_try(threads, env.usable_cores(), workers)
+        return ThreadsProbe(threads, tried) if tried is not None else None
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
@@ -208,6 +233,9 @@ class ObservationSession:
         if self._finished:
             return
         self._finished = True
+        probe_cut = f"the script ended during the probe: {how}"
+        if how == "script_finished" and code == 0 and self.threads_probe is not None and self.threads_probe.running:
+            how = "completed"  # every window was measured; only the optional probe was cut short (it says so)
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
         self._stop_profiler()
@@ -217,6 +245,8 @@ class ObservationSession:
         self._stop_compile_capture()
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
+        if self.threads_probe is not None:
+            self.threads_probe.close(probe_cut)
         data = self._results(how, code, traceback_text)
         if self.outputs is not None:
             try:
@@ -262,6 +292,7 @@ class ObservationSession:
             "traces": traces,
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "compile": self.compile_summary,
+            "threads_probe": self.threads_probe.to_dict() if self.threads_probe is not None else None,
         }
 
 

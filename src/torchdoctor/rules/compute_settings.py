@@ -86,8 +86,12 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     Workers count only when they are busy (on CPU at least WORKER_BUSY of their wall time) and only
     with the cores they measurably use: idle workers (cheap or I/O-bound batches) take no core
     from the step, and cutting its threads for them measured x0.58-x0.60 (pytorch/examples
-    imagenet --workers 2, dcgan; docs/rules.md). Upside: the compute phases' share x (1 - 1 / the
-    fix's speed-up ceiling, `_thread_fix_speedup`); below 5% the rule is silent."""
+    imagenet --workers 2, dcgan; docs/rules.md). Upside: what the observation's threads probe
+    measured, steps of this run with the fix's thread count against the script's
+    (observe.probes.threads; silent when that is under 5%, a fix that measured no faster); without
+    a probe of the fix's count (a trace, an older Record), the compute phases' share x (1 - 1 / the
+    fix's speed-up ceiling, `_thread_fix_speedup`), an upper bound (x1.93 claimed where the fix
+    measured x1.31 on compute_threads); below 5% the rule is silent."""
     threads, cores = int(ev.env_section("torch", "num_threads")), ev.physical_cores()
     workers = (ev.record.env.get("dataloaders") or [{}])[0].get("num_workers") or 0
     worker_cores = 0.0
@@ -103,21 +107,39 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
         return None
     keep = max(1, min(threads, cores - math.ceil(worker_cores)))
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
-    speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
-    share = compute * max(0.0, 1 - 1 / speedup)
+    evidence = {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
+                "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}
+    measured = _measured_thread_fix(ev.record.threads_probe, threads, keep)
+    if measured is not None:
+        share = max(0.0, 1 - 1 / measured["speedup"])
+        evidence.update(measured_speedup=round(measured["speedup"], 3), upside_basis="measured",
+                        probe_samples=measured["samples"])
+        claim = (f"With {keep} thread(s) the step measured {measured['speedup']:.2f}x faster "
+                 f"({measured['samples']} steps of this run, alternating blocks of {keep} and {threads} threads).")
+    else:
+        speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
+        share = compute * max(0.0, 1 - 1 / speedup)
+        evidence.update(compute_speedup_ceiling=round(speedup, 3), upside_basis="ceiling")
+        claim = (f"With {keep} thread(s) the compute ({compute:.0%} of the step) can run at most {speedup:.2f}x "
+                 "faster: the cores stay the same, only the contention between threads goes (not measured).")
     severity = severity_at(share, 0.05, 0.25)
     if severity is None:
         return None
     busy = f" + {workers} busy workers ({worker_cores:.1f} cores)" if worker_cores else ""
-    return Hit(severity, f"{threads} intra-op threads{busy} on {cores} cores", share,
-               {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
-                "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep,
-                "compute_speedup_ceiling": round(speedup, 3)},
+    return Hit(severity, f"{threads} intra-op threads{busy} on {cores} cores", share, evidence,
                "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down. "
-               f"With {keep} thread(s) the compute ({compute:.0%} of the step) can run at most "
-               f"{speedup:.2f}x faster: the cores stay the same, only the contention between threads goes.",
+               + claim,
                Fix("Use at most one intra-op thread per physical core the busy workers leave free.",
                    f"torch.set_num_threads({keep})  # or OMP_NUM_THREADS"))
+
+
+def _measured_thread_fix(probe: dict | None, threads: int, keep: int) -> dict | None:
+    """The threads probe's result when it measured exactly the fix (the script's count against
+    `keep`) to the end; None otherwise."""
+    complete = bool(probe) and probe.get("complete") and probe.get("speedup")
+    if not complete or probe.get("threads") != threads or probe.get("tried_threads") != keep:
+        return None
+    return probe
 
 
 @rule("TD-COMP-010", "compute", knob="cudnn_benchmark")

@@ -95,9 +95,10 @@ class CheckOptions:
 
     def observe_config(self, *, profile: bool = False) -> ObserveConfig:
         if profile:  # a short timing window, then the profiler's: wait 1, warm-up 1, 3 steps recorded
-            return ObserveConfig(warmup_steps=self.warmup_steps, timing_steps=2, profile=True, memory=False)
+            return ObserveConfig(warmup_steps=self.warmup_steps, timing_steps=2, profile=True, memory=False,
+                                 threads_probe=False)
         return ObserveConfig(warmup_steps=self.warmup_steps, timing_steps=self.steps, profile=False,
-                             memory=self.memory)
+                             memory=self.memory, threads_probe=False)
 
     def policy(self, budget_left_s: float, round_s: float) -> Policy:
         """The rounds' policy once a pilot has shown what one round costs (`round_s`): as many rounds as

@@ -13,7 +13,8 @@ from torchdoctor.workflow.observation import observe_with_progress, store_record
 def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, snapshot: Path | None = None) -> ObserveConfig:
     """Short windows and no profiler: the step measured is the one after them."""
     return ObserveConfig(warmup_steps=warmup_steps, timing_steps=2, profile=False, memory=True,
-                         memory_budget_bytes=budget_bytes, memory_snapshot=str(snapshot or ""))  # fmt: skip
+                         memory_budget_bytes=budget_bytes, memory_snapshot=str(snapshot or ""),
+                         threads_probe=False)  # fmt: skip
 
 
 def observe_memory(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
