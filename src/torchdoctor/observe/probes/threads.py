@@ -1,6 +1,6 @@
 """The threads probe: a few steps of the user's own loop with fewer intra-op threads, measured in place.
 
-When the intra-op threads (plus the DataLoader workers) outnumber the cores, fewer threads can be
+When the intra-op threads outnumber the cores, fewer threads can be
 faster or slower, and by how much depends on the script's operators and on how busy its workers
 are: no ceiling computed from the counts says it (TD-COMP-009's claimed x1.93 on the zoo's
 compute_threads where the fix measured x1.31, and halving threads beside busy workers measured
@@ -30,10 +30,7 @@ def threads_to_try(threads: int, cores: int, workers: int) -> int | None:
     not start a probe: every DataLoader with workers beside one thread a core would pay 16 steps
     (seconds on a slow loader; the test suite took 25% longer) for a rule that is silent when
     its workers are idle, as they mostly are; that case keeps the ceiling."""
-    if threads <= cores:
-        return None
-    tried = max(1, min(threads, cores - workers))
-    return tried if tried != threads else None
+    return max(1, cores - workers) if threads > cores else None  # below `threads`, as cores < threads
 
 
 class ThreadsProbe:
