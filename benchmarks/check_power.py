@@ -214,6 +214,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--table", type=Path, default=None, help="print the table of a --json file and exit")
     args = parser.parse_args()
+    if args.json:
+        args.json = args.json.resolve()  # each cell runs from its temporary repository (os.chdir)
     if args.table:
         print(summarise(orjson.loads(args.table.read_bytes())["rows"]))
         return
