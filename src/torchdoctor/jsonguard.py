@@ -72,6 +72,10 @@ class JsonGuard:
         return (self.depth == self.limits.item_depth - 1 and not self._in_string and not self._backslashes
                 and self._item_start < 0 and (cap is None or self.offset - self._last_mark <= cap + 1))
 
+    def closed(self) -> bool:
+        """The text so far ends outside every string and container: a whole document, not one cut short."""
+        return self.depth == 0 and not self._in_string
+
     def feed(self, chunk: bytes) -> None:
         if not chunk:
             return

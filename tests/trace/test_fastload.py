@@ -74,11 +74,33 @@ def test_a_truncated_file_falls_back_and_says_so(tmp_path: Path, monkeypatch: py
     assert fast.truncated and 0 < len(fast) < 50
 
 
+@pytest.mark.parametrize("keep", [-2, -9, -30])  # inside the last key, inside its value, after the list's `]`
+def test_a_file_cut_in_the_metadata_after_the_event_list_is_truncated_on_both_paths(
+        keep: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = json.dumps({"traceEvents": [{**EVENT, "ts": 10 * i} for i in range(50)], "traceName": "t",
+                       "deviceProperties": [{"id": 0, "name": "cpu"}]})
+    path = tmp_path / "cut.json"
+    path.write_text(text[:keep])
+    fast, slow = _both(path, monkeypatch)
+    assert_same_trace(fast, slow)
+    assert fast.truncated and len(fast) == 50
+
+
 def _no_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if the loader falls back: a bound must be refused by the fast path itself."""
     def refuse(self: object) -> None:
         raise AssertionError("the streaming parser read a file the fast path should have refused")
     monkeypatch.setattr(loader._Parse, "stream", refuse)
+
+
+@pytest.mark.parametrize("name", ["t.json", "torch1.9-cuda-resnet50-workers4.2steps.json.gz"])
+def test_a_file_whose_event_list_ends_just_before_the_documents_end_takes_the_fast_path(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `...}]}` with nothing after it (msgspec counts its trailing byte one past the first one): these
+    # files went to the streaming parser
+    path = FIXTURES / name if name.endswith(".gz") else _write(tmp_path, [EVENT] * 3)
+    _no_streaming(monkeypatch)
+    assert len(load_trace(path)) > 0
 
 
 @pytest.mark.parametrize("text, error", [
@@ -117,6 +139,20 @@ def test_numbers_out_of_range_and_items_that_are_not_events_read_as_the_streamin
         odd: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"traceEvents": [EVENT, odd, EVENT]}))
+    assert_same_trace(*_both(path, monkeypatch))
+
+
+@pytest.mark.parametrize("other, fast", [
+    ({"ph": "f", "id": 1, "pid": 1.5, "tid": "x", "ts": "12", "cat": 3, "bp": "e"}, True),  # a flow's fields: unread
+    ({"ph": "i", "s": "t", "name": "[memory]", "ts": "11", "pid": 1, "tid": 1,
+      "args": {"Total Allocated": 2048, "Total Reserved": 4096, "Device Type": 1, "Device Id": 0}}, True),
+    ({"ph": "Q", "name": "x", "ts": 1}, False),  # a phase the Trace Event Format does not define
+    ({"name": "no phase", "ts": 1}, False),
+])
+def test_events_other_than_complete_ones_read_as_the_streaming_parser_reads_them(
+        other: dict, fast: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, [EVENT, other, EVENT], traceName="t")
+    assert loader._Parse(path, include_python=False).fast() is fast
     assert_same_trace(*_both(path, monkeypatch))
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchdoctor.trace.events import COMM_KERNEL_RE, DEVICE_KINDS, Trace
+from torchdoctor.trace.events import COMM_KERNEL_RE, DEVICE_KINDS, Trace, is_kind
 from torchdoctor.trace.intervals import Intervals, merge
 from torchdoctor.trace.steps import Step, launch_rows
 
@@ -37,7 +37,7 @@ class DeviceEvents:
 
     def intervals(self, trace: Trace, mask: np.ndarray | None = None) -> Intervals:
         rows = self.rows if mask is None else self.rows[mask]
-        return merge(trace.ts_us[rows], trace.ts_us[rows] + trace.dur_us[rows])
+        return merge(trace.ts_us[rows], trace.end_us[rows])
 
 
 def kernel_types(names: tuple[str, ...]) -> np.ndarray:
@@ -53,7 +53,7 @@ def kernel_types(names: tuple[str, ...]) -> np.ndarray:
 
 def device_events(trace: Trace, steps: list[Step], *, hta_window: bool = True) -> DeviceEvents:
     """The device events analysed; with `hta_window`, HTA's drop-the-last-step rule applies."""
-    rows = np.flatnonzero(np.isin(trace.kind, DEVICE_KINDS) & (trace.correlation >= 0))
+    rows = np.flatnonzero(is_kind(trace.kind, DEVICE_KINDS) & (trace.correlation >= 0))
     launch = launch_rows(trace, rows)
     if hta_window and len(steps) >= 2:
         last_start = max(s.start_us for s in steps)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -85,6 +85,21 @@ CAPTURE_END_RE = re.compile(r"^(cuda|hip|cu)StreamEndCapture(_v\d+|_ptsz)?$")
 GRAPH_LAUNCH_RE = re.compile(r"^(cudaGraphLaunch|cuGraphLaunch|hipGraphLaunch)(_v\d+|_ptsz)?$")
 
 
+def is_kind(kind: np.ndarray, kinds: tuple[int, ...]) -> np.ndarray:
+    """Per-row bool: the row's kind (int8, a `kind` column or part of one) is one of `kinds`.
+    A look-up in a 256-entry table: np.isin cost 7 ms on a 360,000-row column and 0.27 ms on a
+    step's 8,000 rows (numpy 2.4, called hundreds of times per trace), the table 0.8 and 0.04 ms."""
+    return _kind_table(kinds).take(kind.view(np.uint8))
+
+
+@cache
+def _kind_table(kinds: tuple[int, ...]) -> np.ndarray:
+    """True at each of `kinds` (as the uint8 view of the int8 column reads them), built once per tuple."""
+    table = np.zeros(256, bool)
+    table[np.array(kinds, np.int8).view(np.uint8)] = True
+    return table
+
+
 def step_number(name: str) -> int | None:
     """The N of a `ProfilerStep#N` name, else None."""
     match = _STEP_RE.match(name)
@@ -127,13 +142,15 @@ class Trace:
         return end
 
     def name_mask(self, pattern: re.Pattern[str], rows: np.ndarray | None = None) -> np.ndarray:
-        """Per-row bool (all rows, or `rows`): the name matches `pattern` (searched once per name)."""
+        """Per-row bool (all rows, or the row indices `rows`): the name matches `pattern` (searched once
+        per name)."""
         by_name = self._name_masks.get(pattern.pattern)
         if by_name is None:
             by_name = np.fromiter((bool(pattern.search(n)) for n in self.names), bool, len(self.names))
             self._name_masks[pattern.pattern] = by_name
-        name_id = self.name_id if rows is None else self.name_id[rows]
-        return by_name[name_id] if len(self.names) else np.zeros(name_id.size, bool)
+        # `take`, not fancy indexing: the same rows, 2-3x faster (called about ten times per step)
+        name_id = self.name_id if rows is None else self.name_id.take(rows)
+        return by_name.take(name_id) if len(self.names) else np.zeros(name_id.size, bool)
 
     def has_device(self) -> bool:
-        return bool(np.isin(self.kind, DEVICE_KINDS).any())
+        return bool(is_kind(self.kind, DEVICE_KINDS).any())

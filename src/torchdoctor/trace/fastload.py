@@ -1,15 +1,17 @@
 """The trace loader's fast path: the event list decoded in chunks by msgspec into typed records.
 
 ijson builds one dict per event; msgspec decodes straight into small typed structs, skipping the
-fields the analyses do not read, about twice as fast per byte (docs/trace.md, "Performance"). The
+fields the analyses do not read (all of them for events other than complete and instant ones, told
+apart by their phase, `ph`), about twice as fast per byte (docs/trace.md, "Performance"). The
 file is read in CHUNK_BYTES pieces through the loader's reader (so its head and tail, where the
 metadata lives, are kept as in the streaming path), each piece cut after the last complete event
 (`}, {"` between two events) and decoded as a JSON array, so memory holds one piece at a time.
 
 The fast path reads only what it can read exactly: an event whose fields have unusual types (a
-string `ts`, a float correlation id, `args` that is not an object), an item that is not an event,
-a NaN, infinite or out-of-range number, a piece it cannot cut at an event boundary, or a file that
-ends before its event list does, raise `Unreadable`, and the loader reads the file again with its
+string `ts`, a float correlation id, `args` that is not an object), an event with no phase or one
+the Trace Event Format does not define, an item that is not an event, a NaN, infinite or
+out-of-range number, a piece it cannot cut at an event boundary, or a file that ends before its
+event list does, raise `Unreadable`, and the loader reads the file again with its
 streaming parser, which repairs and counts every such case (trace/columns.py), so each repair has
 one definition. The reader is the loader's guarded one: every byte passes the same JsonGuard bounds
 and gzip expansion limit as in the streaming path, and a breach is refused, not read again. Without msgspec
@@ -22,6 +24,10 @@ import math
 import os
 import re
 from typing import Any, Callable, Union
+
+import numpy as np
+
+from torchdoctor.trace.events import is_kind
 
 try:
     import msgspec
@@ -62,8 +68,7 @@ if msgspec is not None:
         device_type: Union[int, None] = msgspec.field(default=None, name="Device Type")
         device_id: Union[int, None] = msgspec.field(default=None, name="Device Id")
 
-    class _Event(msgspec.Struct, gc=False):
-        ph: str = ""
+    class _Complete(msgspec.Struct, gc=False, tag_field="ph", tag="X"):
         cat: Union[str, None] = None
         name: str = ""
         ts: Union[float, None] = None
@@ -72,7 +77,16 @@ if msgspec is not None:
         tid: Union[int, str] = -1
         args: Union[_Args, None] = None
 
-    _DECODER = msgspec.json.Decoder(list[_Event])
+    class _Instant(msgspec.Struct, gc=False, tag_field="ph", tag="i"):
+        name: str = ""
+        args: Union[_Args, None] = None
+
+    #: The other phases of the Trace Event Format, their fields skipped: nothing reads them, and a
+    #: third of a Kineto trace's events are flows (`s`, `f`), whose fields cost a fifth of the decoding.
+    #: A phase not listed, or an event without one, does not decode: the streaming parser reads the file.
+    _OTHER_PHASES = tuple(msgspec.defstruct(f"_Phase{ord(ph)}", [], gc=False, tag_field="ph", tag=ph)
+                          for ph in "BEICbnestfPNODMVvRc()STpF")
+    _DECODER = msgspec.json.Decoder(list[Union[(_Complete, _Instant, *_OTHER_PHASES)]])
     #: msgspec's own error, and UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
     _DECODE_ERRORS = (msgspec.DecodeError, ValueError)
 
@@ -111,6 +125,8 @@ def parse(reader: Any, root: str, cols: Any, *, categories: dict[Any, int], skip
         _add(events, cols, categories, skip, on_device, notes)
     while reader.read(READ_BYTES):  # the rest is top-level metadata: the reader keeps the file's tail
         pass
+    if last and not reader.guard.closed():  # the streaming parser calls such a file truncated, and says so
+        raise Unreadable("the text after the event list does not end (a truncated file)")
 
 
 class _Piece:
@@ -159,7 +175,9 @@ class _Piece:
                 trailing = _TRAILING.search(str(exc))
                 if trailing is None:
                     raise Unreadable(str(exc)) from None
-            close = buf.rfind(b"]", 0, int(trailing.group(1)) + 1)  # the event list ended before `end`
+            # the event list ended before `end`; msgspec's byte N is one past the first trailing byte,
+            # which may be the `]` written at `end` (a list that ends the document: `...}]}`)
+            close = buf.rfind(b"]", 0, int(trailing.group(1)) - 1)
             try:
                 return _DECODER.decode(view[: close + 1]), True
             except _DECODE_ERRORS as exc:
@@ -208,9 +226,9 @@ _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[int, ...],
          on_device: tuple[int, ...], notes: Any) -> None:
     for e in events:
-        if e.ph == "i" and e.name == "[memory]" and e.args is not None:
+        if type(e) is _Instant and e.name == "[memory]" and e.args is not None:
             notes.instant({"name": e.name, "args": _memory_args(e.args)})
-    complete = [e for e in events if e.ph == "X"]
+    complete = [e for e in events if type(e) is _Complete]
     kinds = [categories.get(e.cat) for e in complete]
     if None in kinds:
         kinds = [k if k is not None else notes.category(e.cat) for k, e in zip(kinds, complete)]
@@ -237,11 +255,7 @@ def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[i
         cols.ts.fromlist(ts)
         cols.dur.fromlist(dur if not negative else [max(d, 0.0) for d in dur])
         _ids(cols.pid, [e.pid for e in evs], ident, "pid")
-        unset = msgspec.UNSET
-        cols.stream.fromlist([
-            (_stream(a.stream, ident) if a is not None and a.stream is not unset else t) if k in on_device else -1
-            for k, a, t in zip(kinds, args, tids)
-        ])
+        cols.stream.frombytes(_streams(kinds, args, tids, on_device, ident).tobytes())
         cols.corr.fromlist([a.correlation if a is not None else -1 for a in args])
         cols.ext.fromlist([-1 if a is None else a.external_id if a.external_id is not None
                            else a.external_id_lower if a.external_id_lower is not None else -1 for a in args])
@@ -259,6 +273,21 @@ def _ids(column: Any, values: list[Any], ident: Callable[[Any, str], int], field
         values = [v if type(v) is int else ident(v, field) for v in values]
         column.fromlist(values)
     return values
+
+
+def _streams(kinds: list[int], args: list[Any], tids: list[int], on_device: tuple[int, ...],
+             ident: Callable[[Any, str], int]) -> np.ndarray:
+    """The piece's stream column: -1 off the device timeline; on it, `args.stream`, or the tid when
+    absent. Python reads only the device events (a tenth of a Kineto trace's): one expression per
+    event for the whole column cost twice as much."""
+    out = np.full(len(kinds), -1, np.int64)
+    rows = np.flatnonzero(is_kind(np.array(kinds, np.int8), on_device)).tolist()
+    if rows:
+        unset = msgspec.UNSET
+        device_args = [args[i] for i in rows]
+        out[rows] = [_stream(a.stream, ident) if a is not None and a.stream is not unset else tids[i]
+                     for i, a in zip(rows, device_args)]
+    return out
 
 
 def _stream(value: int | str, ident: Callable[[Any, str], int]) -> int:

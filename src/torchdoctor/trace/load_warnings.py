@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 
 from torchdoctor.trace.columns import Columns
-from torchdoctor.trace.events import DEVICE_KINDS, RUNTIME
+from torchdoctor.trace.events import DEVICE_KINDS, RUNTIME, is_kind
 
 
 def load_warnings(name: str, cols: Columns, junk: int, unknown: Counter[str], cut: str | None,
@@ -45,7 +45,7 @@ def _truncated(name: str, cols: Columns, cut: str, nbytes: int) -> str:
             f"analysed the {len(cols.kind)} complete events that parsed ({span:.3f} s of timeline); "
             "everything recorded after the cut is lost")
     kinds = np.frombuffer(cols.kind, np.int8)
-    if (kinds == RUNTIME).any() and not np.isin(kinds, DEVICE_KINDS).any():
+    if (kinds == RUNTIME).any() and not is_kind(kinds, DEVICE_KINDS).any():
         text += ("; no GPU event survived the cut (Kineto writes them after the CPU events), so every GPU "
                  "figure reads as idle")
     return text

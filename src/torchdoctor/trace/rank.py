@@ -20,7 +20,7 @@ from torchdoctor.trace.analyses.temporal import temporal_breakdown
 from torchdoctor.trace.analyses.window import window_section
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.device import COMMUNICATION, COMPUTATION, device_events
-from torchdoctor.trace.events import DEVICE_KINDS, HOST_KINDS, Trace
+from torchdoctor.trace.events import DEVICE_KINDS, HOST_KINDS, Trace, is_kind
 from torchdoctor.trace.intervals import length
 from torchdoctor.trace.steps import WHOLE_TRACE, Step, assign, find_steps
 
@@ -91,12 +91,12 @@ def _window_rows(trace: Trace, step: Step, running_end: np.ndarray) -> np.ndarra
 
 def _step(trace: Trace, step: Step, rows: np.ndarray, ops: np.ndarray, self_us: np.ndarray, config: TraceConfig) -> dict[str, Any]:
     starts_inside = rows[trace.ts_us[rows] >= step.start_us]
-    host = starts_inside[np.isin(trace.kind[starts_inside], HOST_KINDS)]
+    host = starts_inside[is_kind(trace.kind[starts_inside], HOST_KINDS)]
     breakdown = step_breakdown(trace, step, rows)
     host_ops = op_summary(trace, ops, self_us, config)
     host_ops["small_op_storm"] = host_ops["small_ops_count"] > config.small_op_storm_per_step
     gpu_busy = breakdown["kernel_us"] + breakdown["memcpy_us"] + breakdown["memset_us"]
-    device_rows = rows[np.isin(trace.kind[rows], DEVICE_KINDS)]
+    device_rows = rows[is_kind(trace.kind[rows], DEVICE_KINDS)]
     return {
         "step": step.number,
         "start_us": step.start_us,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from torchdoctor.trace.events import ANNOTATION, CPU_OP, DATALOADER_RE, RUNTIME, STEP_NAME_RE, Trace
+from torchdoctor.trace.events import ANNOTATION, CPU_OP, DATALOADER_RE, RUNTIME, STEP_NAME_RE, Trace, is_kind
 from torchdoctor.trace.intervals import clip, length, merge
 from torchdoctor.trace.steps import Step
 
@@ -32,11 +32,11 @@ PATTERNS = {
 def annotation_shares(trace: Trace, step: Step, host_rows: np.ndarray) -> dict[str, Any]:
     """`host_rows`: rows of host events (ops, annotations, runtime) starting in this step."""
     wall = step.wall_us or 1.0
-    kinds = trace.kind[host_rows]
+    scoped = is_kind(trace.kind[host_rows], (ANNOTATION, CPU_OP))
     out: dict[str, Any] = {}
     for label, pattern in PATTERNS.items():
-        hit = host_rows[np.isin(kinds, (ANNOTATION, CPU_OP)) & trace.name_mask(pattern, host_rows)]
-        covered = clip(merge(trace.ts_us[hit], trace.ts_us[hit] + trace.dur_us[hit]), step.start_us, step.end_us)
+        hit = host_rows[scoped & trace.name_mask(pattern, host_rows)]
+        covered = clip(merge(trace.ts_us[hit], trace.end_us[hit]), step.start_us, step.end_us)
         out[f"{label}_fraction"] = length(covered) / wall
     out["python_overhead_fraction"] = _uncovered(trace, step, host_rows) / wall
     return out
@@ -47,9 +47,9 @@ def _uncovered(trace: Trace, step: Step, host_rows: np.ndarray) -> float:
         return step.wall_us
     main_tid = _main_thread(trace, host_rows)
     kinds = trace.kind[host_rows]
-    keep = (trace.tid[host_rows] == main_tid) & np.isin(kinds, (ANNOTATION, CPU_OP, RUNTIME))
+    keep = (trace.tid[host_rows] == main_tid) & is_kind(kinds, (ANNOTATION, CPU_OP, RUNTIME))
     rows = host_rows[keep & ~trace.name_mask(STEP_NAME_RE, host_rows)]
-    covered = clip(merge(trace.ts_us[rows], trace.ts_us[rows] + trace.dur_us[rows]), step.start_us, step.end_us)
+    covered = clip(merge(trace.ts_us[rows], trace.end_us[rows]), step.start_us, step.end_us)
     return step.wall_us - length(covered)
 
 

@@ -40,5 +40,5 @@ def sync_calls(trace: Trace, rows: np.ndarray) -> dict[str, Any]:
         entry = by_name.setdefault(trace.names[name_id], {"count": 0, "dur_us": 0.0})
         entry["count"] += 1
         entry["dur_us"] += dur
-    points = merge(trace.ts_us[hit], trace.ts_us[hit] + trace.dur_us[hit])
+    points = merge(trace.ts_us[hit], trace.end_us[hit])
     return {"count": int(points[0].size), "dur_us": length(points), "by_name": by_name}

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from torchdoctor.trace.events import ANNOTATION, COMM_KERNEL_RE, CPU_OP, DEVICE_KINDS, KERNEL, Trace
+from torchdoctor.trace.events import ANNOTATION, COMM_KERNEL_RE, CPU_OP, DEVICE_KINDS, KERNEL, Trace, is_kind
 
 TENSOR_CORE_KERNEL_RE = re.compile(
     r"h884|s884|h1688|s1688|hmma|i8816|16816|dgrad_1x1_stride_2x2|first_layer_wgrad_kernel|conv1x1|conv2d_c1_k1"
@@ -53,8 +53,8 @@ def facts_section(trace: Trace, lo_us: float, hi_us: float) -> dict[str, Any]:
         kind, _, ident = key.partition(":")
         total = totals.get(int(ident)) if kind != "cpu" and ident.lstrip("-").isdigit() else None
         memory[key] = {**peak, "total_bytes": total}
-    dev = np.flatnonzero(np.isin(trace.kind, DEVICE_KINDS))
-    host = np.flatnonzero(np.isin(trace.kind, (CPU_OP, ANNOTATION)))
+    dev = np.flatnonzero(is_kind(trace.kind, DEVICE_KINDS))
+    host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
     host_names = {trace.names[i] for i in np.unique(trace.name_id[host])}
     kernel_names = {trace.names[i] for i in np.unique(trace.name_id[dev])}
     libraries = {lib for lib, prefix in (("nccl", "nccl:"), ("gloo", "gloo:")) if any(n.startswith(prefix) for n in host_names)}

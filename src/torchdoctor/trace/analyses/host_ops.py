@@ -24,10 +24,7 @@ def self_times(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     folded into that child's parent, as torch.profiler's `key_averages` does, so counts match
     the profiler's own table; self times add up the same either way.
     """
-    rows = np.flatnonzero(trace.kind == CPU_OP)
-    # Parents before children: by thread, then start, then longer first.
-    order = np.lexsort((-trace.dur_us[rows], trace.ts_us[rows], trace.tid[rows], trace.pid[rows]))
-    rows = rows[order]
+    rows = _operator_order(trace, np.flatnonzero(trace.kind == CPU_OP))
     parent = _parents(trace, rows)
     has_parent = parent >= 0
     child_sum = np.bincount(parent[has_parent], weights=trace.dur_us[rows[has_parent]], minlength=rows.size)
@@ -40,23 +37,78 @@ def self_times(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return rows[~duplicate], self_us[~duplicate]
 
 
+def _operator_order(trace: Trace, rows: np.ndarray) -> np.ndarray:
+    """`rows` with parents before children: by thread, then start, then longer first, then row
+    order (np.lexsort of those four keys). The trace's rows are in start order already, so only the
+    threads and the few rows that start together on a thread are sorted: the four-key sort spent
+    most of its 50 ms per 190,000 operators on the durations and starts."""
+    order = rows[np.lexsort((trace.tid[rows], trace.pid[rows]))]
+    ts, pid, tid = trace.ts_us[order], trace.pid[order], trace.tid[order]
+    same_thread = (pid[1:] == pid[:-1]) & (tid[1:] == tid[:-1])
+    if not (same_thread <= (ts[1:] >= ts[:-1])).all():  # rows not in start order (a hand-built trace)
+        return rows[np.lexsort((-trace.dur_us[rows], trace.ts_us[rows], trace.tid[rows], trace.pid[rows]))]
+    tie = same_thread & (ts[1:] == ts[:-1])
+    if tie.any():
+        run = np.concatenate(([0], np.cumsum(~tie)))  # runs of rows on one thread with one start
+        tied = np.flatnonzero(np.concatenate(([False], tie)) | np.concatenate((tie, [False])))
+        order[tied] = order[tied[np.lexsort((-trace.dur_us[order[tied]], run[tied]))]]
+    return order
+
+
+#: Jumping rounds before the rest is walked: real traces need about their nesting depth plus a few
+#: (11-20 on the fixtures); a shape that needs more (a very deep nest) is walked in linear time.
+_MAX_ROUNDS = 64
+
+
 def _parents(trace: Trace, rows: np.ndarray) -> np.ndarray:
-    """Index (into `rows`) of each operator's innermost enclosing operator, -1 for top level."""
-    # A stack walk is inherently sequential; numpy has no vector form of it.
-    ts, end = trace.ts_us[rows].tolist(), (trace.ts_us[rows] + trace.dur_us[rows]).tolist()
-    thread = (trace.pid[rows] * 1_000_003 + trace.tid[rows]).tolist()
-    parent = [-1] * rows.size
-    stack: list[int] = []
-    current = None
-    for i in range(rows.size):
-        if thread[i] != current:
-            stack, current = [], thread[i]
-        while stack and end[stack[-1]] <= ts[i]:
-            stack.pop()
-        if stack:
-            parent[i] = stack[-1]
-        stack.append(i)
-    return np.array(parent, np.int64)
+    """Index (into `rows`) of each operator's innermost enclosing operator, -1 for top level.
+
+    The parent is what the profiler's stack walk finds: on each thread (rows are sorted by thread,
+    start, longer first), pop the stack while its top ends by the operator's start. The stack
+    below row i-1 is the chain i-1, parent(i-1), parent(parent(i-1)), ..., so the parent of i is
+    the last row before it on its thread that ends after it starts: every row after that one was
+    popped. Found by pointer jumping (numpy, a round per step for all rows at once; the Python
+    walk cost 0.12 s per 190,000 operators, the rounds 0.03 s), the walk kept for what is left.
+    """
+    ts = trace.ts_us[rows]
+    end = ts + trace.dur_us[rows]
+    thread = trace.pid[rows] * 1_000_003 + trace.tid[rows]
+    before = np.arange(-1, rows.size - 1)  # the row before on the same thread, else -1
+    before[np.flatnonzero(thread[1:] != thread[:-1]) + 1] = -1
+    if (ts[1:] < ts[:-1])[before[1:] >= 0].any():  # two threads whose keys collide: jumping needs sorted starts
+        return _walk(ts, end, before, before.copy(), np.arange(rows.size))
+    parent = before.copy()
+    left = _jump(ts, end, parent)
+    return _walk(ts, end, before, parent, left) if left.size else parent
+
+
+def _jump(ts: np.ndarray, end: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+    """Move each row's `candidate` (in place) back to its parent; returns the rows not settled
+    within _MAX_ROUNDS. Every row between a candidate and its row ends by the row's start; while
+    the candidate does too, the row takes the candidate's own candidate, past which the same holds
+    (starts are sorted), so each candidate stays on the row's side of its parent."""
+    active = np.flatnonzero(candidate >= 0)
+    for _ in range(_MAX_ROUNDS):
+        active = active[end[candidate[active]] <= ts[active]]
+        if not active.size:
+            break
+        candidate[active] = candidate[candidate[active]]
+        active = active[candidate[active] >= 0]
+    return active
+
+
+def _walk(ts: np.ndarray, end: np.ndarray, before: np.ndarray, parent: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """The stack walk itself, for the rows `todo` (ascending), the others' `parent` being final:
+    from the row before, up the parents while they end by the row's start. Linear time overall:
+    the rows passed over are off every later row's chain."""
+    # Sequential by nature (each row may need the parent just found); Python lists index faster than numpy.
+    ts_l, end_l, before_l, found = ts.tolist(), end.tolist(), before.tolist(), parent.tolist()
+    for i in todo.tolist():
+        up = before_l[i]
+        while up >= 0 and end_l[up] <= ts_l[i]:
+            up = found[up]
+        found[i] = up
+    return np.array(found, np.int64)
 
 
 def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: TraceConfig) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from torchdoctor.trace.events import (
-    ANNOTATION, COMM_OP_RE, CPU_OP, DATALOADER_RE, KERNEL, MEMCPY, MEMSET, RUNTIME, STEP_NAME_RE, Trace,
+    ANNOTATION, COMM_OP_RE, CPU_OP, DATALOADER_RE, KERNEL, MEMCPY, MEMSET, RUNTIME, STEP_NAME_RE, Trace, is_kind,
 )  # fmt: skip
 from torchdoctor.trace.intervals import coverage_by_mask, merge
 from torchdoctor.trace.steps import Step
@@ -24,11 +24,11 @@ def step_breakdown(trace: Trace, step: Step, rows: np.ndarray) -> dict[str, floa
     """`rows`: every event overlapping the step window. Returns `<category>_us` for each + other."""
     kind = trace.kind[rows]
     not_step = ~trace.name_mask(STEP_NAME_RE, rows)
-    host = np.isin(kind, (CPU_OP, ANNOTATION)) & not_step
+    host = is_kind(kind, (CPU_OP, ANNOTATION)) & not_step
     comm = host & trace.name_mask(COMM_OP_RE, rows)
     loader = host & ~comm & trace.name_mask(DATALOADER_RE, rows)
     masks = [kind == KERNEL, kind == MEMCPY, kind == MEMSET, comm, kind == RUNTIME, loader, host & ~comm & ~loader]
-    sets = [merge(trace.ts_us[rows[m]], trace.ts_us[rows[m]] + trace.dur_us[rows[m]]) for m in masks]
+    sets = [merge(trace.ts_us[part], trace.end_us[part]) for part in (rows[m] for m in masks)]
     cover = coverage_by_mask(sets, step.start_us, step.end_us)
     lowest_bit = np.array([(m & -m).bit_length() - 1 for m in range(cover.size)])
     out = {f"{name}_us": float(cover[lowest_bit == i].sum()) for i, name in enumerate(CATEGORIES)}

@@ -39,7 +39,7 @@ import numpy as np
 
 from torchdoctor.trace.events import (
     ANNOTATION, BLOCKING_CALL_RE, CAPTURE_BEGIN_RE, CAPTURE_END_RE, COMM_KERNEL_RE, CPU_OP, DATALOADER_RE,
-    DEVICE_KINDS, GRAPH_LAUNCH_RE, HOST_KINDS, KERNEL, LAUNCH_RE, RUNTIME, Trace,
+    DEVICE_KINDS, GRAPH_LAUNCH_RE, HOST_KINDS, KERNEL, LAUNCH_RE, RUNTIME, Trace, is_kind,
 )  # fmt: skip
 from torchdoctor.trace.intervals import EMPTY, Intervals, intersect, length, merge, overlap_lengths, subtract
 from torchdoctor.trace.steps import WHOLE_TRACE, Step, assign, launch_rows
@@ -56,7 +56,7 @@ def window_section(trace: Trace, steps: list[Step], *, has_device_info: bool = F
     (deviceProperties), so a window without device events is `no_device_work`, not `cpu_only`."""
     if not steps:
         return {"kind": "empty", "state": "no_events", "span_us": 0.0}
-    dev = np.flatnonzero(np.isin(trace.kind, DEVICE_KINDS))
+    dev = np.flatnonzero(is_kind(trace.kind, DEVICE_KINDS))
     launch = launch_rows(trace, dev)
     step_s, step_e = _step_windows(trace, steps, dev, launch)
     win = merge(step_s, step_e)
@@ -69,7 +69,7 @@ def window_section(trace: Trace, steps: list[Step], *, has_device_info: bool = F
         "steps_count": len(steps) if steps[0].number != WHOLE_TRACE else 0,
     }
     out["step_us_median"] = float(np.median(step_e - step_s))
-    host = np.flatnonzero(np.isin(trace.kind, (CPU_OP, ANNOTATION)))
+    host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
     loader = _union(trace, host[trace.name_mask(DATALOADER_RE, host)])
     out["dataloader_fraction"] = _share(intersect(loader, win), span)
     out.update(_device_figures(trace, dev, launch, win, span, loader))
@@ -103,7 +103,7 @@ def _step_windows(trace: Trace, steps: list[Step], dev: np.ndarray, launch: np.n
 def _operator_span(trace: Trace) -> Step:
     """The no-ProfilerStep window's host part: first to last CPU operator (else host event, else event)."""
     for kinds in ((CPU_OP,), HOST_KINDS):
-        rows = np.flatnonzero(np.isin(trace.kind, kinds))
+        rows = np.flatnonzero(is_kind(trace.kind, kinds))
         if rows.size:
             return Step(WHOLE_TRACE, float(trace.ts_us[rows].min()), float(trace.end_us[rows].max()))
     return Step(WHOLE_TRACE, float(trace.ts_us.min()), float(trace.end_us.max()))
@@ -125,7 +125,7 @@ def _device_figures(trace: Trace, dev: np.ndarray, launch: np.ndarray, win: Inte
     for pid in np.unique(trace.pid[kernels]):
         by_device[str(int(pid))] = _share(intersect(_union(trace, kernels[trace.pid[kernels] == pid]), win), span)
     comm_kernel = trace.name_mask(COMM_KERNEL_RE, dev)
-    host = np.flatnonzero(np.isin(trace.kind, (CPU_OP, ANNOTATION)))
+    host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
     comm = merge(*np.concatenate([_union(trace, dev[comm_kernel]),
                                   _union(trace, host[trace.name_mask(HOST_COLLECTIVE_RE, host)])], axis=1))
     compute = _union(trace, dev[~comm_kernel])
@@ -161,7 +161,7 @@ def _idle_causes(trace: Trace, dev: np.ndarray, launch: np.ndarray, idle: Interv
         return dict.fromkeys(IDLE_CAUSES, 0.0)
     data = overlap_lengths(loader, gap_s, gap_e)
     rest = (gap_e - gap_s) - data
-    host_rows = np.flatnonzero(np.isin(trace.kind, HOST_KINDS))
+    host_rows = np.flatnonzero(is_kind(trace.kind, HOST_KINDS))
     blocking = _union(trace, host_rows[trace.name_mask(BLOCKING_CALL_RE, host_rows)])
     synced = _overlaps(blocking, gap_s - SYNC_SLACK_US, gap_e)
     order = np.argsort(trace.ts_us[dev], kind="stable")
