@@ -25,7 +25,7 @@ from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.compile import CompileCapture
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
-from torchdoctor.observe.probes.threads import ThreadsProbe, threads_to_try
+from torchdoctor.observe.probes.threads import ThreadsProbe, busy_worker_cores, threads_to_try
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -215,7 +215,8 @@ class ObservationSession:
         loaders = self.facts.dataloaders
         workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
         threads = torch.get_num_threads()
-        tried = threads_to_try(threads, env.usable_cores(), workers)
+        busy = busy_worker_cores(workers, self.sampler.window_children_cpu_cores() or 0.0)  # as TD-COMP-009 reads it
+        tried = threads_to_try(threads, env.usable_cores(), busy)
         return ThreadsProbe(threads, tried) if tried is not None else None
 
     def _stop_compile_capture(self) -> None:

@@ -112,6 +112,17 @@ class SystemSampler:
         if self._window_start is not None:
             self.window = (self._window_start, time.perf_counter() - self._t0)
 
+    def window_children_cpu_cores(self) -> float | None:
+        """The cores the child processes (DataLoader workers) kept busy over the timed window, as the
+        Record's `system.summary.children_cpu_percent_mean` / 100 will say; None before the window
+        ended or with no sample in it. Read while the sampler runs, from a snapshot of two columns."""
+        if self.window is None:
+            return None
+        t_s, cpu = self.columns["t_s"], self.columns["children_cpu_percent"]
+        count = min(len(t_s), len(cpu))
+        values = [c for t, c in zip(t_s[:count], cpu[:count]) if self.window[0] <= t <= self.window[1]]
+        return sum(values) / len(values) / 100 if values else None
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():

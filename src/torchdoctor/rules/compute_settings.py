@@ -8,9 +8,9 @@ compute.py.)
 
 from __future__ import annotations
 
-import math
 import re
 
+from torchdoctor.observe.probes.threads import busy_worker_cores, threads_in_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence
@@ -19,7 +19,6 @@ from torchdoctor.rules.evidence import Evidence
 ANOMALY_SLOWDOWN = 2.5  # forward+backward under anomaly mode (compute_anomaly's MLP)
 GRAD_MODE_SLOWDOWN = 1.07  # forward with autograd recording vs inference_mode (compute_grad_inference's MLP)
 MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead matters
-WORKER_BUSY = 0.5  # a worker on CPU at least this share of its wall time competes for a core
 OVERSUBSCRIBED = 1.25  # threads + busy workers' cores above cores x this: they fight for the cores
 FOREACH_SPEEDUP = 1.67  # Adam foreach vs for-loop over 400 small tensors (compute_loop_optimizer's)
 
@@ -101,11 +100,10 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
         except MissingEvidence:
             if threads <= cores:
                 raise  # with workers, only their measured CPU time says whether they compete
-        if worker_cores < WORKER_BUSY * workers:
-            worker_cores = 0.0  # idle workers: they sleep on storage or wait for the queue to drain
+        worker_cores = busy_worker_cores(workers, worker_cores)
     if threads <= cores and threads + worker_cores <= cores * OVERSUBSCRIBED:
         return None
-    keep = max(1, min(threads, cores - math.ceil(worker_cores)))
+    keep = threads_in_fix(threads, cores, worker_cores)
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
     evidence = {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
                 "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}

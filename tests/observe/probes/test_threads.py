@@ -9,7 +9,7 @@ import pytest
 
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.env import usable_cores
-from torchdoctor.observe.probes.threads import BLOCK, ORDER, ThreadsProbe, threads_to_try
+from torchdoctor.observe.probes.threads import BLOCK, ORDER, ThreadsProbe, busy_worker_cores, threads_to_try
 from torchdoctor.rules import diagnose
 
 
@@ -84,16 +84,25 @@ def test_a_probe_cut_short_gives_the_threads_back_and_claims_no_speedup():
     assert result["reason"] == "the script ended during the probe: script_finished"
 
 
-@pytest.mark.parametrize(("threads", "cores", "workers", "tried"), [
-    (8, 2, 0, 2),  # the zoo's compute_threads
-    (2, 2, 0, None),  # one thread a core: nothing to probe
-    (2, 2, 2, None),  # workers alone do not start a probe (TD-COMP-009 keeps its ceiling there)
-    (4, 2, 1, 1),  # threads above the cores and a worker: the fix keeps a core for the worker
-    (4, 2, 4, 1),  # never fewer than one
-    (4, 8, 2, None),
+@pytest.mark.parametrize(("threads", "cores", "busy_cores", "tried"), [
+    (8, 2, 0.0, 2),  # the zoo's compute_threads; also idle workers (docs/field.md's autoencoder: 1 tried before)
+    (2, 2, 2.0, None),  # busy workers alone do not start a probe (TD-COMP-009 keeps its ceiling there)
+    (4, 2, 0.8, 1),  # threads above the cores and a busy worker: the fix keeps a core for it
+    (4, 2, 3.9, 1),  # never fewer than one
+    (4, 8, 2.0, None),
 ])
-def test_the_probe_tries_the_count_the_rules_fix_would_set(threads, cores, workers, tried):
-    assert threads_to_try(threads, cores, workers) == tried
+def test_the_probe_tries_the_count_the_rules_fix_would_set(threads, cores, busy_cores, tried):
+    assert threads_to_try(threads, cores, busy_cores) == tried
+
+
+@pytest.mark.parametrize(("workers", "worker_cores", "busy"), [
+    (2, 0.02, 0.0),  # idle workers (cheap batches) take no core from the step
+    (2, 0.99, 0.0),  # under half of each worker's time on CPU: still idle
+    (2, 1.2, 1.2),  # busy: the cores they measurably use
+    (0, 0.7, 0.0),  # children that are not DataLoader workers do not count
+])
+def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, worker_cores, busy):
+    assert busy_worker_cores(workers, worker_cores) == busy
 
 
 # -- in a real observation ------------------------------------------------------------------------
@@ -118,6 +127,20 @@ def test_an_oversubscribed_script_is_probed_and_td_comp_009_claims_what_the_prob
         assert f"torch.set_num_threads({usable_cores()})" in finding.fix.code
     else:  # e.g. beside another busy process: the fix would make this run slower, so no finding
         assert findings == []
+
+
+def test_beside_idle_workers_the_probe_tries_the_count_td_comp_009_names(tmp_path):
+    # Two DataLoader workers that slice a tensor: idle, so the fix keeps a thread a core, and so does the probe.
+    record = observe(SCRIPT.with_name("oversubscribed_loader.py"), ["200"], FAST, LaunchConfig(timeout_s=300),
+                     out_dir=tmp_path)
+    assert record.exit.reason == "completed", record.exit
+    assert record.system["summary"]["children_cpu_percent_mean"] < 50, record.system["summary"]
+    probe = record.threads_probe
+    assert probe["complete"] and probe["tried_threads"] == usable_cores()
+    findings = diagnose(record, select=["TD-COMP-009"]).findings
+    assert all(f.evidence["threads_in_fix"] == usable_cores() and f.evidence["upside_basis"] == "measured"
+               for f in findings)
+    assert bool(findings) == (probe["speedup"] >= 1 / 0.95)
 
 
 def test_a_script_that_ends_during_the_probe_is_still_completed_and_the_rule_falls_back_to_its_ceiling(tmp_path):
