@@ -25,7 +25,8 @@ from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.compile import CompileCapture
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
-from torchdoctor.observe.probes.threads import ThreadsProbe, busy_worker_cores, threads_to_try
+from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
+from torchdoctor.observe.probes.threads import ThreadsProbe
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts

@@ -9,7 +9,8 @@ import pytest
 
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.env import usable_cores
-from torchdoctor.observe.probes.threads import BLOCK, ORDER, ThreadsProbe, busy_worker_cores, threads_to_try
+from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
+from torchdoctor.observe.probes.threads import BLOCK, ORDER, ThreadsProbe
 from torchdoctor.rules import diagnose
 
 

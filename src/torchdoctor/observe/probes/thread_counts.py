@@ -1,0 +1,37 @@
+"""The thread count TD-COMP-009's fix names, and so the count the threads probe tries.
+
+One definition for both: the probe (in the observed process) measures exactly the fix the rule
+(in torchdoctor's own process, which never imports torch: this module does not either) will
+recommend. The count comes from the DataLoader workers' CPU measured over the timed window, as the
+rule reads it: assuming every worker busy, the probe tried one thread on a third-party autoencoder
+whose two workers were idle, where the fix named two, so the rule fell back to a ceiling of x1.96
+for a fix that measured about x1.1 (docs/field.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: A DataLoader worker on CPU at least this share of its wall time competes for a core.
+WORKER_BUSY = 0.5
+
+
+def busy_worker_cores(workers: int, worker_cores: float) -> float:
+    """The cores the DataLoader workers take from the step: the cores they measurably kept busy
+    (CPU time over wall time), or 0 when they were idle (on CPU under WORKER_BUSY of their time:
+    sleeping on storage, or waiting for a full queue to drain)."""
+    return worker_cores if workers and worker_cores >= WORKER_BUSY * workers else 0.0
+
+
+def threads_in_fix(threads: int, cores: int, busy_cores: float) -> int:
+    """TD-COMP-009's thread count: one per core the busy workers leave free, at least one, never
+    more than the script has."""
+    return max(1, min(threads, cores - math.ceil(busy_cores)))
+
+
+def threads_to_try(threads: int, cores: int, busy_cores: float) -> int | None:
+    """The count to probe: the fix's, or None when the intra-op threads alone do not outnumber the
+    cores. Busy workers alone do not start a probe: every DataLoader with workers beside one thread
+    a core would pay 16 steps (seconds on a slow loader; the test suite took 25% longer) for a rule
+    that is silent when its workers are idle, as they mostly are; that case keeps the ceiling."""
+    return threads_in_fix(threads, cores, busy_cores) if threads > cores else None
