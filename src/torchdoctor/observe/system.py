@@ -114,14 +114,18 @@ class SystemSampler:
 
     def window_children_cpu_cores(self) -> float | None:
         """The cores the child processes (DataLoader workers) kept busy over the timed window, as the
-        Record's `system.summary.children_cpu_percent_mean` / 100 will say; None before the window
-        ended or with no sample in it. Read while the sampler runs, from a snapshot of two columns."""
+        Record's `system.summary.children_cpu_percent_mean` / 100 will say (the same samples, by
+        `_window_mask`); None before the window ended. Read while the sampler runs, from a snapshot."""
         if self.window is None:
             return None
         t_s, cpu = self.columns["t_s"], self.columns["children_cpu_percent"]
-        count = min(len(t_s), len(cpu))
-        values = [c for t, c in zip(t_s[:count], cpu[:count]) if self.window[0] <= t <= self.window[1]]
-        return sum(values) / len(values) / 100 if values else None
+        count = min(len(t_s), len(cpu))  # the sampler may be between appending the two
+        t = np.asarray(t_s[:count], dtype=float)
+        if t.size == 0:
+            return None
+        values = np.asarray(cpu[:count], dtype=float)[_window_mask(t, self.window)]
+        finite = values[np.isfinite(values)]
+        return float(finite.mean()) / 100 if finite.size else None
 
     def stop(self) -> None:
         self._stop.set()
@@ -219,9 +223,7 @@ def summarise(
     t = np.asarray(columns["t_s"], dtype=float)
     if t.size == 0:
         return {"num_samples": 0}
-    mask = (t >= window[0]) & (t <= window[1]) if window else np.ones_like(t, dtype=bool)
-    if not mask.any():
-        mask = np.ones_like(t, dtype=bool)
+    mask = _window_mask(t, window)
     out: dict[str, Any] = {"num_samples": int(mask.sum()), "over": "window" if window else "run"}
     for name in ("process_cpu_percent", "machine_cpu_percent", "children_cpu_percent", "gpu_util_percent"):
         if name not in columns:  # children_cpu_percent: not in Records from before it was sampled
@@ -238,3 +240,9 @@ def summarise(
         values = np.asarray(columns[name], dtype=float)[mask]
         out[f"{name}_per_s"] = float(values.sum() / (mask.sum() * interval_s))
     return out
+
+
+def _window_mask(t: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
+    """The samples taken within the window; all of them without a window or with none inside it."""
+    mask = (t >= window[0]) & (t <= window[1]) if window else np.ones_like(t, dtype=bool)
+    return mask if mask.any() else np.ones_like(t, dtype=bool)
