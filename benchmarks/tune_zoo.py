@@ -7,7 +7,9 @@ For each workload:
    script, the script under `torchdoctor run --apply TUNED.json` and, for a zoo workload, under
    `run --apply EXPERT.json` (a hand-written expert fix as knob values; a field script has none),
    interleaved in rounds, each run's step times from the script's own steps. The ratio is
-   `torchdoctor.bench.compare_runs` (the median of the runs' mean step times, as tune's claim).
+   `torchdoctor.bench.compare_runs` (the median of the runs' mean step times, as tune's claim);
+3. a second table: each finding's claim against tune's own measurement of its knob (the result's
+   `findings`, docs/tune.md), which benchmarks/finding_upside.py re-measures with the fix alone.
 
 Goals (issues 13 and 15): the claim within 10% of the re-measurement on every row, and the tuned
 fix at least 0.95 of the expert's.
@@ -95,7 +97,25 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "mean_step_s": pace, "independent": independent, "load_average": os.getloadavg(),
             "confirmation": {k: (result.confirmation or {}).get(k)
                              for k in ("status", "reason", "verdict", "rounds", "half_width", "precise")},
-            "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials]}
+            "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials],
+            "findings": result.findings}
+
+
+def claims_table(rows: list[dict[str, Any]]) -> str:
+    """The diagnosis's claims against tune's measurement of each knob (the result's `findings`)."""
+    lines = ["| workload | finding | claimed | knob tried (on top of) | tune measured (95% CI) | assessment |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        for c in r.get("findings") or []:
+            if c["measured_speedup"] is None:
+                tried, measured = c["knob"], f"- ({c['reason']})"
+            else:
+                ci = c["measured_speedup_ci"]
+                tried = f"{c['knob']}={c['value']!r}" + (f" ({c['tried_on']})" if c["tried_on"] else "")
+                measured = f"x{c['measured_speedup']:.2f}" + (f" (x{ci[0]:.2f}-x{ci[1]:.2f})" if ci else "")
+            lines.append(f"| {r['workload']} | {c['id']}: {c['title']} | {c['claimed_upside']:.0%} "
+                         f"(x{c['claimed_speedup']:.2f}) | {tried} | {measured} | {c['assessment']} |")
+    return "\n".join(lines)
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
@@ -144,7 +164,8 @@ def main() -> None:
                              "intra-op threads make identical runs differ many times over, drowning every effect")
     options = parser.parse_args()
     if options.table_from:
-        print(markdown_table(orjson.loads(options.table_from.read_bytes())["rows"]))
+        rows = orjson.loads(options.table_from.read_bytes())["rows"]
+        print(markdown_table(rows) + "\n\n" + claims_table(rows))
         return
     if options.omp_threads:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
@@ -165,7 +186,7 @@ def main() -> None:
                   f"{row['expert_speedup'] and round(row['expert_speedup'], 2)} ({row['expert']}); "
                   f"tuning {row['tune_wall_s']:.0f} s, {row['tune_trials']} trials, "
                   f"{row['tune_runs']} runs; load {row['load_average'][0]:.1f}", flush=True)
-    print(markdown_table(rows))
+    print(markdown_table(rows) + "\n\n" + claims_table(rows))
 
 
 if __name__ == "__main__":

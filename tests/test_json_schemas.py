@@ -302,7 +302,7 @@ COMMANDS: dict[str, Command] = {
     "tune": Command("tune", "torchdoctor tune --knobs zero_grad_set_to_none --max-trials 1 --warmup-steps 2 "
                     "--steps 6 --confirm-max-rounds 3 --json -- (zero_grad(set_to_none=False) of a large "
                     "gradient); the file `run --apply` reads",
-                    ("kept", "trials[].knobs")),
+                    ("kept", "trials[].knobs", "findings[].tried_on")),
     "load": Command("serve", "torchdoctor load URL --clients 4 --requests 20 --json, URL: torchdoctor serve --demo",
                     ("errors", "batch_sizes")),
     "serve_http": Command("serve", "torchdoctor serve --demo: GET /health and POST /predict (its example), "

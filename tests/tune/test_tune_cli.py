@@ -44,6 +44,12 @@ def test_tune_finds_the_demos_data_loading_fix(tmp_path: Path) -> None:
     assert len(found) == 1, [(t["knob"], t["value"], t["reason"]) for t in result["trials"]]
     (found,) = found
     assert found["verdict"]["verdict"] == "faster" and found["numerics"]["ok"], proc.stdout
+    # The diagnosis's data-loading claim is set against that measurement (tune/claims.py).
+    claim = next(c for c in result["findings"] if c["knob"] == "num_workers")
+    measured = next(t for t in result["trials"] if t["index"] == claim["trial"])
+    assert measured["knob"] == "num_workers" and claim["measured_speedup"] == pytest.approx(1 / measured["ratio"])
+    assert claim["assessment"] in ("agrees", "over-claims", "under-claims") and claim["claimed_speedup"] > 1
+    assert "the diagnosis's claims, measured" in proc.stdout
     # ...and the confirmation either confirms it, or, where the machine's other jobs leave the
     # worker no core (the gain then falls within the noise), drops it and says why: never a claim
     # it did not measure.

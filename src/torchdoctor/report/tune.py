@@ -115,7 +115,31 @@ def render_result(result: TuneResult, console: Console) -> None:
     for name in result.numerics_unchecked:
         line(f"[red]numerics unchecked:[/] {markup(name)} was kept without a numerics check "
              "(--accept-unchecked-numerics)")
+    _render_claims(result, console)
     _render_changes(result, console)
+
+
+_CLAIM_STYLE = {"agrees": "green", "under-claims": "green", "over-claims": "yellow", "slower": "red"}
+
+
+def _render_claims(result: TuneResult, console: Console) -> None:
+    """The diagnosis's claims beside what the knobs measured, so a finding's upside is never the
+    last word (docs/tune.md, `findings`)."""
+    if not result.findings:
+        return
+    table = Table(title="the diagnosis's claims, measured", show_header=True)
+    for column in ("finding", "claimed", "fix tried", "measured (95% CI)", "claim"):
+        table.add_column(column, overflow="fold")
+    for row in result.findings:
+        measured, fix = "", cell(row["knob"])
+        if row["measured_speedup"] is not None:
+            ci = row["measured_speedup_ci"]
+            measured = f"x{row['measured_speedup']:.2f}" + (f" (x{ci[0]:.2f}-x{ci[1]:.2f})" if ci else "")
+            fix = cell(f"{row['knob']}={row['value']!r}" + (" on top of kept knobs" if row["tried_on"] else ""))
+        assessment = row["assessment"] + (f": {row['reason']}" if row.get("reason") else "")
+        table.add_row(cell(f"{row['id']}: {row['title']}"), f"x{row['claimed_speedup']:.2f}", fix, measured,
+                      cell(assessment, _CLAIM_STYLE.get(row["assessment"], "white")))
+    console.print(table)
 
 
 def _print_code(console: Console, code: str, lexer: str) -> None:

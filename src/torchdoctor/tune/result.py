@@ -2,7 +2,8 @@
 
 Keys (docs/tune.md): schema_version, tune_id, script, script_sha256, args, baseline_step_s,
 best_step_s, speedup, speedup_ci, confirmed, metric, kept, rejected, overridden, intercepted,
-numerics_unchecked, trials, stop_reason, exit_status, noise, confirmation, summary, changes, diff.
+numerics_unchecked, trials, stop_reason, exit_status, noise, confirmation, summary, changes, diff,
+findings.
 
 `load_result` is what `run --apply` trusts: a file someone handed over is checked against this
 layout, each kept value against its knob's own range on this machine (Knob.check), and the script
@@ -78,6 +79,8 @@ class TuneResult:
     summary: str = ""
     changes: list[dict[str, Any]] = field(default_factory=list)
     diff: str | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    """Each finding of the diagnosis with a knob, its claim against tune's measurement (tune/claims.py)."""
     script_sha256: str | None = None
     """The sha256 of the script tuned: `run --apply` refuses another script unless --force."""
     exit_status: int = 0
@@ -87,7 +90,8 @@ class TuneResult:
     @classmethod
     def build(cls, *, tune_id: str, script: Path, args: list[str], baseline: Trial, best: Trial,
               kept: dict[str, Any], trials: Sequence[Trial], stop_reason: str, confirmation: dict[str, Any] | None,
-              noise: dict[str, Any], unchecked: Sequence[str] = (), exit_status: int = 0) -> TuneResult:
+              noise: dict[str, Any], unchecked: Sequence[str] = (), exit_status: int = 0,
+              findings: Sequence[dict[str, Any]] = ()) -> TuneResult:
         """The result of a search that ran `trials` from `baseline`, kept `kept` (the best trial
         `best`) and confirmed it (`confirmation`, None when nothing was kept); `exit_status` is
         128 + the signal that interrupted it, 0 when none did."""
@@ -120,7 +124,7 @@ class TuneResult:
             overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden} for t in trials if t.overridden],
             intercepted=intercepted, numerics_unchecked=[n for n in unchecked if n in kept],
             trials=[t.to_dict() for t in trials], stop_reason=stop_reason, noise=noise,
-            confirmation=confirmation, changes=changes, diff=diff,
+            confirmation=confirmation, changes=changes, diff=diff, findings=list(findings),
             script_sha256=_sha256_if_readable(script), exit_status=exit_status,
         )
         result.summary = summary_line(result)

@@ -45,7 +45,8 @@ import optuna
 from torchdoctor.bench import FASTER, RunsVerdict, agreeing_runs, compare_runs
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.record import Record, new_run_id
-from torchdoctor.tune.candidates import named_knobs, ordered_candidates
+from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
+from torchdoctor.tune.claims import check_claims
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.numerics import (NOISE_MARGIN, NumericsCheck, check_losses, check_outputs,
@@ -165,10 +166,11 @@ class Tuner:
                     stopped_by = self._stopped_by()
                     self._unconfirmed(f"the confirmation was interrupted ({stopped_by})")
                     self.stop_reason += f"; confirmation interrupted ({stopped_by}): result unconfirmed"
+        claims = check_claims(findings_of(first.record), self.trials, considered=self._considered, candidates=order)
         return TuneResult.build(tune_id=self.tune_id, script=self.script, args=self.args, baseline=self.baseline,
                                 best=self.best, kept=self.kept, trials=self.trials, stop_reason=self.stop_reason,
                                 confirmation=self.confirmation, noise=self._noise(),
-                                unchecked=self.unchecked_kept, exit_status=self.exit_status)
+                                unchecked=self.unchecked_kept, exit_status=self.exit_status, findings=claims)
 
     def _stopped_by(self) -> str:
         """The stop's signal name; sets `exit_status` to 128 + it (SIGINT when none was logged)."""

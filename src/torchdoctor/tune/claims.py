@@ -1,0 +1,89 @@
+"""What the diagnosis claimed, against what tune measured (issue 15: every finding backed by a
+measurement).
+
+A finding whose fix is a knob claims that the fix wins back `upside` of the step: a speed-up of
+1 / (1 - upside). tune tries that knob on the real script, side by side with the configuration of
+the moment (the baseline, or the knobs kept before it), so every such claim meets a measurement in
+the same session: the knob's kept trial, else its fastest decided one, else its fastest. The claim
+is then `agrees` (the claimed speed-up lies within the measured 95% CI), `over-claims` (above it),
+`under-claims` (below it), `slower` (the fix measured slower, whatever was claimed) or `undecided`
+(no CI: too few steps, or the runs disagreed); a knob never tried says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Collection, Sequence
+
+from torchdoctor.bench import SLOWER
+from torchdoctor.tune.trial import KEPT, Trial
+
+AGREES, OVER, UNDER, SLOWER_THAN_BEFORE, UNDECIDED, NOT_TRIED = (
+    "agrees", "over-claims", "under-claims", "slower", "undecided", "not tried")
+#: A row's measurement; null in a row whose knob was not tried (every row has every key).
+MEASURED_KEYS = ("trial", "value", "tried_on", "measured_speedup", "measured_speedup_ci", "measured_verdict",
+                 "status")
+
+
+def claimed_speedup(upside: float) -> float:
+    """The speed-up a finding's upside (share of the step its fix wins back) stands for."""
+    return 1.0 / max(1.0 - upside, 1e-3)
+
+
+def check_claims(findings: Sequence[dict[str, Any]], trials: Sequence[Trial], *, considered: Collection[str],
+                 candidates: Collection[str]) -> list[dict[str, Any]]:
+    """One row per finding with a knob, in the diagnosis's order (docs/tune.md, `findings`); every
+    row has every key.
+    `considered`: knobs the search reached; `candidates`: knobs it would have tried."""
+    rows = []
+    for finding in findings:
+        knob = finding.get("knob")
+        if not knob:
+            continue
+        upside = float(finding.get("upside") or 0.0)
+        row: dict[str, Any] = {"id": finding.get("id"), "title": finding.get("title"), "knob": knob,
+                               "claimed_upside": upside, "claimed_speedup": claimed_speedup(upside)}
+        tried = [t for t in trials if t.knob == knob and t.ratio]
+        if not tried:
+            row.update(assessment=NOT_TRIED, reason=_not_tried(knob, trials, considered, candidates),
+                       **dict.fromkeys(MEASURED_KEYS))
+        else:
+            row.update(reason=None, **_measured(_representative(tried), row["claimed_speedup"]))
+        rows.append(row)
+    return rows
+
+
+def _representative(tried: list[Trial]) -> Trial:
+    """The knob's kept trial, else its fastest decided one, else its fastest."""
+    kept = [t for t in tried if t.status == KEPT]
+    decided = [t for t in tried if (t.verdict or {}).get("decided")]
+    return (kept or [min(decided or tried, key=lambda t: t.ratio)])[0]
+
+
+def _measured(trial: Trial, claimed: float) -> dict[str, Any]:
+    verdict = trial.verdict or {}
+    low, high = verdict.get("ci_low"), verdict.get("ci_high")  # of the ratio candidate / reference
+    ci = [1.0 / high, 1.0 / low] if low and high else None
+    if verdict.get("verdict") == SLOWER and verdict.get("decided"):
+        assessment = SLOWER_THAN_BEFORE
+    elif ci is None or not verdict.get("decided"):
+        assessment = UNDECIDED
+    elif claimed > ci[1]:
+        assessment = OVER
+    elif claimed < ci[0]:
+        assessment = UNDER
+    else:
+        assessment = AGREES
+    return {"assessment": assessment, "trial": trial.index, "value": trial.value,
+            "tried_on": {k: v for k, v in trial.knobs.items() if k != trial.knob},
+            "measured_speedup": 1.0 / trial.ratio, "measured_speedup_ci": ci,
+            "measured_verdict": verdict.get("verdict"), "status": trial.status}
+
+
+def _not_tried(knob: str, trials: Sequence[Trial], considered: Collection[str], candidates: Collection[str]) -> str:
+    if knob not in candidates:
+        return "not among the knobs tune was asked to try (--knobs)"
+    if any(t.knob == knob for t in trials):
+        return "its trials measured nothing (failed or stopped by the numerics check or the script: see trials)"
+    if knob in considered:
+        return "the knob does not apply to this run"
+    return "the search ended before it (see stop_reason)"
