@@ -41,6 +41,7 @@ from torchdoctor.bench import FASTER, SLOWER
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record
 from torchdoctor.tune import TuneConfig
+from torchdoctor.tune.claims import claimed_speedup
 from torchdoctor.zoo import WORKLOADS as ZOO
 from torchdoctor.zoo import workload_path
 
@@ -102,7 +103,7 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> l
     rows, variants = [], {"plain": None}
     for index, finding in enumerate(record.findings):
         row = {"case": case, "args": args, "rule": finding["id"], "title": finding["title"],
-               "upside": finding["upside"], "expected_speedup": 1 / max(1 - finding["upside"], 1e-3),
+               "upside": finding["upside"], "expected_speedup": claimed_speedup(finding["upside"]),
                "knob": finding.get("knob"), "evidence": finding["evidence"], "step_detection": record.step_detection,
                "diagnosed_step_s": record.summary.step_s}
         value, row["value_from"] = fix_value(finding, record)
