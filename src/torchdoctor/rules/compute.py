@@ -9,6 +9,7 @@ wait) and kernel launch statistics; PyTorch docs for the switches named in each 
 from __future__ import annotations
 
 import re
+import statistics
 
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
@@ -22,6 +23,9 @@ OVERHEAD_WARNING, OVERHEAD_PROBLEM = 0.15, 0.35  # step share lost to per-op ove
 HOT_OP_WARNING, HOT_OP_PROBLEM = 0.35, 0.55  # one operator's share of the step
 HOT_OP_MIN_DISTINCT = 5  # operators needed before one of them can stand out
 HOT_OP_MIN_MEAN_US = 100.0  # per call: a share made of many tiny calls is TD-COMP-003's, not one slow op
+#: Timed steps the profiled step is set against: the last of the timing window, which ends two steps
+#: (the profiler's wait and warm-up) before the first profiled one.
+NEIGHBOUR_STEPS = 5
 SYNC_WARNING, SYNC_PROBLEM = 0.05, 0.20  # device idle share right after sync calls
 SYNC_INFO = 0.01  # below the warning, syncs that cost at least this share of the window are named (info)
 PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
@@ -58,15 +62,18 @@ def host_overhead(ev: Evidence, rank: dict) -> dict[str, float]:
     fusing cannot win it back. All of it is taken off (most of it falls on the many small operators
     that make this overhead; the rest, on the optimizer's, makes the claim a little low). Measured
     on the HF Trainer field script (docs/field.md): profiled 13.7 ms, timed 10.0 ms; the overhead
-    counted in the profiled step claimed 30% where compiling measured x1.00-x1.02; less the profiler's
-    3.7 ms it is 3%. With a trace alone (no timed steps) nothing is taken off.
+    counted in the profiled step claimed 30% where compiling measured x1.00-x1.06; less the profiler's
+    3.7 ms it is 3%. The profiled step is set against the timed steps nearest to it in time
+    (NEIGHBOUR_STEPS): on a shared machine the load drifts over a run, and against the whole timing
+    window a run whose early steps were slowed showed no difference to take off. With a trace alone
+    (no timed steps) nothing is taken off.
 
     `share`: of the timed step (the profiled one without timed steps); the figures in microseconds."""
     host = rank["host"]
     big_self_us = (host["self_total_us"] - host["small_ops_self_us"]) / max(1, rank.get("steps_count") or 1)
     profiled_us = _median_step_us(rank)
     try:
-        timed_us = ev.summary("step_s") * 1e6
+        timed_us = statistics.median(ev.step_walls_s()[-NEIGHBOUR_STEPS:]) * 1e6
     except MissingEvidence:
         timed_us = profiled_us
     profiler_us = max(0.0, profiled_us - timed_us)
