@@ -7,6 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from torchdoctor.errors import TraceFormatError
@@ -131,7 +132,7 @@ def test_the_fast_path_refuses_a_gzip_bomb(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize("odd", [
-    {**EVENT, "ts": 1.7e308, "dur": 1.7e308},  # finite, but their sum is not: the fast path's check falls back
+    {**EVENT, "ts": 1.7e308, "dur": 1.7e308},  # finite, though their sum is not
     {**EVENT, "args": {"stream": None}},  # an explicit null (counted as odd by the streaming parser)
     [1, 2],  # not an event
 ])
@@ -140,6 +141,21 @@ def test_numbers_out_of_range_and_items_that_are_not_events_read_as_the_streamin
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"traceEvents": [EVENT, odd, EVENT]}))
     assert_same_trace(*_both(path, monkeypatch))
+
+
+@pytest.mark.parametrize("odd, fast", [
+    ({**EVENT, "dur": -3}, True),  # counted, and read as 0
+    ({**EVENT, "dur": -0.0}, True),  # not negative: kept as it is, sign included
+    ({**EVENT, "ts": 1.7e308, "dur": 1.7e308}, True),  # finite: read (no sum of the times may overflow)
+    ({key: value for key, value in EVENT.items() if key != "ts"}, False),  # no time: the streaming parser counts it
+])
+def test_times_read_by_the_fast_path_itself_or_handed_over(odd: dict, fast: bool, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, [EVENT, odd, {**EVENT, "dur": -1.5}], traceName="t")
+    assert loader._Parse(path, include_python=False).fast() is fast
+    quick, slow = _both(path, monkeypatch)
+    assert_same_trace(quick, slow)
+    assert np.signbit(quick.dur_us).tolist() == np.signbit(slow.dur_us).tolist()
 
 
 @pytest.mark.parametrize("other, fast", [

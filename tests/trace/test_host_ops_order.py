@@ -58,6 +58,22 @@ def test_a_nest_deeper_than_the_jumping_rounds_is_walked_to_the_same_parents() -
     assert host_ops._parents(trace, rows).tolist() == _stack_walk(trace, rows)
 
 
+def test_long_runs_of_top_level_operators_and_short_threads_find_the_walks_parents() -> None:
+    # thread 1: 300 top-level operators, each with a child and a grandchild (settled before the rounds);
+    # thread 2: fewer rows than _SETTLE_MIN_ROWS (left to the rounds); thread 3: one operator
+    ts, dur = [], []
+    for i in range(300):
+        ts += [10.0 * i, 10.0 * i + 1, 10.0 * i + 2]
+        dur += [10.0 if i % 7 else 9.0, 5.0, 1.0]  # some end exactly where the next one starts
+    short = host_ops._SETTLE_MIN_ROWS - 1
+    ts += [float(i) for i in range(short)] + [5.0]
+    dur += [1.0 if i % 3 else 4.0 for i in range(short)] + [1.0]
+    tid = [1] * 900 + [2] * short + [3]
+    trace = _trace(ts, dur, [1] * len(ts), tid)
+    rows = _sorted_rows(trace)
+    assert host_ops._parents(trace, rows).tolist() == _stack_walk(trace, rows)
+
+
 def test_threads_whose_keys_collide_share_one_stack_as_in_the_walk() -> None:
     # (pid 0, tid 1_000_003) and (pid 1, tid 0) have the same thread key: the walk does not reset between them
     trace = _trace([5.0, 6.0, 0.0, 7.0], [10.0, 1.0, 100.0, 1.0], [0, 0, 1, 1], [1_000_003, 1_000_003, 0, 0])

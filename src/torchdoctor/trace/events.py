@@ -141,6 +141,16 @@ class Trace:
         end.setflags(write=False)
         return end
 
+    @cached_property
+    def launches_by_correlation(self) -> tuple[np.ndarray, np.ndarray]:
+        """The runtime calls that carry a correlation id, sorted by it: (ids, rows). Sorted once per
+        trace: three analyses look their device events' launches up in it (steps.launch_rows), and
+        the sort cost 60 ms per call on a 1 GB trace."""
+        rows = np.flatnonzero((self.kind == RUNTIME) & (self.correlation >= 0))
+        ids = self.correlation[rows]
+        order = np.argsort(ids, kind="stable")
+        return ids[order], rows[order]
+
     def name_mask(self, pattern: re.Pattern[str], rows: np.ndarray | None = None) -> np.ndarray:
         """Per-row bool (all rows, or the row indices `rows`): the name matches `pattern` (searched once
         per name)."""

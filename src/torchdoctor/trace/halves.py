@@ -2,10 +2,11 @@
 
 Guarding, decoding and building the columns (trace/fastload.py) cost about 2 us per event on one
 core, and a 1 GB trace holds 5 million events. So a plain file of at least MIN_BYTES is cut at the
-first event after its middle: a child process (trace/halfchild.py: the same interpreter started
-afresh, so that no state of the caller, threads or CUDA included, is forked) reads the second half
-while the loader reads the first, and the child's columns are appended to the loader's
-(Columns.extend, DialectNotes.extend) as if one process had read the whole file.
+first event after its middle (HEAD_START bytes after it): a child process (trace/halfchild.py: the
+same interpreter started afresh, so that no state of the caller, threads or CUDA included, is
+forked) reads the second half while the loader reads the first, and the child's columns, received
+while the loader still reads, are appended to the loader's (Columns.extend, DialectNotes.extend) as
+if one process had read the whole file.
 
 The result is what one process gives, or the file is read again in one process:
 - the cut is only a candidate (`}, {"` may end a string): it stands when the loader's own guard
@@ -27,6 +28,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +43,11 @@ from torchdoctor.trace.dialect import DialectNotes
 #: Smaller files are read in one process: starting the child (0.3 s) would cost more than it saves.
 MIN_BYTES = 64 << 20
 _FIND_BYTES = 1 << 20  # how far after the middle the first event is looked for
+#: The loader's half is longer by this much (at most a sixteenth of the file): the child starts about
+#: 0.3 s later (a fresh interpreter importing numpy and msgspec) and then sends its columns (0.3 s for
+#: the 1 GB trace's). With equal halves the loader waited 0.44 s for them; with 16 MB (0.3 s of reading
+#: at 55 MB/s) moved to the loader, the child finishes first and the loader waited about 0.2 s.
+HEAD_START = 16 << 20
 _CHILD = "import sys; from torchdoctor.trace.halfchild import main; sys.exit(main(sys.argv[1:]))"
 _SRC = str(Path(torchdoctor.__file__).resolve().parents[1])  # so the child imports this torchdoctor
 
@@ -52,8 +59,8 @@ def enabled() -> bool:
 
 
 def split_point(path: Path) -> int | None:
-    """Where the second half starts: the first event after the middle of a plain file of at least
-    MIN_BYTES; None for a smaller or gzip file, or when no event starts near the middle."""
+    """Where the second half starts: the first event after the middle (plus HEAD_START) of a plain
+    file of at least MIN_BYTES; None for a smaller or gzip file, or when no event starts near there."""
     try:
         size = path.stat().st_size
         if size < MIN_BYTES:
@@ -61,11 +68,12 @@ def split_point(path: Path) -> int | None:
         with path.open("rb") as f:
             if f.read(2) == b"\x1f\x8b":
                 return None
-            f.seek(size // 2)
+            middle = size // 2 + min(HEAD_START, size // 16)
+            f.seek(middle)
             at = fastload.next_event(f.read(_FIND_BYTES))
     except OSError:
         return None
-    return None if at is None else size // 2 + at
+    return None if at is None else middle + at
 
 
 def file_tail(path: Path, size: int, read_bytes: int) -> bytes:
@@ -92,6 +100,21 @@ class Child:
 
     def __init__(self, path: Path, split: int, proc: subprocess.Popen[bytes], errors: Any) -> None:
         self.path, self.split, self.proc, self.errors = path, split, proc, errors
+        self._payload: Any = ()  # what the child wrote, () until it is read whole
+        self._failure: Exception | None = None  # an unexpected error while reading it, raised by `result`
+        # Read as it arrives, while the loader still reads its own half: the pipe holds 64 KiB, so a
+        # child done first would wait for the loader, which then spent 0.26 s receiving 120 MB of
+        # columns (1 GB trace). The thread waits in read() without the GIL, so the loader keeps its core.
+        self._reader = threading.Thread(target=self._read, name="torchdoctor-second-half", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        try:
+            self._payload = pickle.load(self.proc.stdout)  # our own child's output, over a private pipe
+        except (EOFError, pickle.UnpicklingError):
+            pass  # the payload stays (): `result` reports the child as failed
+        except Exception as exc:  # any other: handed to the loader's thread, which raises it in `result`
+            self._failure = exc
 
     @classmethod
     def start(cls, path: Path, split: int, include_python: bool) -> Child | None:
@@ -113,15 +136,16 @@ class Child:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self._reader.join()  # it ends at the pipe's end, which the child's exit closes
         self.proc.stdout.close()
         self.errors.close()
 
     def result(self) -> Half | None:
         """The second half, None when it cannot be read exactly; TraceLoadError when the child fails."""
-        try:
-            payload = pickle.load(self.proc.stdout)  # our own child's output, over a private pipe
-        except (EOFError, pickle.UnpicklingError):
-            payload = ()
+        self._reader.join()
+        if self._failure is not None:
+            raise self._failure
+        payload = self._payload
         code = self.proc.wait()
         if code != 0 or payload == ():
             raise TraceLoadError(f"{self.path}: the process reading its second half (from byte {self.split:,}) "

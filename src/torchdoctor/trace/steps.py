@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchdoctor.trace.events import ANNOTATION, RUNTIME, Trace, step_number
+from torchdoctor.trace.events import ANNOTATION, Trace, step_number
 
 WHOLE_TRACE = -1
 
@@ -54,10 +54,7 @@ def _span(trace: Trace) -> tuple[float, float]:
 
 def launch_rows(trace: Trace, rows: np.ndarray) -> np.ndarray:
     """Row of the runtime call that launched each device event in `rows` (-1 if none)."""
-    runtime = np.flatnonzero((trace.kind == RUNTIME) & (trace.correlation >= 0))
-    corr = trace.correlation[runtime]
-    order = np.argsort(corr, kind="stable")
-    corr, runtime = corr[order], runtime[order]
+    corr, runtime = trace.launches_by_correlation
     out = np.full(rows.size, -1, np.int64)
     if corr.size == 0:
         return out
