@@ -10,11 +10,12 @@ from typing import Any, Callable
 
 import pytest
 
+from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record, StepSample, Summary
 from torchdoctor.store import RunStore
 from torchdoctor.tune import search
 from torchdoctor.tune.config import TuneConfig
-from torchdoctor.tune.trial import INTERRUPTED, Run
+from torchdoctor.tune.trial import INTERRUPTED, Run, Trial
 
 KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "compile"]
 #: Step time factor of each knob (1.0: no effect).
@@ -263,3 +264,24 @@ def test_a_runs_time_per_sample_is_its_total_time_over_its_total_samples() -> No
     assert len(per_sample) == 3
     assert math.isclose(sum(per_sample) / len(per_sample), (0.4 + 0.4 + 0.1) / (64 + 64 + 8))
     assert run.times(per_sample=False) == [0.4, 0.4, 0.1, 0.1]
+
+
+def _loss_run(knobs: dict[str, Any], shift: int) -> Run:
+    """A run whose step i has the loss of batch i + shift (another shuffle: `shift` != 0)."""
+    steps = [StepSample(index=i, wall_s=0.1, loss=1.0 + 0.2 * math.sin(i + shift)) for i in range(30)]
+    return Run(knobs=knobs, role="candidate", record=Record(steps=steps))
+
+
+def test_a_knob_tried_on_top_of_kept_workers_is_not_compared_step_by_step_with_other_batches(
+        tmp_path, monkeypatch) -> None:
+    """persistent_workers draws the workers' seeds once instead of every epoch, so the shuffles
+    differ from the baseline's after the first epoch; prefetch_factor tried on top of it sees those
+    batches too, and must be judged as a changed data stream, not step by step."""
+    tuner = _tuner(tmp_path, monkeypatch, FakeRuns())
+    tuner.baseline = Trial(index=0, knob=None, value=None, knobs={}, runs=[_loss_run({}, 0)])
+    tuner.deterministic = True
+    prefetch = REGISTRY["prefetch_factor"]
+    on_top = tuner._numerics(prefetch, _loss_run({"persistent_workers": True, "prefetch_factor": 4}, 1))
+    assert on_top.ok and on_top.method == "loss, window mean", on_top
+    alone = tuner._numerics(prefetch, _loss_run({"prefetch_factor": 4}, 1))
+    assert not alone.ok and alone.method == "loss, step by step"  # alone it cannot change the batches
