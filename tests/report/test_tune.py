@@ -30,3 +30,21 @@ def test_a_narrow_non_terminal_gets_every_diff_and_code_line_whole(tmp_path: Pat
     assert "measured: " + result.confirmation["how"] in text
     for line in result.diff.splitlines():
         assert line in text.splitlines()
+
+
+def test_a_claim_for_another_value_than_the_one_tried_is_shown_with_the_claim_for_the_trial() -> None:
+    from types import SimpleNamespace
+
+    from torchdoctor.report.tune import _render_claims
+
+    row = {"id": "TD-DATA-007", "title": "loading waits on storage", "knob": "num_workers", "claimed_upside": 0.936,
+           "claimed_speedup": 15.65, "claimed_speedup_for_trial": 6.22, "assessment": "agrees", "reason": None,
+           "trial": 1, "value": 6, "tried_on": {}, "measured_speedup": 6.6, "measured_speedup_ci": [5.9, 7.1],
+           "measured_verdict": "faster", "status": "kept"}
+    out = io.StringIO()
+    _render_claims(SimpleNamespace(findings=[row]), Console(file=out, width=200, force_terminal=False))
+    assert "x15.65 (x6.22 for num_workers=6)" in out.getvalue()
+    out = io.StringIO()
+    _render_claims(SimpleNamespace(findings=[{**row, "claimed_speedup_for_trial": 15.65, "value": 27}]),
+                   Console(file=out, width=200, force_terminal=False))
+    assert "x15.65" in out.getvalue() and "for num_workers" not in out.getvalue()

@@ -137,9 +137,18 @@ def _render_claims(result: TuneResult, console: Console) -> None:
             measured = f"x{row['measured_speedup']:.2f}" + (f" (x{ci[0]:.2f}-x{ci[1]:.2f})" if ci else "")
             fix = cell(f"{row['knob']}={row['value']!r}" + (" on top of kept knobs" if row["tried_on"] else ""))
         assessment = row["assessment"] + (f": {row['reason']}" if row.get("reason") else "")
-        table.add_row(cell(f"{row['id']}: {row['title']}"), f"x{row['claimed_speedup']:.2f}", fix, measured,
+        table.add_row(cell(f"{row['id']}: {row['title']}"), _claimed(row), fix, measured,
                       cell(assessment, _CLAIM_STYLE.get(row["assessment"], "white")))
     console.print(table)
+
+
+def _claimed(row: dict) -> str:
+    """The finding's claim; the claim for the value tried beside it when tune tried another value."""
+    claimed, for_trial = row["claimed_speedup"], row.get("claimed_speedup_for_trial")
+    text = f"x{claimed:.2f}"
+    if for_trial is not None and abs(for_trial - claimed) > 0.005:
+        text += f" (x{for_trial:.2f} for {row['knob']}={row['value']!r})"
+    return text
 
 
 def _print_code(console: Console, code: str, lexer: str) -> None:

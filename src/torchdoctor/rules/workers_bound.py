@@ -41,9 +41,23 @@ def best_case(main_ms: float, load_ms: float, load_cpu_ms: float, workers: int, 
     """Evidence for a workers fix's upside: the usable cores, the cores the step keeps busy, the
     loading's CPU time per batch, and the shortest step the fix allows (`fastest_step_ms`)."""
     best_ms = fastest_step_ms(main_ms, load_ms, load_cpu_ms, workers, busy, cores)
-    return {"physical_cores": cores, "busy_cores_while_computing": busy,
-            "load_cpu_ms_per_batch": round(load_cpu_ms, 3), "workers_in_fix": workers,
-            "step_ms_best_case": round(best_ms, 3)}
+    return {"physical_cores": cores, "busy_cores_while_computing": busy, "main_ms_per_step": round(main_ms, 3),
+            "load_ms_per_batch": round(load_ms, 3), "load_cpu_ms_per_batch": round(load_cpu_ms, 3),
+            "workers_in_fix": workers, "step_ms_best_case": round(best_ms, 3)}
+
+
+def speedup_with_workers(evidence: dict, workers: int) -> float | None:
+    """The speed-up the same bound allows with `workers` instead of the fix's own count: what the
+    finding claims for another value (tune's trial of 6 workers where the fix names 27). None when
+    the evidence does not carry the bound's inputs (another kind of finding, an older Record)."""
+    keys = ("main_ms_per_step", "load_ms_per_batch", "load_cpu_ms_per_batch", "busy_cores_while_computing",
+            "physical_cores", "step_ms_median")
+    if workers < 1 or any(not isinstance(evidence.get(k), (int, float)) for k in keys):
+        return None
+    best_ms = fastest_step_ms(evidence["main_ms_per_step"], evidence["load_ms_per_batch"],
+                              evidence["load_cpu_ms_per_batch"], workers, evidence["busy_cores_while_computing"],
+                              evidence["physical_cores"])
+    return max(1.0, evidence["step_ms_median"] / best_ms)
 
 
 def best_case_text(evidence: dict) -> str:

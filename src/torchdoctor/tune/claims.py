@@ -5,7 +5,9 @@ A finding whose fix is a knob claims that the fix wins back `upside` of the step
 1 / (1 - upside). tune tries that knob on the real script, side by side with the configuration of
 the moment (the baseline, or the knobs kept before it), so every such claim meets a measurement in
 the same session: the knob's kept trial, else its fastest decided one, else its fastest. The claim
-is then `agrees` (the claimed speed-up lies within the measured 95% CI), `over-claims` (above it),
+is that of the value tried: a finding that names its own value (27 workers) and a trial of another
+(6) are compared at 6, by the finding's own bound (`claimed_speedup_for_trial`), as a claim for 27
+workers says nothing of 6. The claim is then `agrees` (within the measured 95% CI), `over-claims` (above it),
 `under-claims` (below it), `slower` (the fix measured slower, whatever was claimed) or `undecided`
 (no CI: too few steps, or the runs disagreed); a knob never tried says why.
 """
@@ -15,13 +17,14 @@ from __future__ import annotations
 from typing import Any, Collection, Sequence
 
 from torchdoctor.bench import SLOWER
+from torchdoctor.rules.workers_bound import speedup_with_workers
 from torchdoctor.tune.trial import KEPT, Trial
 
 AGREES, OVER, UNDER, SLOWER_THAN_BEFORE, UNDECIDED, NOT_TRIED = (
     "agrees", "over-claims", "under-claims", "slower", "undecided", "not tried")
 #: A row's measurement; null in a row whose knob was not tried (every row has every key).
-MEASURED_KEYS = ("trial", "value", "tried_on", "measured_speedup", "measured_speedup_ci", "measured_verdict",
-                 "status")
+MEASURED_KEYS = ("trial", "value", "tried_on", "claimed_speedup_for_trial", "measured_speedup", "measured_speedup_ci",
+                 "measured_verdict", "status")
 
 
 def claimed_speedup(upside: float) -> float:
@@ -47,7 +50,8 @@ def check_claims(findings: Sequence[dict[str, Any]], trials: Sequence[Trial], *,
             row.update(assessment=NOT_TRIED, reason=_not_tried(knob, trials, considered, candidates),
                        **dict.fromkeys(MEASURED_KEYS))
         else:
-            row.update(reason=None, **_measured(_representative(tried), row["claimed_speedup"]))
+            trial = _representative(tried)
+            row.update(reason=None, **_measured(trial, _claim_for(finding, trial, row["claimed_speedup"])))
         rows.append(row)
     return rows
 
@@ -57,6 +61,16 @@ def _representative(tried: list[Trial]) -> Trial:
     kept = [t for t in tried if t.status == KEPT]
     decided = [t for t in tried if (t.verdict or {}).get("decided")]
     return (kept or [min(decided or tried, key=lambda t: t.ratio)])[0]
+
+
+def _claim_for(finding: dict[str, Any], trial: Trial, claimed: float) -> float:
+    """The finding's claim for the trial's value: its own where the trial tried the fix's value or
+    the claim does not depend on it; else what the finding's bound gives for that value."""
+    evidence = finding.get("evidence") or {}
+    fix_workers, value = evidence.get("workers_in_fix"), trial.value
+    if trial.knob != "num_workers" or not isinstance(value, int) or value == fix_workers:
+        return claimed
+    return speedup_with_workers(evidence, value) or claimed
 
 
 def _measured(trial: Trial, claimed: float) -> dict[str, Any]:
@@ -74,7 +88,7 @@ def _measured(trial: Trial, claimed: float) -> dict[str, Any]:
     else:
         assessment = AGREES
     return {"assessment": assessment, "trial": trial.index, "value": trial.value,
-            "tried_on": {k: v for k, v in trial.knobs.items() if k != trial.knob},
+            "tried_on": {k: v for k, v in trial.knobs.items() if k != trial.knob}, "claimed_speedup_for_trial": claimed,
             "measured_speedup": 1.0 / trial.ratio, "measured_speedup_ci": ci,
             "measured_verdict": verdict.get("verdict"), "status": trial.status}
 
