@@ -170,6 +170,9 @@ def main() -> None:
         rows = orjson.loads(options.table_from.read_bytes())["rows"]
         print(markdown_table(rows) + "\n\n" + claims_table(rows))
         return
+    unknown = sorted(set(options.workloads.split(",")) - set(WORKLOADS))
+    if unknown:  # before any tuning: a typo must not cost the runs before it
+        parser.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
     if options.omp_threads:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
