@@ -130,6 +130,7 @@ class Record:
     memory: dict[str, Any] | None = None
     compile: dict[str, Any] | None = None
     threads_probe: dict[str, Any] | None = None  # observe.probes.threads: steps with fewer intra-op threads
+    anomaly_probe: dict[str, Any] | None = None  # observe.probes.anomaly: steps with anomaly detection off
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     findings: list[dict[str, Any]] = field(default_factory=list)

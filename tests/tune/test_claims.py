@@ -92,8 +92,9 @@ def test_a_trial_of_fewer_workers_than_the_fix_names_is_held_to_the_claim_for_th
 
     steps = [StepSample(index=i, wall_s=0.036, data_wait_s=0.0347, data_wait_cpu_s=0.001, forward_s=0.0013,
                         batch_size=16) for i in range(20)]
-    record = Record(steps=steps, env={"cpu": {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2},
-                                      "torch": {"num_threads": 1}, "dataloaders": [{"num_workers": 0, "batch_size": 16}]})
+    env = {"cpu": {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2}, "torch": {"num_threads": 1},
+           "dataloaders": [{"num_workers": 0, "batch_size": 16}]}
+    record = Record(steps=steps, env=env)
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
     assert finding.evidence["workers_in_fix"] == 27
     assert claimed_speedup(finding.upside) == pytest.approx(36 / (1.3 + WORKER_HANDOFF_MS), rel=0.01)

@@ -76,6 +76,13 @@ def reset() -> None:
     _RECORDS.clear()
 
 
+def forget(knob: str) -> None:
+    """Drop `knob`'s records: calls held off by a probe of torchdoctor's own (observe/probes/
+    anomaly.py) for a few steps, which the run's Record must not show as a knob's interceptions."""
+    for key in [key for key in _RECORDS if key[0] == knob]:
+        del _RECORDS[key]
+
+
 def rewritten(knob: str) -> Callable[[type, list[str], dict[str, list[Any]]], None]:
     """The `on_rewrite` of `patching.intercept_init` for `knob`: records each constructor call the
     knob rewrote, with `given` (the changed arguments the script passed itself) and `changed`."""

@@ -49,9 +49,11 @@ class ObserveConfig:
     compile: bool = True
     """Capture what torch.compile does during the run (torchdoctor.compile)."""
     threads_probe: bool = True
-    """When the intra-op threads outnumber the cores, measure a few more
-    steps with fewer threads, after the other windows (observe.probes.threads; TD-COMP-009 reads
-    it). Skipped when knobs are applied (a tune trial measures its own threads)."""
+    """Probe, after the other windows, a few more steps with a finding's fix made in place: with
+    fewer threads when the intra-op threads outnumber the cores (observe.probes.threads; TD-COMP-009
+    reads it), then with anomaly detection off when it is on (observe.probes.anomaly; TD-COMP-007).
+    Skipped when knobs are applied (a tune trial measures its own settings). The name is that of
+    the first probe, kept for the Records and options that use it."""
     knobs: dict[str, Any] = field(default_factory=dict)
     """Optimisations applied to the script at run time (name -> value), used by `tune`."""
     capture_steps: int = 0

@@ -22,6 +22,8 @@ import torch
 
 from torchdoctor.knobs import apply_knobs
 from torchdoctor.knobs.guard import intercepted_calls
+from torchdoctor.observe.probes.anomaly import AnomalyProbe
+from torchdoctor.observe.probes.blocks import BlockProbe
 from torchdoctor.observe.probes.compile import CompileCapture
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
@@ -111,6 +113,8 @@ class ObservationSession:
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
         self.threads_probe: ThreadsProbe | None = None  # started after the windows, when it applies
+        self.anomaly_probe: AnomalyProbe | None = None  # after the threads probe, when it applies
+        self._probe: BlockProbe | None = None  # the probe measuring the script's steps now
         self.compile_capture = CompileCapture() if config.compile else None
         self.compile_summary: dict[str, Any] | None = None
         self.profiler: torch.profiler.profile | None = None
@@ -189,30 +193,48 @@ class ObservationSession:
         self._after_memory_step()
 
     def _extra_step(self) -> None:
-        """A step after the windows ended: the memory step's, then the threads probe's."""
+        """A step after the windows ended: the memory step's, then the probes' (threads, anomaly)."""
         if self.memory is not None and self.memory.measuring:
             self.memory.end(self.clock.current.batch_size)
             self._after_memory_step()
-        elif self.threads_probe is not None and self.threads_probe.running:
-            if self.threads_probe.step_end() and self.config.stop_after_windows:
+        elif self._probe is not None and self._probe.step_end():
+            self._probe = None
+            if self.anomaly_probe is None:
+                self._start_anomaly_probe()
+            elif self.config.stop_after_windows:
                 raise self.stop_exc()
 
     @property
     def measuring_after_windows(self) -> bool:
-        """Whether the memory step or the threads probe is measuring the script's steps."""
-        return bool((self.memory is not None and self.memory.measuring)
-                    or (self.threads_probe is not None and self.threads_probe.running))
+        """Whether the memory step or a probe is measuring the script's steps."""
+        return bool((self.memory is not None and self.memory.measuring) or self._probe is not None)
 
     def _after_memory_step(self) -> None:
         self.threads_probe = self._new_threads_probe()
         if self.threads_probe is not None:
-            self.threads_probe.begin()
+            self._probe = self.threads_probe
+            self._probe.begin()
+        else:
+            self._start_anomaly_probe()
+
+    def _start_anomaly_probe(self) -> None:
+        # On at a step boundary now, or at the timing window's start (a `detect_anomaly()` block per step).
+        on = torch.is_anomaly_enabled() or (self.facts.script_tools or {}).get("anomaly_detection")
+        if self._may_probe() and on:
+            self.anomaly_probe = self._probe = AnomalyProbe()
+            self._probe.begin()
         elif self.config.stop_after_windows:
             raise self.stop_exc()
 
+    def _may_probe(self) -> bool:
+        """Probes run on `diagnose` and tune's first baseline: not with a trial's knobs (they hold the
+        settings the probes would switch; tune measures them itself), nor with several ranks (they wait
+        on each other)."""
+        return self.config.threads_probe and not self.config.knobs and int(os.environ.get("WORLD_SIZE", "1")) <= 1
+
     def _new_threads_probe(self) -> ThreadsProbe | None:
-        if not self.config.threads_probe or self.config.knobs or int(os.environ.get("WORLD_SIZE", "1")) > 1:
-            return None  # a trial's knobs hold the threads (tune measures them itself); ranks wait on each other
+        if not self._may_probe():
+            return None
         loaders = self.facts.dataloaders
         workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
         threads = torch.get_num_threads()
@@ -236,8 +258,8 @@ class ObservationSession:
             return
         self._finished = True
         probe_cut = f"the script ended during the probe: {how}"
-        if how == "script_finished" and code == 0 and self.threads_probe is not None and self.threads_probe.running:
-            how = "completed"  # every window was measured; only the optional probe was cut short (it says so)
+        if how == "script_finished" and code == 0 and self._probe is not None:
+            how = "completed"  # every window was measured; only an optional probe was cut short (it says so)
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
         self._stop_profiler()
@@ -247,8 +269,9 @@ class ObservationSession:
         self._stop_compile_capture()
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
-        if self.threads_probe is not None:
-            self.threads_probe.close(probe_cut)
+        for probe in (self.threads_probe, self.anomaly_probe):
+            if probe is not None:
+                probe.close(probe_cut)
         data = self._results(how, code, traceback_text)
         if self.outputs is not None:
             try:
@@ -295,6 +318,7 @@ class ObservationSession:
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "compile": self.compile_summary,
             "threads_probe": self.threads_probe.to_dict() if self.threads_probe is not None else None,
+            "anomaly_probe": self.anomaly_probe.to_dict() if self.anomaly_probe is not None else None,
         }
 
 

@@ -1,0 +1,82 @@
+"""Alternating blocks of the user's own steps under two settings, measured in place: the driver the
+threads and anomaly probes share.
+
+A setting's effect depends on the script's own operators and on the machine's load, which no
+constant measured elsewhere says (TD-COMP-009's ceiling claimed x1.93 where its fix measured
+x1.31; TD-COMP-007's constant slowdown claimed x1.96 where turning anomaly mode off measured x1.50:
+docs/field.md). So, after the other windows, blocks of steps alternate between the setting a
+finding's fix would make ("tried") and the script's own ("script"), in the order tried, script,
+script, tried (a drift of the machine's load over the probe weighs on both sides alike); the first
+step of each block, in which the switch settles (a thread pool resizes), is not counted. The
+script's setting is restored afterwards, and on any early end.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+#: Steps per block; the first of each is dropped, so each side gets 2 x (BLOCK - 1) samples.
+BLOCK = 4
+#: The order of the blocks: "tried" is the fix's setting, "script" the script's own.
+ORDER = ("tried", "script", "script", "tried")
+
+
+class BlockProbe:
+    """Drives the blocks: `begin()` on a step boundary, then `step_end()` on each following one
+    until it returns True. Subclasses say how to switch to a side (`_apply`)."""
+
+    def __init__(self, *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
+        self._clock_ns = clock_ns
+        self._samples: dict[str, list[float]] = {"tried": [], "script": []}
+        self._step = 0  # steps ended since begin()
+        self._last_ns = 0
+        self._state = "waiting"  # -> "running" -> "done"
+        self._reason: str | None = None
+
+    def _apply(self, side: str) -> None:
+        """Switch the process to `side`'s setting ("tried" or "script")."""
+        raise NotImplementedError
+
+    @property
+    def running(self) -> bool:
+        return self._state == "running"
+
+    def begin(self) -> None:
+        self._state = "running"
+        self._apply(ORDER[0])
+        self._last_ns = self._clock_ns()
+
+    def step_end(self) -> bool:
+        """A step of the probe ended; True when the probe is done (the script's setting is back)."""
+        now = self._clock_ns()
+        block, index = divmod(self._step, BLOCK)
+        if index:
+            self._samples[ORDER[block]].append((now - self._last_ns) / 1e9)
+        self._step += 1
+        if self._step == BLOCK * len(ORDER):
+            self.close(None)
+            return True
+        if self._step % BLOCK == 0 and ORDER[self._step // BLOCK] != ORDER[block]:
+            self._apply(ORDER[self._step // BLOCK])
+        self._last_ns = self._clock_ns()  # our own bookkeeping is not part of the next step
+        return False
+
+    def close(self, reason: str | None) -> None:
+        """Restore the script's setting; with `reason`, the probe stopped before its last block."""
+        if self._state == "running":
+            self._apply("script")
+            self._state, self._reason = "done", reason
+
+    def measured(self) -> dict[str, Any] | None:
+        """`complete`, `reason`, `samples` and each side's mean step; `speedup` (script over tried)
+        only when every block was measured. None if the probe never began."""
+        if self._state == "waiting":
+            return None
+        tried, script = self._samples["tried"], self._samples["script"]
+        complete = self._reason is None and len(tried) == len(script) == 2 * (BLOCK - 1)
+        step_script = sum(script) / len(script) if script else None
+        step_tried = sum(tried) / len(tried) if tried else None
+        return {"complete": complete, "reason": self._reason, "samples": len(tried) + len(script),
+                "step_s_script": step_script, "step_s_tried": step_tried,
+                "speedup": step_script / step_tried if complete and step_tried else None}
