@@ -73,10 +73,3 @@ def test_threads_first_try_half_the_threads_the_script_can_use(cores, script_thr
         env["torch"] = {"num_threads": script_threads}
     assert REGISTRY["threads"].int_range(Record(env=env)).first == first
 
-
-@pytest.mark.parametrize("speedup, complete, first", [(1.3, True, 2), (0.8, True, 1), (None, False, 1)])
-def test_threads_first_try_the_count_the_threads_probe_measured_faster_in_this_run(speedup, complete, first):
-    # The zoo's compute_threads (8 threads, 2 cores): the probe's 2 threads measured x1.21 in tune, the half guess x0.77.
-    env = {"cpu": {"affinity_cores": 2, "logical_cores": 2}, "torch": {"num_threads": 8}}
-    probe = {"threads": 8, "tried_threads": 2, "complete": complete, "speedup": speedup}
-    assert REGISTRY["threads"].int_range(Record(env=env, threads_probe=probe)).first == first

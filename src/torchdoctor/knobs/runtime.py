@@ -101,15 +101,12 @@ class Threads(Knob):
         up on a shared machine. One thread per core was tried as the first guess and undone: while
         other jobs held a core, two threads on two cores measured x0.70 against the script's 16
         (tests/tune/scripts/threads16.py) and collapsed 6-15x in a re-measurement (docs/tune.md,
-        the anomaly row); the search still reaches the cores with more `--int-trials`. Where the
-        observation's threads probe measured a count faster in this very run (TD-COMP-009's fix), that
-        count comes first: on the zoo's compute_threads the probe's 2 threads measured x1.21 in tune,
-        the half guess (1) x0.77."""
+        the anomaly row); the search still reaches the cores with more `--int-trials`. Nor does the
+        threads probe's count come first when it measured faster in the baseline's own run: in the
+        test suite, beside another test worker, the probe's 2 threads then measured x0.77 against
+        threads16's 16 in tune's trial a minute later, where 1 thread is kept (docs/field.md, session 12)."""
         cores = cpu_cores(record)
         current = _switch(record, "num_threads") or cores
-        probe = record.threads_probe or {}
-        if probe.get("complete") and (probe.get("speedup") or 0) > 1 and 1 <= probe.get("tried_threads", 0) <= cores:
-            return IntRange(low=1, high=cores, first=int(probe["tried_threads"]))
         return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))
 
     def current(self, record: Record) -> Any:
