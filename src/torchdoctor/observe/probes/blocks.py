@@ -14,6 +14,7 @@ script's setting is restored afterwards, and on any early end.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from typing import Any, Callable
 
 #: Steps per block; the first of each is dropped, so each side gets 2 x (BLOCK - 1) samples.
@@ -22,7 +23,7 @@ BLOCK = 4
 ORDER = ("tried", "script", "script", "tried")
 
 
-class BlockProbe:
+class BlockProbe(ABC):
     """Drives the blocks: `begin()` on a step boundary, then `step_end()` on each following one
     until it returns True. Subclasses say how to switch to a side (`_apply`)."""
 
@@ -34,9 +35,9 @@ class BlockProbe:
         self._state = "waiting"  # -> "running" -> "done"
         self._reason: str | None = None
 
+    @abstractmethod
     def _apply(self, side: str) -> None:
         """Switch the process to `side`'s setting ("tried" or "script")."""
-        raise NotImplementedError
 
     @property
     def running(self) -> bool:
