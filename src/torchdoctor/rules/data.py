@@ -193,7 +193,7 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     cores = ev.physical_cores()
     busy = busy_cores(ev, cores, None)
     free_now = cores - busy * compute_ms / step_ms
-    evidence.update(load_ms_per_batch_estimate=round(load_ms, 3), workers_needed=needed,
+    evidence.update(workers_needed=needed,  # the batch's load time is `best_case`'s load_ms_per_batch
                     free_cores_now=round(free_now, 3))
     evidence.update(best_case(compute_ms + WORKER_HANDOFF_MS, load_ms, min(workers, free_now) * step_ms, needed,
                                busy, cores))

@@ -25,7 +25,7 @@ KNOB = "no_anomaly_detection"
 class AnomalyProbe(BlockProbe):
     def __init__(self, *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
         super().__init__(clock_ns=clock_ns)
-        self._mode = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        self._mode = (True, True)  # the script's (enabled, check_nan), read each time the probe holds it off
         self._undo: Callable[[], None] | None = None
 
     def _apply(self, side: str) -> None:
