@@ -32,6 +32,7 @@ RUNS = {
     "hf_trainer_gpt2": [],
     "lightning_module": [],
     "slow_getitem": [],
+    "tabular_autoencoder": [],
 }
 
 

@@ -1,6 +1,7 @@
 """The field suite: recreations of the scripts of issue 15 (pytorch/examples imagenet `--dummy`,
 dcgan `--dataset fake`, time_sequence_prediction's LBFGS, regression; a Hugging Face Trainer on a
-tiny GPT-2; a Lightning module; a slow `__getitem__`), each run unmodified under `torchdoctor
+tiny GPT-2; a Lightning module; a slow `__getitem__`; a tabular autoencoder that switches anomaly
+detection on every step), each run unmodified under `torchdoctor
 diagnose` in a subprocess: the step detection, shares adding to 1, the top finding, and the median
 step against the script's own printed timing of the same steps.
 
@@ -36,6 +37,7 @@ FIELD = [
                  marks=pytest.mark.slow,
                  id="lightning_module"),
     pytest.param("slow_getitem", ["--steps", "14"], "optimizer", {"TD-DATA-007"}, id="slow_getitem"),
+    pytest.param("tabular_autoencoder", ["--steps", "14"], "optimizer", {"TD-COMP-007"}, id="tabular_autoencoder"),
 ]
 
 
@@ -53,3 +55,19 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_top_finding(tmp_p
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, TIMING_STEPS)
     # Same steps, two clocks; loose bounds, as on a shared CI core a ~1 ms step jitters by as much.
     assert record.summary.step_s == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)
+
+
+@pytest.mark.slow
+def test_anomaly_detection_switched_on_every_step_is_held_off_measured_and_claimed_as_measured(tmp_path):
+    """The tabular autoencoder calls `set_detect_anomaly(True)` after each optimizer step: the probe
+    holds the mode off in its blocks all the same, and TD-COMP-007 claims what it measured there."""
+    probing = ["--warmup-steps", "2", "--steps", "6", "--profile-wait", "0", "--profile-warmup", "1",
+               "--profile-active", "1"]
+    proc, record = diagnose(tmp_path, SCRIPTS / "tabular_autoencoder.py", ["--steps", "60"], probing)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    probe = record.anomaly_probe
+    assert probe["complete"], probe
+    assert probe["step_s_anomaly_on"] > 1.3 * probe["step_s_anomaly_off"]  # x2.8 measured here
+    finding = record.findings[0]
+    assert finding["id"] == "TD-COMP-007" and finding["evidence"]["upside_basis"] == "measured"
+    assert finding["upside"] == pytest.approx(1 - 1 / probe["speedup"], abs=1e-3)

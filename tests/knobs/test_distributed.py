@@ -79,9 +79,10 @@ def test_ddp_knobs_change_the_ddp_module_and_its_all_reduces_under_torchrun(tmp_
     assert not grad_sync["accumulation_without_no_sync"]
 
 
-def test_reshard_after_forward_is_forced_on_every_fully_shard_call_under_torchrun() -> None:
+def test_reshard_after_forward_is_forced_on_every_fully_shard_call_under_torchrun(tmp_path: Path) -> None:
     env = {**os.environ, KNOBS_ENV: orjson.dumps({"reshard_after_forward": False}).decode()}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           f"--log-dir={tmp_path}",
                            "-m", "torchdoctor.knobs.run", str(SCRIPTS / "fsdp2_reshard.py")],
                           capture_output=True, text=True, timeout=120, env=env)
     # Not the exit code: gloo sometimes aborts a rank at teardown on torch 2.13 (docs/tune.md).

@@ -17,11 +17,11 @@ FAST = ["--warmup-steps", "2", "--steps", "6", "--profile-wait", "0", "--profile
         "--profile-active", "1"]
 
 
-def run_diagnose(tmp_path: Path, script: str, *args: str, options: list[str] = FAST,
-                 timeout: float = 180) -> tuple[subprocess.CompletedProcess[str], Record | None]:
+def run_diagnose(tmp_path: Path, script: str, *args: str, options: list[str] = FAST, timeout: float = 180,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], Record | None]:
     out = tmp_path / "record.json"
     command = [sys.executable, "-m", "torchdoctor", "diagnose", *options, "--json", str(out),
                "--store", str(tmp_path / "runs.db"), "--", str(SCRIPTS / script), *args]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
-                          env=WIDE_ENV)
+                          env={**WIDE_ENV, **(env or {})})
     return proc, Record.load(out) if out.exists() else None

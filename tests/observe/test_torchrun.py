@@ -10,8 +10,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_ddp_with_gloo_on_two_ranks_records_both_and_stops_cleanly(tmp_path):
-    proc, record = run_diagnose(tmp_path, "ddp_gloo.py", options=FAST + ["--nproc-per-node", "2"])
+    temporary = tmp_path / "tmp"  # the temporary folder of torchdoctor, torchrun and the ranks
+    temporary.mkdir()
+    proc, record = run_diagnose(tmp_path, "ddp_gloo.py", options=FAST + ["--nproc-per-node", "2"],
+                                env={"TMPDIR": str(temporary)})
     assert proc.returncode == 0, proc.stderr
+    # torchrun's elastic agent leaves a `torchelastic_*` log folder behind; ours is removed
+    assert not [p.name for p in temporary.iterdir() if p.name.startswith(("torchelastic_", "torchdoctor-"))]
     assert "SIGABRT" not in proc.stderr and "Traceback" not in proc.stderr
     assert record.exit.reason == "completed"
     assert [r["rank"] for r in record.ranks] == [0, 1]
@@ -31,7 +36,8 @@ def test_torchdoctor_started_by_the_users_own_torchrun_merges_ranks_on_rank_0(tm
     from torchdoctor.record import Record
 
     out = tmp_path / "record.json"
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "torchdoctor",
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+               f"--log-dir={tmp_path / 'torchrun-logs'}", "-m", "torchdoctor",
                "diagnose", *FAST, "--json", str(out), "--store", str(tmp_path / "runs.db"), "--",
                str(SCRIPTS / "ddp_gloo.py")]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=WIDE_ENV)

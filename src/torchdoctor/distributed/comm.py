@@ -18,6 +18,7 @@ import orjson
 from torchdoctor.distributed.collectives import COLLECTIVES, bus_factor
 from torchdoctor.distributed.errors import CommError
 from torchdoctor.distributed.expected import FAR_BELOW_FRACTION, expected_bandwidth
+from torchdoctor.distributed.launch import log_dir_option
 from torchdoctor.finding import Finding, Fix, new_finding
 
 #: 2: `findings` are Findings (torchdoctor.finding, ids TD-SCALE-NNN) instead of {id, collective, message} dicts.
@@ -68,8 +69,9 @@ def resolve_backend(backend: str, nproc_per_node: int) -> str:
 
 def build_command(config: CommConfig, backend: str, out: Path) -> list[str]:
     rendezvous = config.torchrun_args or ["--standalone"]
+    logs = log_dir_option(rendezvous, str(out.parent / "torchrun-logs"))  # removed with `out`'s folder
     return [
-        sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={config.nproc_per_node}", *rendezvous,
+        sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={config.nproc_per_node}", *logs, *rendezvous,
         "-m", "torchdoctor.distributed.comm_worker", "--out", str(out), "--backend", backend,
         "--ops", *config.ops, "--min-bytes", str(config.min_bytes), "--max-bytes", str(config.max_bytes),
         "--step-factor", str(config.step_factor), "--iters", str(config.iters),

@@ -24,12 +24,14 @@ import re
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import orjson
 
+from torchdoctor.distributed.launch import own_log_dir
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.observe.child import ChildEnd, own, run_owned
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
@@ -90,15 +92,17 @@ def check_script(script: str | Path) -> Path:
     return path
 
 
-def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig) -> list[str]:
-    """The child's command line; `script` as the user typed it (the script sees it in argv[0])."""
+def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig,
+                  log_dir: Sequence[str] = ()) -> list[str]:
+    """The child's command line; `script` as the user typed it (the script sees it in argv[0]);
+    `log_dir`, torchrun's options for its logs (distributed.launch.own_log_dir)."""
     entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
     python = launch.python or sys.executable
     if launch.nproc_per_node is None:
         return [python, *entry]
     return [  # torchrun through lifeline: it gets SIGTERM (and stops its ranks) should we die
         python, "-m", "torchdoctor.lifeline", "torch.distributed.run",
-        f"--nproc-per-node={launch.nproc_per_node}", *launch.torchrun_args, *entry,
+        f"--nproc-per-node={launch.nproc_per_node}", *log_dir, *launch.torchrun_args, *entry,
     ]
 
 
@@ -193,8 +197,9 @@ def _run_child(script: str | Path, args: Sequence[str], launch: LaunchConfig, en
                    env, timeout_s=launch.timeout_s)
     if launch.python_path:
         env = {**env, "PYTHONPATH": os.pathsep.join([*launch.python_path, *filter(None, [env.get("PYTHONPATH")])])}
-    return run_owned(build_command(typed, args, launch), env, timeout_s=launch.timeout_s, cwd=cwd,
-                     log_path=launch.log_path)
+    with own_log_dir(launch.torchrun_args) if launch.nproc_per_node else nullcontext([]) as log_dir:
+        return run_owned(build_command(typed, args, launch, log_dir), env, timeout_s=launch.timeout_s, cwd=cwd,
+                         log_path=launch.log_path)
 
 
 def observe(
