@@ -67,7 +67,7 @@ def test_a_trace_without_timed_steps_is_taken_as_it_was_profiled() -> None:
 #: machine beside three busy processes: its two profiled steps took 25.0 and 21.3 ms, with 5.9 and
 #: 1.7 ms in calls above the small-op limit (about 1.5 ms in calm runs); the timed ones 18.6 ms.
 #: Compiling the model measured x7-x10 (docs/field.md).
-TINY_OPS = TRAINER.parent / "tiny-ops-zoo.json"
+TINY_OPS = TRAINER.parent / "fires-tiny-ops-zoo.json"
 
 
 def _stall(record: Record, step: int, stall_us: float) -> None:
