@@ -1,5 +1,6 @@
 """Run a script file as `python SCRIPT ARGS` runs it: as `__main__`, with `sys.argv[0]` exactly
-as the user typed it and `__file__` absolute (cwd joined, not resolved), like CPython >= 3.9.
+as the user typed it and `__file__` absolute (cwd joined, not resolved), like CPython >= 3.9, and
+one frame from the top of the stack (`MainScript`).
 
 Why not `runpy.run_path`: it sets `sys.argv[0]` to the path it was given, so the script saw an
 absolute argv[0] under torchdoctor and the one typed under plain Python (a script that prints its
@@ -15,6 +16,7 @@ import os
 import runpy
 import sys
 import types
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -23,14 +25,28 @@ def script_file(typed: str) -> str:
     return typed if os.path.isabs(typed) else os.path.join(os.getcwd(), typed)
 
 
-def run_as_main(typed: str, argv: list[str]) -> dict[str, Any]:
-    """Execute the file `typed` as `__main__` with `sys.argv = argv` (argv[0] as typed); returns
-    its globals. Exceptions (SystemExit included) propagate as from the script itself."""
+@dataclass
+class MainScript:
+    """A script made ready to run as `__main__` (`enter_main`): `exec(code, namespace)` runs it in
+    the caller's frame. Launchers do that at the top level of a `python -c` program, so that the
+    script's frames sit one above where `python SCRIPT` puts them: code that walks the stack pays
+    as it does natively (autograd's anomaly mode formats it at every node; 7 frames of ours below
+    the script made an anomaly-mode step 13% slower observed than plain, docs/field.md)."""
+
+    code: types.CodeType
+    namespace: dict[str, Any]
+    saved_main: types.ModuleType | None  # the `__main__` module to put back, None when runpy runs it
+
+
+def enter_main(typed: str, argv: list[str]) -> MainScript:
+    """Make the file `typed` ready to run as `__main__` with `sys.argv = argv` (argv[0] as typed);
+    `leave_main` undoes it. Exceptions of the script (SystemExit included) propagate from the exec
+    as from the script itself."""
     path = script_file(typed)
     sys.argv = list(argv)
     if not os.path.isfile(path) or not path.endswith((".py", ".pyw")) and _is_zip(path):
-        runpy.run_path(path, run_name="__main__")
-        return {}
+        code = compile("import runpy\nrunpy.run_path(path, run_name='__main__')", "<torchdoctor>", "exec")
+        return MainScript(code, {"path": path}, None)
     with io.open_code(path) as handle:
         source = handle.read()
     code = compile(source, path, "exec", dont_inherit=True)
@@ -39,12 +55,13 @@ def run_as_main(typed: str, argv: list[str]) -> dict[str, Any]:
                            __builtins__=builtins)
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
-    try:
-        exec(code, module.__dict__)
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
-    return module.__dict__
+    return MainScript(code, module.__dict__, saved)
+
+
+def leave_main(script: MainScript) -> None:
+    """Put back the `__main__` module that `enter_main` replaced."""
+    if script.saved_main is not None:
+        sys.modules["__main__"] = script.saved_main
 
 
 def _is_zip(path: str) -> bool:

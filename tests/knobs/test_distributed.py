@@ -11,7 +11,7 @@ import orjson
 
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import unified_diff
-from torchdoctor.knobs.run import KNOBS_ENV
+from torchdoctor.knobs.run import KNOBS_ENV, command
 from torchdoctor.record import Record
 from torchdoctor.tune import TuneConfig
 from torchdoctor.tune.trial import run_trial
@@ -82,8 +82,7 @@ def test_ddp_knobs_change_the_ddp_module_and_its_all_reduces_under_torchrun(tmp_
 def test_reshard_after_forward_is_forced_on_every_fully_shard_call_under_torchrun(tmp_path: Path) -> None:
     env = {**os.environ, KNOBS_ENV: orjson.dumps({"reshard_after_forward": False}).decode()}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                           f"--log-dir={tmp_path}",
-                           "-m", "torchdoctor.knobs.run", str(SCRIPTS / "fsdp2_reshard.py")],
+                           f"--log-dir={tmp_path}", "--no-python", *command(SCRIPTS / "fsdp2_reshard.py", [])],
                           capture_output=True, text=True, timeout=120, env=env)
     # Not the exit code: gloo sometimes aborts a rank at teardown on torch 2.13 (docs/tune.md).
     for rank in (0, 1):

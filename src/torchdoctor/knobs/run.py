@@ -14,15 +14,25 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Callable
 
 import orjson
 
 from torchdoctor.knobs.order import apply_knobs
 from torchdoctor.lifeline import die_with_torchdoctor
-from torchdoctor.scriptrun import run_as_main
+from torchdoctor.scriptrun import MainScript, enter_main, leave_main
 
 KNOBS_ENV = "TORCHDOCTOR_KNOBS"
-LAUNCH = "import sys; from torchdoctor.knobs.run import main; main(sys.argv[1:])"
+#: The script's code runs in this program's own frame, one frame from the top as under `python
+#: SCRIPT` (scriptrun.MainScript: code that walks the stack pays as it does plainly).
+LAUNCH = """import sys
+from torchdoctor.knobs.run import begin
+script, undo = begin(sys.argv[1:])
+try:
+    exec(script.code, script.namespace)
+finally:
+    undo()
+"""
 
 
 def command(script: str | Path, args: list[str]) -> list[str]:
@@ -30,18 +40,18 @@ def command(script: str | Path, args: list[str]) -> list[str]:
     return [sys.executable, "-c", LAUNCH, str(script), *args]
 
 
-def main(argv: list[str]) -> None:
+def begin(argv: list[str]) -> tuple[MainScript, Callable[[], None]]:
+    """Apply the knobs and make the script ready to run; returns it and what undoes both."""
     if not argv:
         print("usage: torchdoctor run --apply RESULT.json -- SCRIPT [ARGS...]", file=sys.stderr)
         sys.exit(2)
     die_with_torchdoctor(signal.SIGTERM)
     sys.path[0] = str(Path(argv[0]).resolve().parent)
-    undo = apply_knobs(orjson.loads(os.environ.get(KNOBS_ENV, "{}")))
-    try:
-        run_as_main(argv[0], argv)
-    finally:
-        undo()
+    undo_knobs = apply_knobs(orjson.loads(os.environ.get(KNOBS_ENV, "{}")))
+    script = enter_main(argv[0], argv)
 
+    def undo() -> None:
+        leave_main(script)
+        undo_knobs()
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    return script, undo

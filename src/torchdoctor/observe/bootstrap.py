@@ -1,7 +1,7 @@
 """Child-process entry: run a script exactly as `python SCRIPT ARGS` would, under instrumentation.
 
-`python -m torchdoctor.observe.bootstrap SCRIPT [ARGS...]`, with the ObserveConfig as JSON in the
-environment variable `TORCHDOCTOR_OBSERVE`. The script runs as `__main__` with `sys.argv` =
+`python -c LAUNCH SCRIPT [ARGS...]` (observe.entry), with the ObserveConfig as JSON in the environment
+variable `TORCHDOCTOR_OBSERVE`. The script runs as `__main__` with `sys.argv` =
 [SCRIPT, ARGS...] (SCRIPT as typed) and `sys.path[0]` = its folder; cwd, stdout and stderr are the
 parent's. When every window is measured, the step hook raises `StopObservation`, a BaseException,
 so `except Exception` in the script does not swallow it and its `finally` blocks run. Whatever
@@ -19,13 +19,14 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from torchdoctor.lifeline import die_with_torchdoctor, torchdoctor_gone
 from torchdoctor.observe.child import end_marked
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
+from torchdoctor.observe.entry import LAUNCH
 from torchdoctor.observe.session import ObservationSession
-from torchdoctor.scriptrun import run_as_main
+from torchdoctor.scriptrun import MainScript, enter_main, leave_main
 
 #: Signals that end the script like Ctrl-C does: its results are saved (SIGINT is Python's own).
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -59,81 +60,97 @@ def _script_traceback(exc: BaseException, script: Path) -> str:
     return "".join(tb_exc.format())
 
 
-def _run_script(typed: str, argv: list[str], script: Path,
-                session: ObservationSession) -> tuple[str, int, str | None]:
-    """Run the script; returns (how it ended, exit code, traceback or None)."""
-    try:
-        run_as_main(typed, argv)
-    except StopObservation:
+def _ended(exc: BaseException | None, script: Path, session: ObservationSession) -> tuple[str, int, str | None]:
+    """How the script ended, from what it raised (None: it returned): (how, exit code, traceback)."""
+    if exc is None:
+        return "script_finished", 0, None
+    if isinstance(exc, StopObservation):
         return "completed", 0, None
-    except SystemExit as exc:
+    if isinstance(exc, SystemExit):
         code = exc.code
         if code is None or isinstance(code, int):
             return "sys_exit", int(code or 0), None
         print(code, file=sys.stderr)
         return "sys_exit", 1, None
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         session.stop_signal = signal.SIGINT
         return "interrupted", 128 + signal.SIGINT, None
-    except StopSignal as exc:
+    if isinstance(exc, StopSignal):
         session.stop_signal = exc.signum
         return "interrupted", 128 + exc.signum, None
-    except BaseException as exc:  # the script's own error: shown as Python would show it
-        text = _script_traceback(exc, script)
-        sys.stderr.write(text)
-        return "script_error", 1, text
-    return "script_finished", 0, None
+    text = _script_traceback(exc, script)  # the script's own error: shown as Python would show it
+    sys.stderr.write(text)
+    return "script_error", 1, text
+
+
+class Observed:
+    """This process's observation of one script, in the order observe.entry's LAUNCH drives it:
+    `begin` (set-up), the script's code run by LAUNCH itself, `ended` (how it ended), `exit`."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.parent = die_with_torchdoctor(signal.SIGTERM)
+        for sig in _STOP_SIGNALS[1:]:
+            signal.signal(sig, _raise_stop)
+        self.path = Path(argv[0]).resolve()
+        sys.path[0] = str(self.path.parent)
+        self.session = ObservationSession(ObserveConfig.from_env(os.environ[CONFIG_ENV]), self.path,
+                                          stop=StopObservation)
+        self.how, self.code, self.text = "killed", 1, None
+        self.script: MainScript | None = None
+        try:
+            self.session.start()
+        except Exception as exc:  # torchdoctor's own set-up (e.g. a knob) failed: say why, run nothing
+            self.text = "".join(traceback.format_exception(exc))
+            sys.stderr.write(f"torchdoctor could not set up the observation:\n{self.text}")
+            self.how = "setup_error"
+        except BaseException as exc:  # stopped (Ctrl-C, SIGTERM) while setting up: ends as it would later
+            self.how, self.code, self.text = _ended(exc, self.path, self.session)
+        else:
+            self.script = enter_main(argv[0], argv)
+
+    def ended(self, exc: BaseException | None) -> None:
+        """The script returned (None) or raised `exc`."""
+        if self.script is not None:
+            leave_main(self.script)
+            self.how, self.code, self.text = _ended(exc, self.path, self.session)
+
+    def exit(self) -> NoReturn:
+        """Write this rank's results and end the process with the script's exit code."""
+        for sig in _STOP_SIGNALS:  # a second stop must not lose the results
+            signal.signal(sig, signal.SIG_IGN)
+        self.session.finish(self.how, self.code, self.text)
+        if torchdoctor_gone(self.parent):  # nobody is left to end what the script started: we do
+            end_marked()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self.how == "completed" and _process_group_alive():
+            # We stopped a distributed script mid-run: its process group was never destroyed, and
+            # gloo aborts the process (SIGABRT) in interpreter teardown on torch 2.13. The results are
+            # written and the streams flushed, so leave without that teardown.
+            os._exit(self.code)
+        sys.exit(self.code)
+
+
+def begin(argv: list[str]) -> Observed:
+    """Set up the observation of `argv` = [SCRIPT, ARGS...] (exit 2 without a script)."""
+    if not argv:
+        print("usage: python -c LAUNCH SCRIPT [ARGS...] (torchdoctor.observe.bootstrap)", file=sys.stderr)
+        raise SystemExit(2)
+    return Observed(argv)
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print("usage: python -m torchdoctor.observe.bootstrap SCRIPT [ARGS...]", file=sys.stderr)
-        return 2
-    parent = die_with_torchdoctor(signal.SIGTERM)
-    for sig in _STOP_SIGNALS[1:]:
-        signal.signal(sig, _raise_stop)
-    config = ObserveConfig.from_env(os.environ[CONFIG_ENV])
-    script = Path(argv[0]).resolve()
-    sys.path[0] = str(script.parent)
-    session = ObservationSession(config, script, stop=StopObservation)
-    how, code, text = "killed", 1, None
+    """observe.entry's LAUNCH in this process (a fork server's child, observe.forkserver): the
+    script's exit code."""
+    sys.argv = [sys.argv[0], *argv]
     try:
-        try:
-            session.start()
-        except Exception as exc:  # torchdoctor's own set-up (e.g. a knob) failed: say why, run nothing
-            text = "".join(traceback.format_exception(exc))
-            sys.stderr.write(f"torchdoctor could not set up the observation:\n{text}")
-            how, code = "setup_error", 1
-        else:
-            how, code, text = _run_script(argv[0], argv, script, session)
-    finally:
-        for sig in _STOP_SIGNALS:  # a second stop must not lose the results
-            signal.signal(sig, signal.SIG_IGN)
-        session.finish(how, code, text)
-        if torchdoctor_gone(parent):  # nobody is left to end what the script started: we do
-            end_marked()
-    if how == "completed" and _process_group_alive():
-        # We stopped a distributed script mid-run: its process group was never destroyed, and
-        # gloo aborts the process (SIGABRT) in interpreter teardown on torch 2.13. The results are
-        # written and the streams flushed, so leave without that teardown.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+        exec(compile(LAUNCH, "<torchdoctor>", "exec"), {"__name__": "__torchdoctor__"})
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
 
 
 def _process_group_alive() -> bool:
     import torch.distributed as dist
 
     return dist.is_available() and dist.is_initialized()
-
-
-def run() -> Any:
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.exit(code)
-
-
-if __name__ == "__main__":
-    run()

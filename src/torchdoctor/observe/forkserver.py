@@ -2,7 +2,7 @@
 child for each observation, so that an observation costs its steps and not 3-5 s of imports.
 
 Used where many short observations of the same script are run one after another (`torchdoctor
-check`). Each child is a new process, as with `python -m torchdoctor.observe.bootstrap SCRIPT`:
+check`). Each child is a new process, as with `python -c LAUNCH SCRIPT` (observe.entry):
 its own cwd, environment, `sys.argv`, `sys.path` (the script's folder first, then the given extra
 entries), stdin from /dev/null, stdout and stderr to a log file (or the server's own), Python's
 `random` and numpy's global generator reseeded from the OS. What differs from a plain start:

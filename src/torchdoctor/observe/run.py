@@ -1,9 +1,9 @@
 """Parent side of an observation: launch the script under the bootstrap, follow its progress,
 pass stops on to it, and turn the ranks' results into a Record.
 
-A single process runs `python -m torchdoctor.observe.bootstrap SCRIPT ARGS`; with
-`nproc_per_node` the same entry point is launched by `torch.distributed.run` (torchrun's own
-module, no home-made launcher), once per rank. The child is owned (observe.child): it runs in its
+A single process runs `python -c LAUNCH SCRIPT ARGS` (observe.entry, then observe.bootstrap); with
+`nproc_per_node` the same command is launched by `torch.distributed.run` (torchrun's own module, no
+home-made launcher), once per rank. The child is owned (observe.child): it runs in its
 own process group, our SIGINT/SIGTERM/SIGHUP are forwarded to it (it saves its partial results),
 the timeout sends it SIGINT, and it is killed with everything it started when it does not stop
 within the grace period (or at the third stop). A rank that left no results file (SIGKILL, a
@@ -35,6 +35,7 @@ from torchdoctor.distributed.launch import own_log_dir
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.observe.child import ChildEnd, own, run_owned
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
+from torchdoctor.observe.entry import command as bootstrap_command
 from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.stream import read_stream, stream_path
 from torchdoctor.observe.summary import build_record
@@ -96,13 +97,14 @@ def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig,
                   log_dir: Sequence[str] = ()) -> list[str]:
     """The child's command line; `script` as the user typed it (the script sees it in argv[0]);
     `log_dir`, torchrun's options for its logs (distributed.launch.own_log_dir)."""
-    entry = ["-m", "torchdoctor.observe.bootstrap", str(script), *args]
     python = launch.python or sys.executable
+    observed = bootstrap_command(python, str(script), args)
     if launch.nproc_per_node is None:
-        return [python, *entry]
+        return observed
     return [  # torchrun through lifeline: it gets SIGTERM (and stops its ranks) should we die
         python, "-m", "torchdoctor.lifeline", "torch.distributed.run",
-        f"--nproc-per-node={launch.nproc_per_node}", *log_dir, *launch.torchrun_args, *entry,
+        f"--nproc-per-node={launch.nproc_per_node}", *log_dir, *launch.torchrun_args,
+        "--no-python", observed[0], "-u", *observed[1:],  # torchrun's own `python -u`, for LAUNCH's `-c`
     ]
 
 
