@@ -99,3 +99,22 @@ def test_runs_are_stored_and_can_be_shown_and_compared(tmp_path):
     compared = cli("compare", oldest, newest)
     assert compared.returncode == 0, compared.stderr
     assert "verdict" in compared.stdout and "profile" in compared.stdout  # the config difference
+
+
+def test_the_script_runs_one_frame_from_the_top_of_the_stack_observed_and_with_knobs_applied(tmp_path):
+    """Code that walks the stack pays per frame (autograd's anomaly mode formats it at every node):
+    seven frames of ours below the script made such a step 13% slower observed than plain."""
+    import subprocess
+    import sys
+
+    from tests.observe.helpers import SCRIPTS
+    from torchdoctor.knobs.run import command
+
+    script = str(SCRIPTS / "stack_depth.py")
+    plain = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert "frames above the script: 0" in plain.stdout, plain.stdout + plain.stderr
+    proc, record = run_diagnose(tmp_path, "stack_depth.py")
+    assert proc.returncode == 0 and record.exit.reason == "completed", proc.stderr
+    assert "frames above the script: 1" in proc.stdout
+    applied = subprocess.run(command(script, []), capture_output=True, text=True, timeout=120, env=WIDE_ENV)
+    assert "frames above the script: 1" in applied.stdout, applied.stdout + applied.stderr
