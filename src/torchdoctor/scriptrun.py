@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import io
 import os
-import runpy
 import sys
 import types
 from dataclasses import dataclass

@@ -1,0 +1,40 @@
+"""A script runs under torchdoctor's children as under `python SCRIPT ARGS`: a file, a folder with
+`__main__.py` and a zip application alike (here through `run --apply`'s program, knobs.run)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.knobs.run import command
+
+APP = 'import sys\nprint("argv", sys.argv, "main", __name__, "frames", len(__import__("traceback").extract_stack()))\n'
+
+
+@pytest.fixture(params=["file", "folder", "zip"])
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "file":
+        (tmp_path / "app.py").write_text(APP)
+        return str(tmp_path / "app.py")
+    if request.param == "folder":
+        (tmp_path / "app").mkdir()
+        (tmp_path / "app" / "__main__.py").write_text(APP)
+        return str(tmp_path / "app")
+    with zipfile.ZipFile(tmp_path / "app.zip", "w") as archive:
+        archive.writestr("__main__.py", APP)
+    return str(tmp_path / "app.zip")
+
+
+def test_a_file_a_folder_and_a_zip_app_see_what_plain_python_shows_them(app: str) -> None:
+    plain = subprocess.run([sys.executable, app, "x"], capture_output=True, text=True, timeout=60)
+    ours = subprocess.run(command(app, ["x"]), capture_output=True, text=True, timeout=60)
+    assert ours.returncode == plain.returncode == 0, ours.stderr
+    argv, frames = plain.stdout.rsplit(" ", 1)
+    if app.endswith(".py"):  # a file runs one frame below ours; runpy adds its own for the others
+        assert ours.stdout == f"{argv} {int(frames) + 1}\n"
+    else:
+        assert ours.stdout.rsplit(" ", 1)[0] == argv
