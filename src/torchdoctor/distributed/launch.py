@@ -12,12 +12,12 @@ import tempfile
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-_LOG_DIR_OPTIONS = ("--log-dir", "--log_dir", "--log-dir=", "--log_dir=")
+_LOG_DIR_OPTIONS = ("--log-dir", "--log_dir")  # torchrun's two spellings, each also as `--log-dir=DIR`
 
 
 def log_dir_option(torchrun_args: Sequence[str], directory: str) -> list[str]:
     """`--log-dir=directory`, or nothing when `torchrun_args` already choose a log directory."""
-    if any(arg.startswith(option) for arg in torchrun_args for option in _LOG_DIR_OPTIONS):
+    if any(arg.split("=", 1)[0] in _LOG_DIR_OPTIONS for arg in torchrun_args):
         return []
     return [f"--log-dir={directory}"]
 
