@@ -7,6 +7,11 @@ Run with an interpreter that has HTA installed (a separate venv, HTA pins its ow
 For every single-rank fixture (and the multirank pair as ranks 0 and 1) it prints HTA's temporal
 breakdown, kernel-type breakdown, communication/computation overlap, kernel launch statistics and
 idle-time breakdown, with HTA's defaults (the last profiler step is dropped).
+
+`--cut-at-host-step` keeps HTA's figures but takes the last step's start from the host's
+ProfilerStep only: HTA takes the latest event named `ProfilerStep#N`, which on torch >= 1.13 includes
+the `gpu_user_annotation` copy of the step on the device timeline (its stream is -1 in HTA's frame),
+so when the device runs behind the host HTA keeps the kernels launched between the two starts.
 """
 
 from __future__ import annotations
@@ -59,6 +64,20 @@ def _figures(trace_dir: str, ranks: list[int]) -> dict:
     return out
 
 
+def _cut_at_host_step() -> None:
+    """Make HTA's last-step filter ignore the device-side `gpu_user_annotation` copies of the steps."""
+    import hta.common.trace as hta_trace
+    from hta.common.trace_filter import CPUOperatorFilter
+
+    class HostOperators(CPUOperatorFilter):
+        def __call__(self, df, symbol_table=None):  # type: ignore[no-untyped-def]
+            events = super().__call__(df, symbol_table)
+            device_copy = symbol_table.get_sym_id_map().get("gpu_user_annotation", -2) if symbol_table else -2
+            return events[events["cat"] != device_copy] if "cat" in events.columns else events
+
+    hta_trace.CPUOperatorFilter = HostOperators
+
+
 def main(fixtures: Path) -> None:
     warnings.filterwarnings("ignore")
     result = {}
@@ -77,4 +96,7 @@ def main(fixtures: Path) -> None:
 
 
 if __name__ == "__main__":
+    if "--cut-at-host-step" in sys.argv:
+        sys.argv.remove("--cut-at-host-step")
+        _cut_at_host_step()
     main(Path(sys.argv[1]))

@@ -31,16 +31,71 @@ TEMPORAL = [
     ("h100-bert-small-inference.json.gz", 93.50, 6.45, 0.05, 3907),
     ("mi250-rocm-toy-train.json.gz", 98.53, 1.08, 0.39, 8911),
     ("legacy-format-inference.json.gz", 98.16, 1.84, 0.0, 1629),
+    ("a100-alexnet-cudasync.json.gz", 99.49, 0.08, 0.43, None),
+    ("a100-triton-culaunchkernel.json.gz", 0.0, 100.0, 0.0, None),
 ]
 
 
-@pytest.mark.parametrize(("name", "idle", "compute", "non_compute", "span_us"), TEMPORAL)
-def test_temporal_breakdown_matches_hta(gpu_traces: Path, name: str, idle: float, compute: float, non_compute: float, span_us: int) -> None:
-    temporal = _device(gpu_traces, name)["temporal"]
+FIELD_TRACES = Path(__file__).resolve().parent / "fixtures"
+
+# The real traces of tests/trace/fixtures (docs/trace.md, "HTA parity"), HTA 0.5.0 with its defaults:
+# `benchmarks/trace_hta_reference.py tests/trace/fixtures`. HTA fails on the four others there (two
+# CPU-only traces and the CUPTI range profiler: IndexError; the torch 1.8 array root: AttributeError).
+FIELD_TEMPORAL = [
+    ("torch1.8-cuda-autograd-profiler-no-steps.json.gz", 99.63, 0.29, 0.08, None),
+    ("torch1.8-cuda-resnet50-workers4.2steps.json.gz", 11.67, 85.46, 2.87, None),
+    ("torch1.9-cuda-resnet50-workers0.json.gz", 39.43, 59.35, 1.22, None),
+    ("torch1.9-cuda-resnet50-workers4.2steps.json.gz", 24.64, 72.66, 2.70, None),
+    ("cuda-2.11.0-graph-capture.json.gz", 100.0, 0.0, 0.0, None),
+    ("rocm-mi300x-bert-small.json.gz", 90.64, 9.33, 0.03, None),
+    ("rocm-mi300x-sglang-graph-capture.json.gz", 10.0, 90.0, 0.0, None),
+    ("rocm-mi300x-vllm-graph-replay.json.gz", 4.26, 95.42, 0.32, None),
+    # 0.70 point apart: HTA also counts 48 host `cpu_op` Triton launches, which carry a `stream`
+    # argument, as 400 us of device compute (ours: 0.02 %).
+    ("rocm-mi300x-vllm-graph-capture-memory.json.gz", 99.27, 0.71, 0.01, None),
+]
+
+# HTA takes the last step's start from every event named ProfilerStep#N, the device-side
+# `gpu_user_annotation` copy included; on these torch 2.11 traces that copy starts after the host's
+# step, and HTA keeps the kernels launched in between. With the cut at the host's step
+# (`trace_hta_reference.py --cut-at-host-step`) HTA's figures are ours exactly; its defaults give
+# 20.34 / 79.63 / 0.03 (3,490 us: the last step's first kernel, launched at 9,377 us, after the host's
+# ProfilerStep#1 at 9,290 us and before its device copy at 9,393 us), 90.82 / 6.76 / 2.42 (297,392 us) and 77.37 / 22.54 / 0.09 (1,171 us).
+HOST_CUT_TEMPORAL = [
+    ("cuda-2.11.0-memory-limit.json.gz", 15.46, 84.51, 0.03, 3241),
+    ("cuda-2.11.0-resnet18-dataloader0.json.gz", 88.04, 9.45, 2.51, 212605),
+    ("cuda-2.11.0-graph-replay.json.gz", 75.35, 24.56, 0.09, 1071),
+]
+
+
+def _assert_temporal(temporal: dict, idle: float, compute: float, non_compute: float, span_us: int | None) -> None:
     assert temporal["idle_fraction"] * 100 == pytest.approx(idle, abs=1.0)
     assert temporal["compute_fraction"] * 100 == pytest.approx(compute, abs=1.0)
     assert temporal["non_compute_fraction"] * 100 == pytest.approx(non_compute, abs=1.0)
-    assert temporal["span_us"] == pytest.approx(span_us, rel=0.01)
+    if span_us is not None:
+        assert temporal["span_us"] == pytest.approx(span_us, rel=0.01)
+
+
+@pytest.mark.parametrize(("name", "idle", "compute", "non_compute", "span_us"), TEMPORAL)
+def test_temporal_breakdown_matches_hta(
+    gpu_traces: Path, name: str, idle: float, compute: float, non_compute: float, span_us: int | None
+) -> None:
+    _assert_temporal(_device(gpu_traces, name)["temporal"], idle, compute, non_compute, span_us)
+
+
+@pytest.mark.parametrize(("name", "idle", "compute", "non_compute", "span_us"), FIELD_TEMPORAL + HOST_CUT_TEMPORAL)
+def test_temporal_breakdown_matches_hta_on_traces_of_every_dialect(
+    name: str, idle: float, compute: float, non_compute: float, span_us: int | None
+) -> None:
+    _assert_temporal(_device(FIELD_TRACES, name)["temporal"], idle, compute, non_compute, span_us)
+
+
+def test_mtia_device_events_are_not_read_as_kernels() -> None:
+    # HTA 0.5.0 reads every event with a `stream` argument as a kernel: here 98% "compute", most of
+    # it `event_wait` on other streams. The category is counted as not understood instead.
+    rank = analyse_traces([FIELD_TRACES / "mtia-inference.json.gz"], HTA).to_dict()["ranks"][0]
+    assert rank["dialect"]["unknown_categories"]["mtia_ccp_events"] > 0
+    assert rank["device"] is None or not rank["device"]["temporal"]
 
 
 def test_kernel_types_and_overlap_match_hta_on_ddp(gpu_traces: Path) -> None:
