@@ -7,22 +7,21 @@ from typing import Any
 import numpy as np
 
 from torchdoctor.trace.analyses.annotations import annotation_shares
-from torchdoctor.trace.analyses.copies_syncs import pageable_copies, sync_calls
+from torchdoctor.trace.analyses.copies_syncs import pageable_copies, pageable_copies_by_step, sync_calls
 from torchdoctor.trace.analyses.facts import facts_section
-from torchdoctor.trace.analyses.host_ops import op_summary, self_times
+from torchdoctor.trace.analyses.host_ops import op_summaries, op_summary, self_times
 from torchdoctor.trace.analyses.idle import idle_breakdown
 from torchdoctor.trace.analyses.kernels import kernel_breakdown
 from torchdoctor.trace.analyses.launches import launch_stats
 from torchdoctor.trace.analyses.overlap import comm_comp_overlap
 from torchdoctor.trace.analyses.queue import queue_depth
-from torchdoctor.trace.analyses.step_breakdown import step_breakdown
+from torchdoctor.trace.analyses.step_breakdown import step_breakdowns
 from torchdoctor.trace.analyses.temporal import temporal_breakdown
 from torchdoctor.trace.analyses.window import window_section
 from torchdoctor.trace.config import TraceConfig
-from torchdoctor.trace.device import COMMUNICATION, COMPUTATION, device_events
-from torchdoctor.trace.events import DEVICE_KINDS, HOST_KINDS, Trace, is_kind
-from torchdoctor.trace.intervals import length
-from torchdoctor.trace.steps import WHOLE_TRACE, Step, assign, find_steps
+from torchdoctor.trace.device import device_events
+from torchdoctor.trace.events import HOST_KINDS, Trace
+from torchdoctor.trace.steps import WHOLE_TRACE, Step, assign, assign_rows, batches, find_steps, starting_in
 
 
 def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
@@ -34,14 +33,8 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
     if not steps:
         warnings.append(f"{trace.path}: nothing to analyse (no events, or no profiler step in --steps)")
     op_rows, op_self = self_times(trace)
-    op_step = assign(trace.ts_us[op_rows], steps)
-    running_end = np.maximum.accumulate(trace.end_us)
-    by_step = np.argsort(op_step, kind="stable")
-    bounds = np.searchsorted(op_step[by_step], np.arange(len(steps) + 1))
-    per_step = []
-    for i, step in enumerate(steps):
-        mine = by_step[bounds[i] : bounds[i + 1]]
-        per_step.append(_step(trace, step, _window_rows(trace, step, running_end), op_rows[mine], op_self[mine], config))
+    op_step = assign_rows(trace, steps).take(op_rows)
+    per_step = _steps(trace, steps, op_rows, op_self, op_step, config)
     in_steps = op_step >= 0
     window = window_section(trace, steps, has_device_info=bool(trace.metadata.get("deviceProperties")))
     out = {
@@ -81,33 +74,42 @@ def _window_warnings(trace: Trace, window: dict[str, Any]) -> list[str]:
     return [f"{trace.path}: {text}"] if text else []
 
 
-def _window_rows(trace: Trace, step: Step, running_end: np.ndarray) -> np.ndarray:
-    """Rows of every event overlapping the step (events are sorted by start)."""
-    first = int(np.searchsorted(running_end, step.start_us, side="right"))
-    last = int(np.searchsorted(trace.ts_us, step.end_us, side="left"))
-    rows = np.arange(first, max(first, last))
-    return rows[trace.end_us[rows] > step.start_us]
-
-
-def _step(trace: Trace, step: Step, rows: np.ndarray, ops: np.ndarray, self_us: np.ndarray, config: TraceConfig) -> dict[str, Any]:
-    starts_inside = rows[trace.ts_us[rows] >= step.start_us]
-    host = starts_inside[is_kind(trace.kind[starts_inside], HOST_KINDS)]
-    breakdown = step_breakdown(trace, step, rows)
-    host_ops = op_summary(trace, ops, self_us, config)
-    host_ops["small_op_storm"] = host_ops["small_ops_count"] > config.small_op_storm_per_step
-    gpu_busy = breakdown["kernel_us"] + breakdown["memcpy_us"] + breakdown["memset_us"]
-    device_rows = rows[is_kind(trace.kind[rows], DEVICE_KINDS)]
-    return {
-        "step": step.number,
-        "start_us": step.start_us,
-        "wall_us": step.wall_us,
-        "host": {**host_ops, **annotation_shares(trace, step, host)},
-        "sync_calls": sync_calls(trace, host),
-        "breakdown_us": breakdown,
-        "gpu_busy_us": gpu_busy,
-        "gpu_utilisation_fraction": gpu_busy / step.wall_us if step.wall_us else 0.0,
-        "pageable_memcpy": pageable_copies(trace, device_rows),
-    }
+def _steps(trace: Trace, steps: list[Step], op_rows: np.ndarray, op_self: np.ndarray, op_step: np.ndarray,
+           config: TraceConfig) -> list[dict[str, Any]]:
+    """Each step's section, its figures computed a batch of steps at a time (steps.batches)."""
+    if not steps:
+        return []
+    breakdowns = step_breakdowns(trace, steps)
+    copies = pageable_copies_by_step(trace, steps)
+    shares: list[dict[str, Any]] = [{} for _ in steps]
+    syncs: list[dict[str, Any]] = [{} for _ in steps]
+    for batch in batches(steps):
+        mine = [steps[i] for i in batch]
+        rows, owner = starting_in(trace, mine, HOST_KINDS)
+        for i, share, sync in zip(batch, annotation_shares(trace, mine, rows, owner),
+                                  sync_calls(trace, mine, rows, owner)):
+            shares[i], syncs[i] = share, sync
+    by_step = np.argsort(op_step, kind="stable")
+    by_step = by_step[op_step[by_step] >= 0]
+    host = op_summaries(trace, op_rows[by_step], op_self[by_step], op_step[by_step], len(steps), config)
+    out = []
+    for i, step in enumerate(steps):
+        host_ops = host[i]
+        host_ops["small_op_storm"] = host_ops["small_ops_count"] > config.small_op_storm_per_step
+        breakdown = breakdowns[i]
+        gpu_busy = breakdown["kernel_us"] + breakdown["memcpy_us"] + breakdown["memset_us"]
+        out.append({
+            "step": step.number,
+            "start_us": step.start_us,
+            "wall_us": step.wall_us,
+            "host": {**host_ops, **shares[i]},
+            "sync_calls": syncs[i],
+            "breakdown_us": breakdown,
+            "gpu_busy_us": gpu_busy,
+            "gpu_utilisation_fraction": gpu_busy / step.wall_us if step.wall_us else 0.0,
+            "pageable_memcpy": copies[i],
+        })  # fmt: skip
+    return out
 
 
 def _weighted_shares(per_step: list[dict[str, Any]]) -> dict[str, float]:
@@ -132,14 +134,16 @@ def _device(trace: Trace, steps: list[Step], config: TraceConfig) -> dict[str, A
         launched = np.where(dev.launch >= 0, trace.ts_us[np.clip(dev.launch, 0, None)], trace.ts_us[dev.rows])
         keep = assign(launched, steps) >= 0
         dev = type(dev)(dev.rows[keep], dev.ktype[keep], dev.launch[keep])
+    temporal = temporal_breakdown(trace, dev)
+    by_kind = temporal.get("by_kind_us", {})  # the kernel types' merged time, merged once ({} without device events)
     return {
-        "temporal": temporal_breakdown(trace, dev),
+        "temporal": temporal,
         "kernels": kernel_breakdown(trace, dev, config.top_n),
         "launches": launch_stats(trace, dev, config, max(len(steps), 1)),
         "overlap": comm_comp_overlap(trace, dev),
         "idle": idle_breakdown(trace, dev),
         "queue": queue_depth(trace, dev, config),
         "pageable_memcpy": pageable_copies(trace, dev.rows),
-        "compute_us": length(dev.intervals(trace, dev.ktype == COMPUTATION)),
-        "comm_us": length(dev.intervals(trace, dev.ktype == COMMUNICATION)),
+        "compute_us": by_kind.get("computation", 0.0),
+        "comm_us": by_kind.get("communication", 0.0),
     }

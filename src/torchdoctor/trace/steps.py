@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchdoctor.trace.events import ANNOTATION, Trace, step_number
+from torchdoctor.trace.events import ANNOTATION, Trace, is_kind, step_number
+from torchdoctor.trace.intervals import expand_ranges
 
 WHOLE_TRACE = -1
 
@@ -33,7 +34,8 @@ def find_steps(trace: Trace, selection: tuple[int, int] | None = None) -> list[S
     """The trace's profiler steps in time order (restricted to `selection`, inclusive)."""
     numbers = np.array([step_number(n) if n.startswith("ProfilerStep") else None for n in trace.names])
     is_step = np.array([n is not None for n in numbers], bool)
-    rows = np.flatnonzero((trace.kind == ANNOTATION) & is_step[trace.name_id]) if len(trace) else []
+    annotations = np.flatnonzero(trace.kind == ANNOTATION)  # few: test their names only (not every row's)
+    rows = annotations[is_step[trace.name_id[annotations]]] if len(trace) else []
     best: dict[int, Step] = {}
     for row in rows:
         number = int(numbers[trace.name_id[row]])
@@ -74,3 +76,52 @@ def assign(times_us: np.ndarray, steps: list[Step]) -> np.ndarray:
     idx = np.searchsorted(starts, times_us, side="right") - 1
     ok = (idx >= 0) & (times_us < ends[np.clip(idx, 0, None)])
     return np.where(ok, idx, -1)
+
+
+def assign_rows(trace: Trace, steps: list[Step]) -> np.ndarray:
+    """`assign(trace.ts_us, steps)`: the step of every row, laid out range by range (rows are in start
+    order: a step's rows run from the first starting in it to the first starting at its end or the
+    next step's start). One pass over the rows, where a binary search per row cost 30 ms on the
+    operators of a 1 GB trace."""
+    lo, hi = bounds(steps)
+    first = np.searchsorted(trace.ts_us, lo, side="left")
+    stop = np.minimum(np.searchsorted(trace.ts_us, hi, side="left"), np.append(first[1:], len(trace)))
+    edges = np.empty(2 * len(steps), np.int64)
+    edges[0::2], edges[1::2] = first, np.maximum(stop, first)
+    step = np.full(2 * len(steps) + 1, -1, np.int64)  # before the first step, each step, after it
+    step[1::2] = np.arange(len(steps))
+    return np.repeat(step, np.diff(edges, prepend=0, append=len(trace)))
+
+
+def bounds(steps: list[Step]) -> tuple[np.ndarray, np.ndarray]:
+    """The steps' windows as arrays: starts, ends."""
+    return np.array([s.start_us for s in steps], float), np.array([s.end_us for s in steps], float)
+
+
+def batches(steps: list[Step], size: int = 8) -> list[list[int]]:
+    """Indices of `steps` (in start order) in batches of at most `size` whose windows do not overlap,
+    each starting at or after the end of the ones before it in the batch. Per-step figures are
+    computed a batch at a time: one step at a time costs more in numpy calls than in work, all at
+    once runs out of the CPU cache (8 steps of a 1 GB trace: about 70,000 events), and a batch's
+    order lets one running maximum serve every step (intervals.run_lengths). Profiler steps follow
+    one another; steps that overlap go to further batches."""
+    layers: list[list[int]] = []
+    ends: list[float] = []
+    for i, step in enumerate(steps):
+        free = next((k for k, end in enumerate(ends) if step.start_us >= end), len(layers))
+        if free == len(layers):
+            layers.append([])
+            ends.append(step.end_us)
+        layers[free].append(i)
+        ends[free] = step.end_us
+    return [layer[at : at + size] for layer in layers for at in range(0, len(layer), size)]
+
+
+def starting_in(trace: Trace, steps: list[Step], kinds: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the events of `kinds` that start in each step's window and end after its start (the
+    window's events that begin in it), step after step, and the index into `steps` of each."""
+    lo, hi = bounds(steps)
+    first = np.searchsorted(trace.ts_us, lo, side="left")
+    owner, rows = expand_ranges(first, np.searchsorted(trace.ts_us, hi, side="left") - first)
+    keep = is_kind(trace.kind[rows], kinds) & (trace.end_us[rows] > lo[owner])
+    return rows[keep], owner[keep]

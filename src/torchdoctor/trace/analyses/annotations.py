@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from torchdoctor.trace.events import ANNOTATION, CPU_OP, DATALOADER_RE, RUNTIME, STEP_NAME_RE, Trace, is_kind
-from torchdoctor.trace.intervals import clip, length, merge
-from torchdoctor.trace.steps import Step
+from torchdoctor.trace.intervals import run_lengths
+from torchdoctor.trace.steps import Step, bounds
 
 PATTERNS = {
     "dataloader": DATALOADER_RE,
@@ -29,31 +29,46 @@ PATTERNS = {
 }
 
 
-def annotation_shares(trace: Trace, step: Step, host_rows: np.ndarray) -> dict[str, Any]:
-    """`host_rows`: rows of host events (ops, annotations, runtime) starting in this step."""
-    wall = step.wall_us or 1.0
-    scoped = is_kind(trace.kind[host_rows], (ANNOTATION, CPU_OP))
-    out: dict[str, Any] = {}
+def annotation_shares(trace: Trace, steps: list[Step], rows: np.ndarray, owner: np.ndarray) -> list[dict[str, Any]]:
+    """Each step's shares. `steps`: a batch of steps.batches; `rows`: the host events (ops,
+    annotations, runtime) starting in each step (steps.starting_in), `owner` the step of each."""
+    lo, hi = bounds(steps)
+    scoped = np.flatnonzero(is_kind(trace.kind[rows], (ANNOTATION, CPU_OP)))
+    names, run = trace.name_id[rows[scoped]], owner[scoped]
+    ts, end = trace.ts_us[rows[scoped]], trace.end_us[rows[scoped]]
+    covered = {}
     for label, pattern in PATTERNS.items():
-        hit = host_rows[scoped & trace.name_mask(pattern, host_rows)]
-        covered = clip(merge(trace.ts_us[hit], trace.end_us[hit]), step.start_us, step.end_us)
-        out[f"{label}_fraction"] = length(covered) / wall
-    out["python_overhead_fraction"] = _uncovered(trace, step, host_rows) / wall
+        hit = trace.name_table(pattern).take(names)
+        covered[f"{label}_fraction"] = run_lengths(ts[hit], end[hit], run[hit], lo, hi)
+    uncovered = _uncovered(trace, steps, rows, owner)
+    out = []
+    for i, step in enumerate(steps):
+        wall = step.wall_us or 1.0
+        out.append({**{k: v[i] / wall for k, v in covered.items()}, "python_overhead_fraction": uncovered[i] / wall})
     return out
 
 
-def _uncovered(trace: Trace, step: Step, host_rows: np.ndarray) -> float:
-    if host_rows.size == 0:
-        return step.wall_us
-    main_tid = _main_thread(trace, host_rows)
-    kinds = trace.kind[host_rows]
-    keep = (trace.tid[host_rows] == main_tid) & is_kind(kinds, (ANNOTATION, CPU_OP, RUNTIME))
-    rows = host_rows[keep & ~trace.name_mask(STEP_NAME_RE, host_rows)]
-    covered = clip(merge(trace.ts_us[rows], trace.end_us[rows]), step.start_us, step.end_us)
-    return step.wall_us - length(covered)
+def _uncovered(trace: Trace, steps: list[Step], rows: np.ndarray, owner: np.ndarray) -> list[float]:
+    """Each step's time on its main thread covered by no operator, runtime call or annotation
+    other than the ProfilerStep (a step without host events: its wall time, less nothing)."""
+    lo, hi = bounds(steps)
+    kinds, tid = trace.kind[rows], trace.tid[rows]
+    keep = (tid == _main_threads(trace, rows, owner, len(steps))[owner]) & is_kind(kinds, (ANNOTATION, CPU_OP, RUNTIME))
+    keep[keep] = ~trace.name_mask(STEP_NAME_RE, rows[keep])
+    mine = rows[keep]
+    covered = run_lengths(trace.ts_us[mine], trace.end_us[mine], owner[keep], lo, hi)
+    return [step.wall_us - covered_us for step, covered_us in zip(steps, covered)]
 
 
-def _main_thread(trace: Trace, host_rows: np.ndarray) -> int:
-    """The thread with the most operator time in the step (where ProfilerStep runs, usually)."""
-    tids, inverse = np.unique(trace.tid[host_rows], return_inverse=True)
-    return int(tids[np.argmax(np.bincount(inverse, weights=trace.dur_us[host_rows]))])
+def _main_threads(trace: Trace, rows: np.ndarray, owner: np.ndarray, steps_count: int) -> np.ndarray:
+    """Per step, the thread with the most operator time among its rows (where ProfilerStep runs,
+    usually): durations added per thread in row order, ties to the lowest thread id. A step whose
+    rows all last 0 us may get a thread it has no rows on: nothing covers its time either way."""
+    tid = trace.tid[rows]
+    if tid.size == 0:
+        return np.zeros(steps_count, np.int64)
+    head = np.flatnonzero(np.concatenate(([True], tid[1:] != tid[:-1])))  # a thread's rows come in runs
+    threads, thread = np.unique(tid[head], return_inverse=True)
+    index = owner * threads.size + np.repeat(thread.reshape(-1), np.diff(np.append(head, tid.size)))
+    time = np.bincount(index, weights=trace.dur_us[rows], minlength=steps_count * threads.size)
+    return threads[np.argmax(time.reshape(steps_count, -1), axis=1)]

@@ -55,16 +55,17 @@ def facts_section(trace: Trace, lo_us: float, hi_us: float) -> dict[str, Any]:
         memory[key] = {**peak, "total_bytes": total}
     dev = np.flatnonzero(is_kind(trace.kind, DEVICE_KINDS))
     host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
-    host_names = {trace.names[i] for i in np.unique(trace.name_id[host])}
-    kernel_names = {trace.names[i] for i in np.unique(trace.name_id[dev])}
+    host_calls = np.bincount(trace.name_id[host], minlength=len(trace.names))  # per name: no sort (np.unique)
+    host_names = {trace.names[i] for i in np.flatnonzero(host_calls)}
+    kernel_names = {trace.names[i] for i in np.flatnonzero(np.bincount(trace.name_id[dev], minlength=len(trace.names)))}
     libraries = {lib for lib, prefix in (("nccl", "nccl:"), ("gloo", "gloo:")) if any(n.startswith(prefix) for n in host_names)}
     libraries |= {("rccl" if n.startswith("rccl") else "nccl") for n in kernel_names if COMM_KERNEL_RE.match(n)}
     return {
         "device_properties": props,
         "memory": memory,
         "devices_used": sorted(int(p) for p in np.unique(trace.pid[dev])),
-        "data_parallel_forward_count": _count(trace, host, "DataParallel.forward"),
-        "ddp_forward_count": _count(trace, host, "DistributedDataParallel.forward"),
+        "data_parallel_forward_count": _count(trace, host_calls, "DataParallel.forward"),
+        "ddp_forward_count": _count(trace, host_calls, "DistributedDataParallel.forward"),
         "comm_libraries": sorted(libraries),
         "tensor_cores": tensor_cores(trace, lo_us, hi_us),
     }
@@ -75,12 +76,12 @@ def _device_properties(trace: Trace) -> list[dict[str, Any]]:
     return [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
 
 
-def _count(trace: Trace, rows: np.ndarray, name: str) -> int:
+def _count(trace: Trace, calls: np.ndarray, name: str) -> int:
+    """`calls[i]`: the events named `trace.names[i]`."""
     try:
-        name_id = trace.names.index(name)
+        return int(calls[trace.names.index(name)])
     except ValueError:
         return 0
-    return int((trace.name_id[rows] == name_id).sum())
 
 
 def tensor_cores(trace: Trace, lo_us: float, hi_us: float) -> dict[str, Any]:

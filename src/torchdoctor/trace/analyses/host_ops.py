@@ -106,14 +106,20 @@ def _jump(ts: np.ndarray, end: np.ndarray, candidate: np.ndarray) -> np.ndarray:
     """Move each row's `candidate` (in place) back to its parent; returns the rows not settled
     within _MAX_ROUNDS. Every row between a candidate and its row ends by the row's start; while
     the candidate does too, the row takes the candidate's own candidate, past which the same holds
-    (starts are sorted), so each candidate stays on the row's side of its parent."""
+    (starts are sorted), so each candidate stays on the row's side of its parent. The active rows'
+    starts and candidates travel with them (`start`, `up`: candidate[active]), filtered as they are:
+    two look-ups at random rows per round, where reading them again from the columns took six."""
     active = np.flatnonzero(candidate >= 0)
+    start, up = ts[active], candidate[active]
     for _ in range(_MAX_ROUNDS):
-        active = active[end[candidate[active]] <= ts[active]]
+        keep = end[up] <= start
+        active, start, up = active[keep], start[keep], up[keep]
         if not active.size:
             break
-        candidate[active] = candidate[candidate[active]]
-        active = active[candidate[active] >= 0]
+        up = candidate[up]
+        candidate[active] = up
+        keep = up >= 0
+        active, start, up = active[keep], start[keep], up[keep]
     return active
 
 
@@ -133,16 +139,46 @@ def _walk(ts: np.ndarray, end: np.ndarray, before: np.ndarray, parent: np.ndarra
 
 def op_summary(trace: Trace, rows: np.ndarray, self_us: np.ndarray, config: TraceConfig) -> dict[str, Any]:
     """Top operators by self time among `rows` (CPU ops of one window), with small-op figures."""
-    names = trace.name_id[rows]
-    total = np.bincount(names, weights=self_us, minlength=len(trace.names))
-    count = np.bincount(names, minlength=len(trace.names))
-    longest = np.zeros(len(trace.names))
-    np.maximum.at(longest, names, self_us)  # per-call maximum self time of each operator
+    return op_summaries(trace, rows, self_us, np.zeros(rows.size, np.int64), 1, config)[0]
+
+
+#: (window, name) pairs counted at once by `op_summaries`: its arrays stay a few MB whatever the names.
+_PAIRS_AT_ONCE = 1 << 20
+
+
+def op_summaries(trace: Trace, rows: np.ndarray, self_us: np.ndarray, window: np.ndarray, windows_count: int,
+                 config: TraceConfig) -> list[dict[str, Any]]:
+    """`op_summary` of each window's rows (`window[k]`: row k's, ascending). One bincount per figure
+    counts many windows' (window, name) pairs, each bin adding its values in row order as one
+    bincount per window does: per-window calls cost more than their work on hundreds of steps."""
+    names_count = max(len(trace.names), 1)
+    per_chunk = max(1, _PAIRS_AT_ONCE // names_count)
+    bounds = np.searchsorted(window, np.arange(windows_count + 1)).tolist()
+    out = []
+    for first in range(0, windows_count, per_chunk):
+        last = min(first + per_chunk, windows_count)
+        a, b = bounds[first], bounds[last]
+        pair = (window[a:b] - first) * names_count + trace.name_id[rows[a:b]]
+        size = (last - first) * names_count
+        total = np.bincount(pair, weights=self_us[a:b], minlength=size).reshape(-1, names_count)
+        count = np.bincount(pair, minlength=size).reshape(-1, names_count)
+        longest = np.zeros(size)
+        np.maximum.at(longest, pair, self_us[a:b])  # per-call maximum self time of each operator
+        longest = longest.reshape(-1, names_count)
+        for w in range(first, last):
+            mine = self_us[bounds[w] : bounds[w + 1]]
+            out.append(_summary(trace, mine, total[w - first], count[w - first], longest[w - first], config))
+    return out
+
+
+def _summary(trace: Trace, self_us: np.ndarray, total: np.ndarray, count: np.ndarray, longest: np.ndarray,
+             config: TraceConfig) -> dict[str, Any]:
+    """One window's figures from its operators' self times and its per-name total, count and maximum."""
     seen = np.flatnonzero(count > 0)  # names of other windows (count 0) never enter the list
     top = seen[np.argsort(-total[seen], kind="stable")][: config.top_n]
     small = self_us < config.small_op_us
     return {
-        "ops_count": int(rows.size),
+        "ops_count": int(self_us.size),
         "self_total_us": float(self_us.sum()),
         "small_ops_count": int(small.sum()),
         "small_ops_self_us": float(self_us[small].sum()),

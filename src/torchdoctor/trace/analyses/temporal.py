@@ -19,7 +19,7 @@ import numpy as np
 
 from torchdoctor.trace.device import COMMUNICATION, COMPUTATION, KERNEL_TYPES, MEMORY, DeviceEvents
 from torchdoctor.trace.events import MEMCPY, MEMSET, Trace
-from torchdoctor.trace.intervals import coverage_by_mask, length
+from torchdoctor.trace.intervals import Intervals, coverage_by_mask, length
 
 _DIRECTIONS = ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP")
 
@@ -45,7 +45,7 @@ def temporal_breakdown(trace: Trace, dev: DeviceEvents) -> dict[str, Any]:
         "compute_fraction": compute / span if span else 0.0,
         "non_compute_fraction": (busy - compute) / span if span else 0.0,
         "exclusive_us": _exclusive(cover),
-        "by_kind_us": _by_kind(trace, dev),
+        "by_kind_us": _by_kind(trace, dev, by_type),
     }
 
 
@@ -58,11 +58,12 @@ def _exclusive(cover: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _by_kind(trace: Trace, dev: DeviceEvents) -> dict[str, float]:
+def _by_kind(trace: Trace, dev: DeviceEvents, by_type: list[Intervals]) -> dict[str, float]:
+    """`by_type`: the merged events of each kernel type (merged once: 10 ms a type on a 1 GB trace)."""
     kind = trace.kind[dev.rows]
     out = {
-        "computation": length(dev.intervals(trace, dev.ktype == COMPUTATION)),
-        "communication": length(dev.intervals(trace, dev.ktype == COMMUNICATION)),
+        "computation": length(by_type[COMPUTATION]),
+        "communication": length(by_type[COMMUNICATION]),
         "memset": length(dev.intervals(trace, kind == MEMSET)),
     }
     for direction in _DIRECTIONS:

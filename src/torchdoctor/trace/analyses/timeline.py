@@ -26,7 +26,7 @@ import numpy as np
 from torchdoctor.trace.events import (
     ANNOTATION, CPU_OP, DEVICE_KINDS, KERNEL, MEMCPY, MEMSET, RUNTIME, Trace, is_kind,
 )
-from torchdoctor.trace.steps import Step, assign, find_steps, launch_rows
+from torchdoctor.trace.steps import Step, find_steps, launch_rows
 
 SCHEMA_VERSION = 1
 _KIND_NAMES = {CPU_OP: "cpu_op", ANNOTATION: "annotation", RUNTIME: "runtime",
@@ -113,12 +113,12 @@ class RankTimelines:
 
 def _step_rows(trace: Trace, step: Step) -> np.ndarray:
     """Host events starting in the step and device events launched from it."""
-    host = np.flatnonzero(is_kind(trace.kind, _HOST_DRAWN))
-    host = host[assign(trace.ts_us[host], [step]) == 0]
+    first, last = np.searchsorted(trace.ts_us, [step.start_us, step.end_us], side="left")  # rows are in start order
+    host = first + np.flatnonzero(is_kind(trace.kind[first:last], _HOST_DRAWN))
     device = np.flatnonzero(is_kind(trace.kind, DEVICE_KINDS))
     launch = launch_rows(trace, device)
     launched_at = np.where(launch >= 0, trace.ts_us[np.clip(launch, 0, None)], trace.ts_us[device])
-    device = device[assign(launched_at, [step]) == 0]
+    device = device[(launched_at >= step.start_us) & (launched_at < step.end_us)]
     return np.concatenate([host, device])
 
 

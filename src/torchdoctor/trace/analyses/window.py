@@ -69,8 +69,7 @@ def window_section(trace: Trace, steps: list[Step], *, has_device_info: bool = F
         "steps_count": len(steps) if steps[0].number != WHOLE_TRACE else 0,
     }
     out["step_us_median"] = float(np.median(step_e - step_s))
-    host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
-    loader = _union(trace, host[trace.name_mask(DATALOADER_RE, host)])
+    loader = _union(trace, trace.rows_named(DATALOADER_RE, (CPU_OP, ANNOTATION)))
     out["dataloader_fraction"] = _share(intersect(loader, win), span)
     out.update(_device_figures(trace, dev, launch, win, span, loader))
     out["state"] = _state(trace, dev, launch, win, has_device_info)
@@ -120,15 +119,15 @@ def _share(part: Intervals, span: float) -> float:
 def _device_figures(trace: Trace, dev: np.ndarray, launch: np.ndarray, win: Intervals, span: float,
                     loader: Intervals) -> dict[str, Any]:
     kernels = dev[trace.kind[dev] == KERNEL]
-    busy = intersect(_union(trace, dev), win)
+    device_union = _union(trace, dev)
+    busy = intersect(device_union, win)
     by_device = {}
     for pid in np.unique(trace.pid[kernels]):
         by_device[str(int(pid))] = _share(intersect(_union(trace, kernels[trace.pid[kernels] == pid]), win), span)
     comm_kernel = trace.name_mask(COMM_KERNEL_RE, dev)
-    host = np.flatnonzero(is_kind(trace.kind, (CPU_OP, ANNOTATION)))
     comm = merge(*np.concatenate([_union(trace, dev[comm_kernel]),
-                                  _union(trace, host[trace.name_mask(HOST_COLLECTIVE_RE, host)])], axis=1))
-    compute = _union(trace, dev[~comm_kernel])
+                                  _union(trace, trace.rows_named(HOST_COLLECTIVE_RE, (CPU_OP, ANNOTATION)))], axis=1))
+    compute = _union(trace, dev[~comm_kernel]) if comm_kernel.any() else device_union  # the same rows, merged
     comm_figures = {
         "communication_fraction": _share(intersect(comm, win), span),
         "communication_exposed_fraction": _share(intersect(subtract(comm, compute), win), span),
@@ -161,8 +160,7 @@ def _idle_causes(trace: Trace, dev: np.ndarray, launch: np.ndarray, idle: Interv
         return dict.fromkeys(IDLE_CAUSES, 0.0)
     data = overlap_lengths(loader, gap_s, gap_e)
     rest = (gap_e - gap_s) - data
-    host_rows = np.flatnonzero(is_kind(trace.kind, HOST_KINDS))
-    blocking = _union(trace, host_rows[trace.name_mask(BLOCKING_CALL_RE, host_rows)])
+    blocking = _union(trace, trace.rows_named(BLOCKING_CALL_RE, HOST_KINDS))
     synced = _overlaps(blocking, gap_s - SYNC_SLACK_US, gap_e)
     order = np.argsort(trace.ts_us[dev], kind="stable")
     dev_start, dev_launch = trace.ts_us[dev][order], launch[order]
@@ -185,29 +183,28 @@ def _overlaps(merged: Intervals, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _state(trace: Trace, dev: np.ndarray, launch: np.ndarray, win: Intervals, has_device_info: bool) -> str:
-    runtime = np.flatnonzero(trace.kind == RUNTIME)
     in_window = lambda rows: rows[_overlaps(win, trace.ts_us[rows], trace.ts_us[rows])]  # noqa: E731
-    launches = in_window(runtime[trace.name_mask(LAUNCH_RE, runtime)])
+    launches = in_window(trace.rows_named(LAUNCH_RE, (RUNTIME,)))
     dev_in_window = dev[_overlaps(win, trace.ts_us[dev], trace.end_us[dev])] if dev.size else dev
-    if dev.size == 0 and runtime.size == 0 and not has_device_info:
+    if dev.size == 0 and not (trace.kind == RUNTIME).any() and not has_device_info:
         return "cpu_only"
-    captured = _captured(trace, runtime, launches)
+    captured = _captured(trace, launches)
     if captured >= max(CAPTURE_MIN_LAUNCHES, CAPTURE_SHARE * launches.size):
         return "capture"
     if dev_in_window.size == 0:
         return "no_device_work"
-    graphs = in_window(runtime[trace.name_mask(GRAPH_LAUNCH_RE, runtime)])
+    graphs = in_window(trace.rows_named(GRAPH_LAUNCH_RE, (RUNTIME,)))
     if graphs.size and not np.isin(graphs, launch).any():
         return "graph_replay_without_kernels"
     return "ok"
 
 
-def _captured(trace: Trace, runtime: np.ndarray, launches: np.ndarray) -> int:
+def _captured(trace: Trace, launches: np.ndarray) -> int:
     """Launch calls made inside a stream capture (BeginCapture to the next EndCapture, same thread)."""
-    begins = runtime[trace.name_mask(CAPTURE_BEGIN_RE, runtime)]
+    begins = trace.rows_named(CAPTURE_BEGIN_RE, (RUNTIME,))
     if begins.size == 0 or launches.size == 0:
         return 0
-    ends = runtime[trace.name_mask(CAPTURE_END_RE, runtime)]
+    ends = trace.rows_named(CAPTURE_END_RE, (RUNTIME,))
     inside = np.zeros(launches.size, bool)
     for row in begins:
         same = ends[(trace.tid[ends] == trace.tid[row]) & (trace.ts_us[ends] >= trace.ts_us[row])]
