@@ -49,7 +49,8 @@ def test_cuda_graph_modes_and_self_compiling_scripts_are_not_applicable_with_the
 def test_a_script_without_torch_compile_is_compiled_in_each_mode_and_compared_with_eager(tmp_path):
     out = tmp_path / "compile.json"
     command = [sys.executable, "-m", "torchdoctor", "compile", "--warmup-steps", "2", "--steps", "5", "--no-profile",
-               "--modes", "default,reduce-overhead", "--dynamic", "--backend", "eager", "--json", str(out),
+               "--modes", "default,reduce-overhead", "--dynamic", "--backend", "eager", "--rounds", "1",
+               "--json", str(out),
                "--store", str(tmp_path / "runs.db"), "--", str(SCRIPTS / "eager_train.py")]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=WIDE_ENV)
     assert proc.returncode == 0, proc.stderr

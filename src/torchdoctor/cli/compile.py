@@ -30,6 +30,9 @@ def compile_command(
     dynamic: bool = typer.Option(False, "--dynamic", help="Try each mode with dynamic=False and dynamic=True."),
     backend: str = typer.Option("inductor", "--backend", help="Backend of the modes torchdoctor compiles "
                                 "(eager: Dynamo only, no code generation)."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="Runs of eager and of each compiled variant, in "
+                               "alternating order; a verdict needs the runs of each side to agree, or (from "
+                               "3) every compiled run to beat every eager run or lose to it."),
 ) -> None:
     """Run SCRIPT as written and compare it with eager (its own torch.compile disabled) or, when it does
     not compile, with torch.compile applied by torchdoctor in each mode; report graphs, breaks,
@@ -54,7 +57,7 @@ def compile_command(
         raise typer.BadParameter(str(exc)) from None
     result, records = compile_script(command[0], command[1:], config, launch, store_path=store, save=save,
                                      modes=parse_modes(modes) if modes else None, dynamic=dynamic,
-                                     backend=backend)  # fmt: skip
+                                     backend=backend, rounds=rounds)  # fmt: skip
     if json_out:
         json_out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2, default=str))
     console = Console()

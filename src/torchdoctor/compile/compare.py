@@ -1,7 +1,11 @@
-"""Eager vs compiled: two Records of the same script, one run with Dynamo disabled.
+"""Eager vs compiled: Records of the same script, eager runs (Dynamo disabled, or no compile
+applied) and compiled runs, measured in alternating rounds (workflow/compile.py).
 
-- speed: `torchdoctor.bench.compare_samples` on the per-step wall times of the timing windows
-  (B = compiled against A = eager; ratio < 1 is faster);
+- speed: `torchdoctor.bench.compare_runs` on the runs' per-step wall times (B = compiled against
+  A = eager; ratio < 1 is faster), the statistic tune's confirmation uses: one run against one run
+  took its interval from the steps inside each run and ignored how runs differ, and on a 2-core
+  VM two plain runs of the same script measured 5.1 and 8.0 ms a step; a verdict that the runs of
+  one side do not corroborate (`decided` false) is "no clear difference";
 - operators: `torchdoctor.trace.diff_traces` on the profiler traces; operators `removed` in the
   compiled trace are those torch.compile fused away, `same`/`faster`/`slower` those that remain;
 - payoff: steps after which the saved time repays the compile time,
@@ -10,11 +14,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import statistics
+from typing import Any, Sequence
 
 from torchdoctor.record import Record
 
-SCHEMA_VERSION = 1
+#: 2: several runs a side (`rounds`, `eager_run_ids`, `compiled_run_ids`); `verdict` is
+#: RunsVerdict.to_dict() (Verdict's keys and the runs' means, agreement and `decided`).
+SCHEMA_VERSION = 2
 #: Environment variable that turns every torch.compile into a no-op (Dynamo's own switch).
 EAGER_ENV = {"TORCHDYNAMO_DISABLE": "1"}
 
@@ -47,21 +54,36 @@ def payoff_steps(compile_time_s: float | None, eager_step_s: float | None,
     return compile_time_s / (eager_step_s - compiled_step_s)
 
 
-def compare_eager_compiled(eager: Record, compiled: Record, *, top: int = 10) -> dict[str, Any]:
-    """The comparison as a JSON-ready dict (keys in docs/compile.md)."""
-    from torchdoctor.bench import compare_samples
+def _median_step_s(records: Sequence[Record]) -> float | None:
+    """The median over runs of each run's summary step time."""
+    steps = [r.summary.step_s for r in records if r.summary and r.summary.step_s]
+    return float(statistics.median(steps)) if steps else None
 
-    verdict = compare_samples(_step_times(eager), _step_times(compiled))
-    compile_time = (compiled.compile or {}).get("compile_time_s")
-    eager_step, compiled_step = eager.summary.step_s, compiled.summary.step_s
+
+def compare_eager_compiled(eager: Sequence[Record], compiled: Sequence[Record], *, top: int = 10) -> dict[str, Any]:
+    """The comparison of the eager runs with the compiled runs as a JSON-ready dict (keys in
+    docs/compile.md); the compile time and the operators come from the first compiled run (and the
+    first eager one)."""
+    from torchdoctor.bench import FASTER, UNCLEAR, compare_runs
+
+    runs = compare_runs([_step_times(r) for r in eager], [_step_times(r) for r in compiled])
+    verdict = runs.to_dict()
+    if not runs.decided:
+        verdict["verdict"] = UNCLEAR  # the runs of one side disagree: no verdict rests on one of them
+    compile_time = (compiled[0].compile or {}).get("compile_time_s")
+    eager_step, compiled_step = _median_step_s(eager), _median_step_s(compiled)
     return {
         "schema_version": SCHEMA_VERSION,
-        "eager_run_id": eager.run_id,
-        "compiled_run_id": compiled.run_id,
+        "eager_run_id": eager[0].run_id,
+        "compiled_run_id": compiled[0].run_id,
+        "eager_run_ids": [r.run_id for r in eager],
+        "compiled_run_ids": [r.run_id for r in compiled],
+        "rounds": min(len(eager), len(compiled)),
         "eager_step_s": eager_step,
         "compiled_step_s": compiled_step,
-        "verdict": verdict.to_dict(),
+        "verdict": verdict,
         "compile_time_s": compile_time,
-        "payoff_steps": payoff_steps(compile_time, eager_step, compiled_step),
-        "operators": _trace_diff(eager, compiled, top),
+        # a saving the runs do not show repays nothing: no payoff without a "faster" verdict
+        "payoff_steps": payoff_steps(compile_time, eager_step, compiled_step) if verdict["verdict"] == FASTER else None,
+        "operators": _trace_diff(eager[0], compiled[0], top),
     }

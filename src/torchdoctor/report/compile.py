@@ -58,9 +58,15 @@ def render_compile(report: dict[str, Any] | None, console: Console) -> None:
 def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     v = comparison["verdict"]
     ratio = v.get("ratio")
-    console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']} (step time ratio "
-                  f"{ratio:.3f}, 95% CI {v.get('ci_low') or float('nan'):.3f}-{v.get('ci_high') or float('nan'):.3f})"
-                  if ratio is not None else f"[bold]compiled vs eager[/bold]: {v['verdict']}")  # fmt: skip
+    rounds = comparison.get("rounds") or 1
+    disagree = "; the runs of one side disagree, so no verdict" if v.get("decided") is False else ""
+    if ratio is None:
+        console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']}{disagree}")
+    else:
+        low, high = v.get("ci_low") or float("nan"), v.get("ci_high") or float("nan")
+        runs = f"{rounds} runs a side" if rounds > 1 else "one run a side"
+        console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']} (step time ratio {ratio:.3f}, "
+                      f"95% CI {low:.3f}-{high:.3f}, {runs}{disagree})")
     payoff = comparison.get("payoff_steps")
     console.print(f"compile time {comparison.get('compile_time_s') or 0:.2f} s; "
                   + (f"repaid after ~{payoff:.0f} steps" if payoff else "not repaid (compiled is not faster)"))

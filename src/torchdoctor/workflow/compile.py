@@ -2,14 +2,16 @@
 
 The script as written first. If it compiles something: again with Dynamo disabled (the eager
 baseline). If not, it is the eager baseline, and each requested mode (torchdoctor.compile.modes;
-"default" when none is asked) is a further run with the compile knob.
+"default" when none is asked) is a further run with the compile knob. With `rounds` > 1 each
+comparison gets that many runs a side, in alternating order (A B, B A, A B, ...), so that a drift
+of the machine's load weighs on both sides alike and the verdict rests on runs that agree.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
@@ -20,21 +22,43 @@ from torchdoctor.rules import diagnose_record
 from torchdoctor.workflow.observation import observe_with_progress, store_records
 
 #: 2: `advice` holds Findings (torchdoctor.finding, TD-COMP-021..024) instead of {code, message, fix}.
-SCHEMA_VERSION = 2
+#: 3: `rounds`; `comparison` schema 2 (several runs a side, docs/compile.md).
+SCHEMA_VERSION = 3
+
+
+def interleaved(first: Record, again: Callable[[], Record], other: Callable[[], Record],
+                rounds: int) -> tuple[list[Record], list[Record]]:
+    """`first` and `rounds - 1` more runs of its side (`again`), and `rounds` runs of `other`, in
+    alternating order: first, other; other, again; again, other; ..."""
+    mine, theirs = [first], [other()]
+    for round_index in range(1, rounds):
+        for side in ((other, again) if round_index % 2 else (again, other)):
+            (theirs if side is other else mine).append(side())
+    return mine, theirs
+
+
+def _measured(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.steps]
 
 
 def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
-                   launch: LaunchConfig, store_path: Path) -> tuple[dict[str, Any] | None, list[Record]]:
-    """The script compiled itself: compare it against a run with Dynamo disabled."""
+                   launch: LaunchConfig, store_path: Path, rounds: int) -> tuple[dict[str, Any] | None, list[Record]]:
+    """The script compiled itself: compare it against runs with Dynamo disabled."""
     eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
                                 timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
-    eager = observe_with_progress(script, args, config, eager_launch, store_path=store_path)
-    return (compare_eager_compiled(eager, compiled) if eager.steps else None), [eager]
+    compiled_runs, eager_runs = interleaved(
+        compiled, lambda: observe_with_progress(script, args, config, launch, store_path=store_path),
+        lambda: observe_with_progress(script, args, config, eager_launch, store_path=store_path), rounds)
+    eager_ok, compiled_ok = _measured(eager_runs), _measured(compiled_runs)
+    comparison = compare_eager_compiled(eager_ok, compiled_ok) if eager_ok and compiled_ok else None
+    return comparison, eager_runs + compiled_runs[1:]
 
 
 def _through_knob(eager: Record, script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
-                  store_path: Path, *, modes: Sequence[str], dynamic: bool, backend: str) -> dict[str, Any]:
-    """Each variant compiled by the knob and compared with `eager`; the first measured one leads."""
+                  store_path: Path, *, modes: Sequence[str], dynamic: bool, backend: str,
+                  rounds: int) -> dict[str, Any]:
+    """Each variant compiled by the knob and compared with eager runs interleaved with its own (the
+    first is `eager`); the first measured variant leads."""
     result: dict[str, Any] = {"compiled_run_id": None, "compile": None, "comparison": None, "modes": []}
     records = []
     for variant in variants(modes, dynamic):
@@ -42,10 +66,14 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
         if reason is not None:
             result["modes"].append(mode_row(variant, reason=reason))
             continue
-        compiled = observe_with_progress(script, args, replace(config, knobs=variant.knobs(config.knobs, backend)), launch,
-                                         store_path=store_path)
-        records.append(compiled)
-        comparison = compare_eager_compiled(eager, compiled) if eager.steps and compiled.steps else None
+        knobbed = replace(config, knobs=variant.knobs(config.knobs, backend))
+        eager_runs, compiled_runs = interleaved(
+            eager, lambda: observe_with_progress(script, args, config, launch, store_path=store_path),
+            lambda: observe_with_progress(script, args, knobbed, launch, store_path=store_path), rounds)
+        records += eager_runs[1:] + compiled_runs
+        compiled = compiled_runs[0]
+        eager_ok, compiled_ok = _measured(eager_runs), _measured(compiled_runs)
+        comparison = compare_eager_compiled(eager_ok, compiled_ok) if eager_ok and compiled_ok else None
         _attach(compiled, comparison)
         result["modes"].append(mode_row(variant, compiled=compiled, comparison=comparison))
         if comparison is not None and result["comparison"] is None:
@@ -56,20 +84,24 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
 
 def compile_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
                    store_path: Path, save: bool = True, modes: Sequence[str] | None = None,
-                   dynamic: bool = False, backend: str = "inductor") -> tuple[dict[str, Any], list[Record]]:
+                   dynamic: bool = False, backend: str = "inductor",
+                   rounds: int = 1) -> tuple[dict[str, Any], list[Record]]:
     """Observe SCRIPT as written, then eager or its compiled variants (see the module docstring).
 
-    `modes`/`dynamic`/`backend` choose the knob's variants (modes None: ["default"]). Returns the
+    `modes`/`dynamic`/`backend` choose the knob's variants (modes None: ["default"]); `rounds` the
+    runs a side of each comparison (the CLI's default is 3: bench.stats.SEPARATION_RUNS). Returns the
     JSON-ready result (keys in docs/compile.md) and the Records, as written first (stored if `save`).
     """
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
     first = observe_with_progress(script, args, config, launch, store_path=store_path)
     records = [first]
-    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "eager_run_id": None, "compiled_run_id": None,
-                              "compile": None, "comparison": None, "modes": []}  # fmt: skip
+    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "rounds": rounds, "eager_run_id": None,
+                              "compiled_run_id": None, "compile": None, "comparison": None, "modes": []}  # fmt: skip
     if first.compile:
         result.update(compiled_run_id=first.run_id, compile=first.compile)
         if first.steps:
-            result["comparison"], more = _self_compiled(first, script, args, config, launch, store_path)
+            result["comparison"], more = _self_compiled(first, script, args, config, launch, store_path, rounds)
             _attach(first, result["comparison"])
             records += more
             result["eager_run_id"] = more[0].run_id
@@ -78,7 +110,7 @@ def compile_script(script: str, args: Sequence[str], config: ObserveConfig, laun
     elif first.steps:
         result["eager_run_id"] = first.run_id
         knob = _through_knob(first, script, args, config, launch, store_path, modes=modes or ["default"],
-                             dynamic=dynamic, backend=backend)  # fmt: skip
+                             dynamic=dynamic, backend=backend, rounds=rounds)  # fmt: skip
         records += knob.pop("records")
         result.update(knob)
     result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
