@@ -39,8 +39,8 @@ TEMPORAL = [
 FIELD_TRACES = Path(__file__).resolve().parent / "fixtures"
 
 # The real traces of tests/trace/fixtures (docs/trace.md, "HTA parity"), HTA 0.5.0 with its defaults:
-# `benchmarks/trace_hta_reference.py tests/trace/fixtures`. HTA fails on the four others there (two
-# CPU-only traces and the CUPTI range profiler: IndexError; the torch 1.8 array root: AttributeError).
+# `benchmarks/trace_hta_reference.py tests/trace/fixtures`. HTA fails on three others there (the
+# CPU-only trace and the CUPTI range profiler: IndexError; the torch 1.8 array root: AttributeError).
 FIELD_TEMPORAL = [
     ("torch1.8-cuda-autograd-profiler-no-steps.json.gz", 99.63, 0.29, 0.08, None),
     ("torch1.8-cuda-resnet50-workers4.2steps.json.gz", 11.67, 85.46, 2.87, None),
