@@ -9,7 +9,7 @@ applied) and compiled runs, measured in alternating rounds (workflow/compile.py)
 - operators: `torchdoctor.trace.diff_traces` on the profiler traces; operators `removed` in the
   compiled trace are those torch.compile fused away, `same`/`faster`/`slower` those that remain;
 - payoff: steps after which the saved time repays the compile time,
-  compile_time_s / (eager step_s - compiled step_s); None when compiled is not faster.
+  compile_time_s / (eager step_s - compiled step_s); None unless the verdict is "faster".
 """
 
 from __future__ import annotations

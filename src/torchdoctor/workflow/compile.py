@@ -37,8 +37,10 @@ def interleaved(first: Record, again: Callable[[], Record], other: Callable[[], 
     return mine, theirs
 
 
-def _measured(records: list[Record]) -> list[Record]:
-    return [r for r in records if r.steps]
+def _compared(eager_runs: list[Record], compiled_runs: list[Record]) -> dict[str, Any] | None:
+    """The comparison of the runs that have steps, None when a side has none."""
+    eager, compiled = [r for r in eager_runs if r.steps], [r for r in compiled_runs if r.steps]
+    return compare_eager_compiled(eager, compiled) if eager and compiled else None
 
 
 def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
@@ -49,9 +51,7 @@ def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: O
     compiled_runs, eager_runs = interleaved(
         compiled, lambda: observe_with_progress(script, args, config, launch, store_path=store_path),
         lambda: observe_with_progress(script, args, config, eager_launch, store_path=store_path), rounds)
-    eager_ok, compiled_ok = _measured(eager_runs), _measured(compiled_runs)
-    comparison = compare_eager_compiled(eager_ok, compiled_ok) if eager_ok and compiled_ok else None
-    return comparison, eager_runs + compiled_runs[1:]
+    return _compared(eager_runs, compiled_runs), eager_runs + compiled_runs[1:]
 
 
 def _through_knob(eager: Record, script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
@@ -72,8 +72,7 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
             lambda: observe_with_progress(script, args, knobbed, launch, store_path=store_path), rounds)
         records += eager_runs[1:] + compiled_runs
         compiled = compiled_runs[0]
-        eager_ok, compiled_ok = _measured(eager_runs), _measured(compiled_runs)
-        comparison = compare_eager_compiled(eager_ok, compiled_ok) if eager_ok and compiled_ok else None
+        comparison = _compared(eager_runs, compiled_runs)
         _attach(compiled, comparison)
         result["modes"].append(mode_row(variant, compiled=compiled, comparison=comparison))
         if comparison is not None and result["comparison"] is None:
