@@ -11,6 +11,7 @@ and tests/field/ run.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose, diagnose_record
+from torchdoctor.rules.compute import DISTURBED_STEP
 from torchdoctor.zoo import WORKLOADS, workload_path
 
 pytestmark = pytest.mark.slow
@@ -54,10 +56,26 @@ def disturbed_profile(record: Record, rule: str) -> bool:
     return any(s.startswith(f"{rule}: ") and "representative profiled step" in s for s in diagnose(record).skipped)
 
 
+def load_changed(record: Record) -> bool:
+    """A timed step half again as long as the median, or profiled steps further apart than the rules'
+    DISTURBED_STEP: the host's load changed within the run. A stall inside a profiled operator counts
+    both as big work and in the profiler's difference (rules/compute.py, `_undisturbed_step`), so
+    the overhead claims of TD-COMP-003/018 come out low; reproduced beside a bursty two-thread torch
+    process: inference_unbatched claimed 34% (86-91% in the calm runs of the same hour)."""
+    walls = [s.wall_s for s in record.steps]
+    profiled = [s["wall_us"] for rank in (record.trace or {}).get("ranks", [])[:1] for s in rank.get("steps") or []
+                if s.get("wall_us")]
+    timed_spike = bool(walls) and max(walls) > 1.5 * statistics.median(walls)
+    return timed_spike or (len(profiled) > 1 and max(profiled) > DISTURBED_STEP * min(profiled))
+
+
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
 def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server: ForkServer) -> None:
     record = diagnosed(workload_path(name), tmp_path / "first", server)
-    if disturbed_profile(record, WORKLOADS[name]):  # seen in CI beside another test worker: observe again
+    missed = not record.findings or record.findings[0]["id"] != WORKLOADS[name]
+    # Seen in CI beside another test worker: the tool declined a disturbed profile, or the load changed
+    # and the claim came out under its threshold. Observe once more; the second run must find it.
+    if disturbed_profile(record, WORKLOADS[name]) or (missed and load_changed(record)):
         record = diagnosed(workload_path(name), tmp_path / "again", server)
     if threads_fix_measured_no_faster(record, WORKLOADS[name]):
         return
