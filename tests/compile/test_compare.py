@@ -36,6 +36,9 @@ def test_runs_that_agree_decide_and_runs_of_one_side_that_disagree_give_no_verdi
     agreeing = compare_eager_compiled([record(0.100), record(0.101)], [record(0.050, 5.0), record(0.051)])
     assert agreeing["verdict"]["verdict"] == "faster" and agreeing["verdict"]["decided"]
     assert agreeing["eager_step_s"] == pytest.approx(0.1005, rel=0.02) and agreeing["rounds"] == 2
+    # the step times shown are the verdict's own statistic: their quotient is its ratio
+    ratio = agreeing["compiled_step_s"] / agreeing["eager_step_s"]
+    assert ratio == pytest.approx(agreeing["verdict"]["ratio"], rel=1e-12)
     # As two plain runs of the HF Trainer field script measured on a 2-core VM: 5.1 and 8.0 ms a step.
     drifting = compare_eager_compiled([record(0.0051), record(0.0080)], [record(0.0045, 5.0), record(0.0047)])
     assert not drifting["verdict"]["decided"]

@@ -14,6 +14,7 @@ applied) and compiled runs, measured in alternating rounds (workflow/compile.py)
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any, Sequence
 
@@ -54,10 +55,12 @@ def payoff_steps(compile_time_s: float | None, eager_step_s: float | None,
     return compile_time_s / (eager_step_s - compiled_step_s)
 
 
-def _median_step_s(records: Sequence[Record]) -> float | None:
-    """The median over runs of each run's summary step time."""
-    steps = [r.summary.step_s for r in records if r.summary and r.summary.step_s]
-    return float(statistics.median(steps)) if steps else None
+def _typical_step_s(run_means: Sequence[float]) -> float | None:
+    """The geometric median of one side's run mean steps: the statistic of `compare_runs`' ratio,
+    so that compiled_step_s / eager_step_s is the verdict's ratio and the payoff rests on the figures
+    the verdict judged (a run's median step misses the bursty waits its mean counts: compare_runs)."""
+    means = [m for m in run_means if m > 0]
+    return math.exp(statistics.median(math.log(m) for m in means)) if means else None
 
 
 def compare_eager_compiled(eager: Sequence[Record], compiled: Sequence[Record], *, top: int = 10) -> dict[str, Any]:
@@ -71,7 +74,7 @@ def compare_eager_compiled(eager: Sequence[Record], compiled: Sequence[Record], 
     if not runs.decided:
         verdict["verdict"] = UNCLEAR  # the runs of one side disagree: no verdict rests on one of them
     compile_time = (compiled[0].compile or {}).get("compile_time_s")
-    eager_step, compiled_step = _median_step_s(eager), _median_step_s(compiled)
+    eager_step, compiled_step = _typical_step_s(runs.a_means), _typical_step_s(runs.b_means)
     return {
         "schema_version": SCHEMA_VERSION,
         "eager_run_id": eager[0].run_id,
