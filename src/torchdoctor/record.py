@@ -131,6 +131,7 @@ class Record:
     compile: dict[str, Any] | None = None
     threads_probe: dict[str, Any] | None = None  # observe.probes.threads: steps with fewer intra-op threads
     anomaly_probe: dict[str, Any] | None = None  # observe.probes.anomaly: steps with anomaly detection off
+    handoff_probe: dict[str, Any] | None = None  # observe.probes.handoff: a worker's batch hand-off, measured
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     findings: list[dict[str, Any]] = field(default_factory=list)

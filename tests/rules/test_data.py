@@ -41,7 +41,30 @@ def test_a_long_wait_claims_the_wait_less_the_hand_off():
     (finding,) = diagnose(_loading(10.0, 5.0), select=["TD-DATA-002"]).findings
     assert finding.upside == pytest.approx((5.0 - WORKER_HANDOFF_MS) / 10.0, abs=1e-4)
     assert finding.severity == "problem" and "50% of each step waits" in finding.title
-    assert finding.evidence["worker_handoff_ms_assumed"] == WORKER_HANDOFF_MS
+    assert finding.evidence["worker_handoff_ms"] == WORKER_HANDOFF_MS
+    assert finding.evidence["worker_handoff_basis"] == "assumed"  # the Record has no hand-off probe
+
+
+def test_a_hand_off_the_observation_measured_replaces_the_assumed_one():
+    record = _loading(10.0, 5.0)
+    record.handoff_probe = {"complete": True, "handoff_ms": 2.5, "workers": 1}
+    (finding,) = diagnose(record, select=["TD-DATA-002"]).findings
+    assert finding.upside == pytest.approx((5.0 - 2.5) / 10.0, abs=1e-4)
+    assert finding.evidence["worker_handoff_ms"] == 2.5 and finding.evidence["worker_handoff_basis"] == "measured"
+    assert "2.5 ms to receive (measured)" in finding.explanation
+    record.handoff_probe = {"complete": False, "handoff_ms": None, "reason": "the worker failed: ..."}
+    (finding,) = diagnose(record, select=["TD-DATA-002"]).findings
+    assert finding.evidence["worker_handoff_basis"] == "assumed"
+
+
+def test_a_storage_wait_is_bounded_by_the_measured_hand_off():
+    # The slow `__getitem__` field script: 16 workers took 3.5 ms a step against a bound of 1.3 ms of
+    # compute plus the assumed 1 ms (docs/field.md, session 12); a 2 ms hand-off measured bounds it at 3.3 ms.
+    record = _loading(36.3, 35.0, threads=1, wait_cpu_ms=0.5)
+    record.handoff_probe = {"complete": True, "handoff_ms": 2.0}
+    (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
+    assert finding.evidence["worker_handoff_basis"] == "measured"
+    assert finding.evidence["step_ms_best_case"] >= 1.3 + 2.0 - 1e-6
 
 
 @pytest.mark.parametrize("threads", [1, 2])

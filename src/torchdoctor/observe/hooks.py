@@ -28,7 +28,8 @@ import os
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import torch
 import torch.utils.data.dataloader as dataloader_module
@@ -36,6 +37,7 @@ from torch.utils.hooks import RemovableHandle
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
+from torchdoctor.observe.probes.handoff import batch_layout
 from torchdoctor.observe.probes.outputs import OutputCapture
 from torchdoctor.observe.steps import PhaseTimer, StepClock
 
@@ -90,6 +92,16 @@ class Instrumentation:
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
+        self.loaders_aside = False  # while a probe iterates a DataLoader of its own (probes/handoff.py)
+
+    @contextmanager
+    def own_loaders(self) -> Iterator[None]:
+        """DataLoaders made and iterated inside are torchdoctor's: not timed, not recorded."""
+        self.loaders_aside = True
+        try:
+            yield
+        finally:
+            self.loaders_aside = False
 
     # -- install / uninstall ---------------------------------------------------------------
     def install(self) -> None:
@@ -150,7 +162,7 @@ class Instrumentation:
         inst = self
 
         def timed_next(iterator: Any) -> Any:
-            if os.getpid() != inst.pid:
+            if os.getpid() != inst.pid or inst.loaders_aside:
                 return original_next(iterator)
             token, cpu_start = inst.phases.enter(), time.thread_time_ns()
             try:
@@ -160,6 +172,8 @@ class Instrumentation:
                 inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
             if inst.clock.current.batch_size is None:
                 inst.clock.current.batch_size = leading_dim(batch)
+            if inst.facts.batch_layout is None:
+                inst.facts.batch_layout = batch_layout(batch)
             return batch
 
         self._patch(iter_cls, "__next__", timed_next)
@@ -168,7 +182,7 @@ class Instrumentation:
 
         def recorded_init(loader: Any, *args: Any, **kwargs: Any) -> None:
             original_init(loader, *args, **kwargs)
-            if os.getpid() == inst.pid:
+            if os.getpid() == inst.pid and not inst.loaders_aside:
                 inst.facts.add_dataloader(loader)
 
         self._patch(loader_cls, "__init__", recorded_init)

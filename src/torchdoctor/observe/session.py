@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BlockProbe
 from torchdoctor.observe.probes.compile import CompileCapture
+from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, measure_handoff
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
 from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
@@ -114,6 +116,7 @@ class ObservationSession:
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
         self.threads_probe: ThreadsProbe | None = None  # started after the windows, when it applies
         self.anomaly_probe: AnomalyProbe | None = None  # after the threads probe, when it applies
+        self.handoff_probe: dict[str, Any] | None = None  # measured after the windows, when the steps waited
         self._probe: BlockProbe | None = None  # the probe measuring the script's steps now
         self.compile_capture = CompileCapture() if config.compile else None
         self.compile_summary: dict[str, Any] | None = None
@@ -188,6 +191,10 @@ class ObservationSession:
     def _all_done(self) -> None:
         self._stop_profiler()
         self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
+        if self._steps_waited_for_data() and self._may_probe():
+            with self.hooks.own_loaders():
+                self.handoff_probe = measure_handoff(self.facts.batch_layout or [],
+                                                     pin_memory=bool(self.facts.dataloaders[0].get("pin_memory")))
         if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
             return  # the next step is measured; `_extra_step` goes on from there
         self._after_memory_step()
@@ -231,6 +238,14 @@ class ObservationSession:
         settings the probes would switch; tune measures them itself), nor with several ranks (they wait
         on each other)."""
         return self.config.threads_probe and not self.config.knobs and int(os.environ.get("WORLD_SIZE", "1")) <= 1
+
+    def _steps_waited_for_data(self) -> bool:
+        """A DataLoader's batches were received and the median timed step waited MIN_WAIT_SHARE or more."""
+        samples = self.clock.samples
+        if not self.facts.dataloaders or self.facts.batch_layout is None or not samples:
+            return False
+        wait_s = statistics.median(parts.data_ns for _, parts in samples)
+        return wait_s >= MIN_WAIT_SHARE * statistics.median(wall_ns for wall_ns, _ in samples)
 
     def _new_threads_probe(self) -> ThreadsProbe | None:
         if not self._may_probe():
@@ -319,6 +334,7 @@ class ObservationSession:
             "compile": self.compile_summary,
             "threads_probe": self.threads_probe.to_dict() if self.threads_probe is not None else None,
             "anomaly_probe": self.anomaly_probe.to_dict() if self.anomaly_probe is not None else None,
+            "handoff_probe": self.handoff_probe,
         }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 from torchdoctor.data_workers import io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
@@ -29,7 +30,8 @@ HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually 
 #: machine (benchmarks/worker_handoff.py): 0.9-1.9 ms a batch from one worker against 0.16-0.5 ms to
 #: load the same batch in the main process; on the Lightning field script (a 0.16 ms wait in a 1.2 ms
 #: step, TD-DATA-002 claiming 13%) one worker made the step 2.3x slower (docs/field.md). Faster hosts
-#: pay less, so this errs towards silence on steps of a few milliseconds.
+#: pay less, so this errs towards silence on steps of a few milliseconds. Used when the observation did
+#: not measure it (`worker_handoff`).
 WORKER_HANDOFF_MS = 1.0
 #: The TensorBoard profiler plugin's DataLoader rule ("x% of the step time is in DataLoader", more
 #: than 5%): from a trace alone a DataLoader share above it is always reported (info below the
@@ -104,6 +106,16 @@ def _load_cpu_fraction(ev: Evidence) -> float:
         return 1.0
 
 
+def worker_handoff(ev: Evidence) -> dict[str, Any]:
+    """`worker_handoff_ms`, what receiving a batch from a worker costs the step, and its basis:
+    "measured" by the observation's hand-off probe (one worker, batches laid out as the script's,
+    observe/probes/handoff.py), else "assumed" (WORKER_HANDOFF_MS)."""
+    probe = ev.record.handoff_probe or {}
+    if probe.get("complete") and probe.get("handoff_ms") is not None:
+        return {"worker_handoff_ms": round(float(probe["handoff_ms"]), 3), "worker_handoff_basis": "measured"}
+    return {"worker_handoff_ms": WORKER_HANDOFF_MS, "worker_handoff_basis": "assumed"}
+
+
 def _wait_evidence(ev: Evidence, loader: dict) -> dict:
     walls, waits = ev.step_walls_s(), ev.data_waits_s()
     return {"data_wait_fraction_steady": round(ev.steady_data_wait_fraction(), 4),
@@ -137,7 +149,7 @@ def no_workers(ev: Evidence) -> Hit | None:
     """num_workers=0 while a typical step waits for data. Guides' BERT case study (37% of CPU time
     in the DataLoader, num_workers left at 0) and both tables' num_workers rows. Upside: 1 - the
     shortest step the fix's workers and threads allow (`fastest_step_ms`) / the step, where the
-    step's own work is its compute plus a worker's hand-off of each batch (WORKER_HANDOFF_MS), a
+    step's own work is its compute plus a worker's hand-off of each batch (`worker_handoff`), a
     worker loads a batch in the wait's time, and the loading's CPU time is the main thread's inside
     the wait (`data_wait_cpu_s`). A wait shorter than the hand-off raises nothing (measured: one
     worker made the Lightning field script's 1 ms step 2.3x slower); CPU-bound loading gains only
@@ -147,11 +159,12 @@ def no_workers(ev: Evidence) -> Hit | None:
     share = ev.steady_data_wait_fraction()
     if loader.get("num_workers") != 0 or share < WAIT_WARNING or _io_bound(ev):
         return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
-    evidence = {**_wait_evidence(ev, loader), "worker_handoff_ms_assumed": WORKER_HANDOFF_MS}
+    evidence = {**_wait_evidence(ev, loader), **worker_handoff(ev)}
     step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
+    handoff_ms = evidence["worker_handoff_ms"]
     cores = ev.physical_cores()
     workers, threads = _workers_plan(cores)
-    evidence.update(best_case(step_ms - wait_ms + WORKER_HANDOFF_MS, wait_ms, wait_ms * _load_cpu_fraction(ev),
+    evidence.update(best_case(step_ms - wait_ms + handoff_ms, wait_ms, wait_ms * _load_cpu_fraction(ev),
                                workers, busy_cores(ev, cores, threads), cores))
     upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
@@ -161,7 +174,8 @@ def no_workers(ev: Evidence) -> Hit | None:
                upside, evidence,
                "With num_workers=0 every batch is loaded and collated in the training process, between steps, "
                f"so the step waits {evidence['data_wait_ms_median']:.1f} ms for each batch. Workers hide that wait "
-               f"as far as the cores allow, and each batch then costs about {WORKER_HANDOFF_MS:.0f} ms to receive: "
+               f"as far as the cores allow, and each batch then costs about {handoff_ms:.1f} ms to receive "
+               f"({evidence['worker_handoff_basis']}): "
                f"{best_case_text(evidence)}.",
                _workers_fix(cores))
 
@@ -175,7 +189,7 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     CPU-bound (an idle CPU is TD-DATA-007's), so workers that cannot keep up use every core they
     can: all of theirs, or the cores the step's threads leave free over the step (the free cores
     now), if fewer; that is the loading's CPU time per step, and per batch. The step's own work is
-    its compute plus the hand-off (WORKER_HANDOFF_MS), which no worker count hides. So when the
+    its compute plus the hand-off (`worker_handoff`), which no worker count hides. So when the
     workers already use every free core, more workers win nothing: pytorch/examples imagenet and
     dcgan (2 workers, 2 cores) measured no effect from 3 where 10-18% was claimed; the zoo's
     data_few_workers (1 worker, 2 cores) claimed x78 and is now bounded at x1.97, what the second
@@ -185,7 +199,7 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     share = ev.steady_data_wait_fraction()
     if workers < 1 or share < WAIT_WARNING or _io_bound(ev):
         return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
-    evidence = _wait_evidence(ev, loader)
+    evidence = {**_wait_evidence(ev, loader), **worker_handoff(ev)}
     step_ms = evidence["step_ms_median"]
     compute_ms = max(step_ms - evidence["data_wait_ms_median"], 1e-3)
     load_ms = workers * step_ms  # each worker delivers one batch per `workers` steps
@@ -195,8 +209,8 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     free_now = cores - busy * compute_ms / step_ms
     evidence.update(workers_needed=needed,  # the batch's load time is `best_case`'s load_ms_per_batch
                     free_cores_now=round(free_now, 3))
-    evidence.update(best_case(compute_ms + WORKER_HANDOFF_MS, load_ms, min(workers, free_now) * step_ms, needed,
-                               busy, cores))
+    own_ms = compute_ms + evidence["worker_handoff_ms"]
+    evidence.update(best_case(own_ms, load_ms, min(workers, free_now) * step_ms, needed, busy, cores))
     upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None:
@@ -288,7 +302,7 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
     (004_*) on data loading and storage.
     Upside: 1 - the shortest step the fix's `workers_needed` workers allow (`fastest_step_ms`) /
     the step, as TD-DATA-002/003 bound theirs: sleeping workers need no core, but every batch still
-    costs its hand-off (WORKER_HANDOFF_MS) on top of the compute. The whole wait, claimed before,
+    costs its hand-off (`worker_handoff`) on top of the compute. The whole wait, claimed before,
     came to x28 on the slow `__getitem__` field script (a 1 ms step behind 35 ms of reads), where
     its 6 workers measured x5.9-x7.1 and the bound for 6 is x6.2 (docs/field.md)."""
     share = ev.steady_data_wait_fraction()
@@ -306,8 +320,7 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
     workers = loader.get("num_workers") or 0
     summary = ev.record.system.get("summary") or {}
     evidence = {**_wait_evidence(ev, loader), "process_cpu_percent_mean": summary.get("process_cpu_percent_mean"),
-                "disk_read_bytes_per_s": summary.get("disk_read_bytes_per_s"),
-                "worker_handoff_ms_assumed": WORKER_HANDOFF_MS}
+                "disk_read_bytes_per_s": summary.get("disk_read_bytes_per_s"), **worker_handoff(ev)}
     try:
         evidence["data_wait_cpu_fraction"] = round(ev.data_wait_cpu_fraction(), 4)
     except MissingEvidence:
@@ -316,8 +329,9 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
     step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
     load_ms = workers * step_ms if workers else wait_ms  # a batch's load time, as `io_workers_needed` reads it
     cores = ev.physical_cores()
-    evidence.update(best_case(max(step_ms - wait_ms, 1e-3) + WORKER_HANDOFF_MS, load_ms, _io_load_cpu_ms(ev, load_ms),
-                               needed, busy_cores(ev, cores, None), cores))
+    own_ms = max(step_ms - wait_ms, 1e-3) + evidence["worker_handoff_ms"]
+    evidence.update(best_case(own_ms, load_ms, _io_load_cpu_ms(ev, load_ms), needed, busy_cores(ev, cores, None),
+                              cores))
     upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None:
@@ -326,7 +340,8 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
                upside, evidence,
                "The loader is blocked on reads: more CPU will not help, more reads in flight or faster storage will. "
                f"About {needed} workers keep a batch ready (a batch's load time over the step's compute time); "
-               f"each batch then costs about {WORKER_HANDOFF_MS:.0f} ms to receive: {best_case_text(evidence)}.",
+               f"each batch then costs about {evidence['worker_handoff_ms']:.1f} ms to receive "
+               f"({evidence['worker_handoff_basis']}): {best_case_text(evidence)}.",
                Fix("Keep more reads in flight and move the data closer (local SSD, cached or packed shards).",
                    f"DataLoader(dataset, num_workers={evidence['workers_needed']}, prefetch_factor=4)"
                    "  # I/O-bound: workers may exceed cores"))
