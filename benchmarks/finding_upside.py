@@ -18,7 +18,7 @@ verdict, and the direction: `agrees` (faster, as claimed), `no effect` (within t
 `slower` (the fix measured slower: a defect of the finding). Goal: no `slower` row.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/finding_upside.py [--rounds 5] [--steps 20]
-        [--cases field/slow_getitem,data_few_workers] [--out rows.jsonl]
+        [--cases field/slow_getitem,data_few_workers] [--out rows.jsonl] [--script-args "--steps 260"]
     python benchmarks/finding_upside.py --table-from rows.jsonl
 """
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -94,9 +95,11 @@ def direction(verdict: str, decided: bool) -> str:
     return {FASTER: "agrees", SLOWER: "slower"}.get(verdict, "no effect")
 
 
-def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path) -> list[dict[str, Any]]:
-    """One row per finding of the case's diagnosis."""
+def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path, more_args: list[str]
+               ) -> list[dict[str, Any]]:
+    """One row per finding of the case's diagnosis (the case's arguments, then `more_args`)."""
     script, args = CASES[case]
+    args = [*args, *more_args]
     work.mkdir(parents=True, exist_ok=True)
     record = diagnose(script, args, work)
     load_before = os.getloadavg()
@@ -161,6 +164,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="append each row as a JSON line")
     parser.add_argument("--table-from", type=Path, default=None, help="print the table of an --out file and exit")
     parser.add_argument("--omp-threads", default="1", help="OMP_NUM_THREADS for every run ('' leaves it unset)")
+    parser.add_argument("--script-args", default="", help="more arguments for every case's script, e.g. '--steps 260' "
+                        "for field scripts whose 60 steps are too few for --warmup-steps + --steps")
     options = parser.parse_args()
     if options.table_from:
         print(markdown_table([orjson.loads(line) for line in options.table_from.read_bytes().splitlines() if line]))
@@ -171,7 +176,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for case in options.cases.split(","):
             case_rows = bench_case(case, options.rounds, options.steps, options.warmup_steps,
-                                   Path(tmp) / case.replace("/", "-"))
+                                   Path(tmp) / case.replace("/", "-"), shlex.split(options.script_args))
             rows += case_rows
             for row in case_rows:
                 line = orjson.dumps(row)

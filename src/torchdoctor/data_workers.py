@@ -24,3 +24,22 @@ def io_workers_needed(walls_s: Sequence[float], waits_s: Sequence[float], num_wo
     compute = max(step - wait, 1e-6)
     load = num_workers * step if num_workers else wait
     return max(1, min(MAX_IO_WORKERS, math.ceil(load / compute)))
+
+
+#: TD-DATA-007's thresholds (rules/data.py), which tune's num_workers knob and the observation's
+#: workers simulation (observe/probes/handoff.py) read the same way: a typical step waits this share
+#: for its batch, and the main thread's CPU time inside its own loading is under this share of it.
+WAIT_SHARE, IDLE_WAIT_CPU = 0.10, 0.3
+
+
+def io_workers_cap(cores: int) -> int:
+    """The most workers `run --apply` and tune accept on `cores` cores: 4 a core, 16 at least."""
+    return max(16, cores * 4)
+
+
+def loads_on_storage(walls_s: Sequence[float], waits_s: Sequence[float], wait_cpus_s: Sequence[float]) -> bool:
+    """num_workers=0 steps that wait on reads: the median step waits WAIT_SHARE or more for its
+    batch, and the main thread computes for under IDLE_WAIT_CPU of its waits."""
+    if not walls_s or statistics.median(waits_s) < WAIT_SHARE * statistics.median(walls_s):
+        return False
+    return sum(wait_cpus_s) < IDLE_WAIT_CPU * sum(waits_s)

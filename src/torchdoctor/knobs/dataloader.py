@@ -13,7 +13,7 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.data_workers import MAX_IO_WORKERS, io_workers_needed
+from torchdoctor.data_workers import MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed, loads_on_storage
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
                                     machine_cores, register)
@@ -56,7 +56,7 @@ class _LoaderKnob(Knob):
 
 #: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
 IO_BOUND_FINDING = "TD-DATA-007"
-WAIT_SHARE, IDLE_WAIT_CPU, IDLE_CPU_PERCENT = 0.10, 0.3, 15.0  # TD-DATA-007's thresholds (rules/data.py)
+IDLE_CPU_PERCENT = 15.0  # TD-DATA-007's with workers (rules/data.py); the others in torchdoctor.data_workers
 
 
 def io_bound_suggestion(record: Record) -> int | None:
@@ -84,14 +84,15 @@ def _waits_idle(record: Record) -> bool:
     steps, loaders = record.steps, _loaders(record)
     if not steps or not loaders:
         return False
-    walls, waits = sorted(s.wall_s for s in steps), sorted(s.data_wait_s for s in steps)
-    middle = len(steps) // 2
-    if not walls[middle] or waits[middle] / walls[middle] < WAIT_SHARE:
-        return False
+    walls, waits = [s.wall_s for s in steps], [s.data_wait_s for s in steps]
     if not loaders[0].get("num_workers"):
         if any(s.data_wait_cpu_s is None for s in steps):
             return False
-        return sum(s.data_wait_cpu_s or 0.0 for s in steps) < IDLE_WAIT_CPU * sum(s.data_wait_s for s in steps)
+        return loads_on_storage(walls, waits, [s.data_wait_cpu_s or 0.0 for s in steps])
+    walls, waits = sorted(walls), sorted(waits)
+    middle = len(steps) // 2
+    if not walls[middle] or waits[middle] / walls[middle] < WAIT_SHARE:
+        return False
     cpu = ((record.system or {}).get("summary") or {}).get("process_cpu_percent_mean")
     return cpu is not None and cpu < IDLE_CPU_PERCENT
 
@@ -124,7 +125,7 @@ class NumWorkers(_LoaderKnob):
 
     def value_range(self) -> tuple[int, int]:
         """0 (load in the main process) up to 4 a core (16 at least: a result tuned on a larger machine)."""
-        return 0, max(16, machine_cores() * 4)
+        return 0, io_workers_cap(machine_cores())
 
 
 @register

@@ -21,12 +21,14 @@ from typing import Any, Callable
 import orjson
 import torch
 
+from torchdoctor.data_workers import io_workers_cap, io_workers_needed, loads_on_storage
 from torchdoctor.knobs import apply_knobs
+from torchdoctor.knobs.base import machine_cores
 from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BlockProbe
 from torchdoctor.observe.probes.compile import CompileCapture
-from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, measure_handoff
+from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, LoadingPlan, measure_handoff, simulate_workers
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
 from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
@@ -192,9 +194,7 @@ class ObservationSession:
         self._stop_profiler()
         self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
         if self._steps_waited_for_data() and self._may_probe():
-            with self.hooks.own_loaders():
-                self.handoff_probe = measure_handoff(self.facts.batch_layout or [],
-                                                     pin_memory=bool(self.facts.dataloaders[0].get("pin_memory")))
+            self._measure_handoff()
         if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
             return  # the next step is measured; `_extra_step` goes on from there
         self._after_memory_step()
@@ -246,6 +246,32 @@ class ObservationSession:
             return False
         wait_s = statistics.median(parts.data_ns for _, parts in samples)
         return wait_s >= MIN_WAIT_SHARE * statistics.median(wall_ns for wall_ns, _ in samples)
+
+    def _measure_handoff(self) -> None:
+        """The hand-off probe, and for a loader waiting on storage in this process, its fix simulated."""
+        layout, loader = self.facts.batch_layout or [], self.facts.dataloaders[0]
+        plan = self._storage_workers_plan()
+        with self.hooks.own_loaders():
+            probe = measure_handoff(layout, pin_memory=bool(loader.get("pin_memory")))
+            probe["simulation"] = simulate_workers(layout, plan) if plan and probe["complete"] else None
+        self.handoff_probe = probe
+
+    def _storage_workers_plan(self) -> LoadingPlan | None:
+        """TD-DATA-007's fix for num_workers=0 steps that wait on reads, from the same medians the rule
+        reads (rules/data.py): its worker count, as many as `run --apply` accepts here, the step's
+        compute (the median step less the median wait), and a batch's load time and CPU time."""
+        loader = self.facts.dataloaders[0]
+        walls = [wall_ns / 1e9 for wall_ns, _ in self.clock.samples]
+        waits = [parts.data_ns / 1e9 for _, parts in self.clock.samples]
+        cpus = [parts.data_cpu_ns / 1e9 for _, parts in self.clock.samples]
+        if loader.get("num_workers") or not loads_on_storage(walls, waits, cpus):
+            return None
+        step_ms, wait_ms = statistics.median(walls) * 1e3, statistics.median(waits) * 1e3
+        workers = min(io_workers_needed(walls, waits, 0), io_workers_cap(machine_cores()))
+        layout = self.facts.batch_layout or []
+        batch_size = loader.get("batch_size") or (layout[0][0][0] if layout and layout[0][0] else 1)
+        return LoadingPlan(workers, int(batch_size), compute_ms=max(step_ms - wait_ms, 0.0), load_ms=wait_ms,
+                           load_cpu_ms=wait_ms * min(1.0, sum(cpus) / sum(waits)))
 
     def _new_threads_probe(self) -> ThreadsProbe | None:
         if not self._may_probe():

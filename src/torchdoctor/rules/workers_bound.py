@@ -57,6 +57,8 @@ def speedup_with_workers(evidence: dict, workers: int) -> float | None:
     best_ms = fastest_step_ms(evidence["main_ms_per_step"], evidence["load_ms_per_batch"],
                               evidence["load_cpu_ms_per_batch"], workers, evidence["busy_cores_while_computing"],
                               evidence["physical_cores"])
+    if evidence.get("workers_simulated") == workers and evidence.get("step_ms_simulated"):
+        best_ms = max(best_ms, evidence["step_ms_simulated"])  # TD-DATA-007's fix simulated at that count
     return max(1.0, evidence["step_ms_median"] / best_ms)
 
 
