@@ -104,10 +104,15 @@ def test_a_script_that_hard_codes_16_threads_is_tuned_to_the_fix_with_that_line_
 
 def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_line(tmp_path: Path) -> None:
     # One intra-op thread: two on a busy 2-core machine make single runs stall many times over.
-    proc, result = _tune(tmp_path, "--knobs", "no_anomaly_detection", "--no-repeat-baseline", "--rounds", "2",
-                         "--confirm-rounds", "2", "--confirm-max-rounds", "3", *SHORT, "--",
-                         str(SCRIPTS / "anomaly_mlp.py"), timeout=600,
-                         env=ONE_THREAD)
+    options = ["--knobs", "no_anomaly_detection", "--no-repeat-baseline", "--rounds", "2", "--confirm-rounds", "2",
+               "--confirm-max-rounds", "3", *SHORT, "--", str(SCRIPTS / "anomaly_mlp.py")]
+    for attempt in ("first", "again"):
+        (tmp_path / attempt).mkdir()
+    proc, result = _tune(tmp_path / "first", *options, timeout=600, env=ONE_THREAD)
+    if not result["kept"] and "too noisy to confirm" in result["summary"]:
+        # The honest answer beside a busy test worker (the suite at a load of 2: baseline runs of 1.9, 3.6
+        # and 7.3 ms, no two within 15%); tune once more, and that one must keep the fix.
+        proc, result = _tune(tmp_path / "again", *options, timeout=600, env=ONE_THREAD)
     assert proc.returncode == 0, proc.stderr
     assert result["kept"] == {"no_anomaly_detection": True}, result["summary"] + proc.stdout[-3000:]
     assert result["intercepted"][0]["line"] == 7

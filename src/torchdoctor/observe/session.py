@@ -250,11 +250,11 @@ class ObservationSession:
     def _measure_handoff(self) -> None:
         """The hand-off probe, and for a loader waiting on storage in this process, its fix simulated."""
         layout, loader = self.facts.batch_layout or [], self.facts.dataloaders[0]
-        plan = self._storage_workers_plan()
+        plan, start = self._storage_workers_plan(), time.perf_counter()
         with self.hooks.own_loaders():
             probe = measure_handoff(layout, pin_memory=bool(loader.get("pin_memory")))
             probe["simulation"] = simulate_workers(layout, plan) if plan and probe["complete"] else None
-        self.handoff_probe = probe
+        self.handoff_probe = {**probe, "duration_s": time.perf_counter() - start}  # what the probe added to the run
 
     def _storage_workers_plan(self) -> LoadingPlan | None:
         """TD-DATA-007's fix for num_workers=0 steps that wait on reads, from the same medians the rule

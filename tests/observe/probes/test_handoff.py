@@ -73,6 +73,7 @@ def test_a_run_that_waits_on_its_loader_measures_the_hand_off_and_the_data_rule_
     probe = record.handoff_probe
     assert probe["complete"] and probe["handoff_ms"] > 0, probe
     assert probe["batch_tensors"] == 2  # the zoo's (x, y) batches
+    assert 0 < probe["duration_s"] < 30
     assert len(record.env["dataloaders"]) == 1  # the probe's own loader is not one of the script's
     simulation = probe["simulation"]  # the zoo's reads wait in the main process: TD-DATA-007's fix simulated
     assert simulation["complete"] and simulation["batch_size"] == 32, simulation

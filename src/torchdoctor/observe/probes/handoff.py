@@ -3,9 +3,9 @@ measured on this machine with batches laid out like the script's.
 
 The data rules bound what workers can win by the step's compute plus this hand-off (rules/data.py):
 workers hide the loading, never the receiving (the result queue, unpickling, mapping the
-shared-memory tensors, pinning). A constant (1 ms, what benchmarks/worker_handoff.py measured on the
-2-core development machine) over-claimed on the slow `__getitem__` field script, where a later run on
-the same VM paid about 2 ms a batch (docs/field.md, session 12).
+shared-memory tensors, pinning). They assumed 1 ms, what benchmarks/worker_handoff.py measured on the
+2-core development machine; measured in the run there, it is 0.7-1.4 ms, more on a busy host, less
+on a fast one (docs/field.md, session 15).
 
 After the windows, when the timed steps waited for data, one worker serves batches of zero tensors
 with the shapes and dtypes of the first batch the script received (`batch_layout`); the main process
@@ -21,7 +21,7 @@ and takes their batches. The bound from the figures alone (rules/workers_bound.p
 x14.1 for 16 workers on the slow `__getitem__` field script and the zoo's data_slow_storage, where
 the fix measured x11.2 and x9.05. With 16 processes waking up per sample on 2 cores, the workers
 deliver slower than the main process loaded: 16 workers on the field script's own loader took
-3.1-3.7 ms a step in the steady state, the main thread computing 0.9-1.1 ms of it (1.05 without
+2.7-3.7 ms a step in the steady state, the main thread computing 0.9-1.1 ms of it (1.05 without
 workers) and waiting 2.2-2.6 ms for its batch, where the bound allows 2.3 ms in all. The simulation,
 measured in the steady state after three rounds of the workers, said x10.1-x13.1 and x8.2-x9.9; a
 sleep per batch instead of per sample, or a window inside the first rounds, x12-x17: both are what
