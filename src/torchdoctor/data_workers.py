@@ -30,6 +30,8 @@ def io_workers_needed(walls_s: Sequence[float], waits_s: Sequence[float], num_wo
 #: workers simulation (observe/probes/handoff.py) read the same way: a typical step waits this share
 #: for its batch, and the main thread's CPU time inside its own loading is under this share of it.
 WAIT_SHARE, IDLE_WAIT_CPU = 0.10, 0.3
+#: With workers: the script's and its workers' CPU use below this % of one core while it waits.
+IDLE_CPU_PERCENT = 15.0
 
 
 def io_workers_cap(cores: int) -> int:

@@ -32,6 +32,7 @@ from torchdoctor.bench.stats import (
     agreeing_runs,
     compare_runs,
     compare_samples,
+    geometric_median,
 )
 
 __all__ = [
@@ -39,5 +40,5 @@ __all__ = [
     "BenchInputError", "BenchResult", "Command", "MismatchedDevicesError", "Policy", "RoundInfo", "RunsVerdict",
     "Variant", "VariantFailedError", "VariantTimeoutError", "Verdict",
     "agreeing_runs", "compare_processes", "compare_runs", "compare_samples", "compare_statements", "control_name",
-    "run_interleaved",
+    "geometric_median", "run_interleaved",
 ]

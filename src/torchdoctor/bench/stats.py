@@ -243,6 +243,13 @@ def _corroborated(agreeing: int, runs: int) -> bool:
     return runs == 1 or (agreeing >= 2 and agreeing > runs / 2)
 
 
+def geometric_median(values: Sequence[float | None]) -> float | None:
+    """The median of positive `values` on a log scale (None and 0 left out; None when none is left):
+    `compare_runs`' statistic over runs, which tune and `torchdoctor compile` report beside its ratio."""
+    present = [v for v in values if v]
+    return float(np.exp(np.median(np.log(present)))) if present else None
+
+
 def compare_runs(
     a_runs: Sequence[Sequence[float]],
     b_runs: Sequence[Sequence[float]],
@@ -290,7 +297,7 @@ def compare_runs(
         return RunsVerdict(Verdict(TOO_FEW, math.nan, math.nan, math.nan, floor, math.nan, 0, 0),
                            a_mean, b_mean, a_kept, b_kept, spread, False)
     n_a, n_b = sum(r.size for r in a), sum(r.size for r in b)
-    ratio = math.exp(float(np.median(np.log(b_mean)) - np.median(np.log(a_mean))))
+    ratio = geometric_median(b_mean) / geometric_median(a_mean)  # type: ignore[operator]  # both non-empty
     if min(n_a, n_b) < MIN_SAMPLES:
         return RunsVerdict(Verdict(TOO_FEW, ratio, math.nan, math.nan, floor, math.nan, n_a, n_b),
                            a_mean, b_mean, a_kept, b_kept, spread, corroborated)

@@ -14,8 +14,6 @@ applied) and compiled runs, measured in alternating rounds (workflow/compile.py)
 
 from __future__ import annotations
 
-import math
-import statistics
 from typing import Any, Sequence
 
 from torchdoctor.record import Record
@@ -55,26 +53,20 @@ def payoff_steps(compile_time_s: float | None, eager_step_s: float | None,
     return compile_time_s / (eager_step_s - compiled_step_s)
 
 
-def _typical_step_s(run_means: Sequence[float]) -> float | None:
-    """The geometric median of one side's run mean steps: the statistic of `compare_runs`' ratio,
-    so that compiled_step_s / eager_step_s is the verdict's ratio and the payoff rests on the figures
-    the verdict judged (a run's median step misses the bursty waits its mean counts: compare_runs)."""
-    means = [m for m in run_means if m > 0]
-    return math.exp(statistics.median(math.log(m) for m in means)) if means else None
-
-
 def compare_eager_compiled(eager: Sequence[Record], compiled: Sequence[Record], *, top: int = 10) -> dict[str, Any]:
     """The comparison of the eager runs with the compiled runs as a JSON-ready dict (keys in
     docs/compile.md); the compile time and the operators come from the first compiled run (and the
     first eager one)."""
-    from torchdoctor.bench import FASTER, UNCLEAR, compare_runs
+    from torchdoctor.bench import FASTER, UNCLEAR, compare_runs, geometric_median
 
     runs = compare_runs([_step_times(r) for r in eager], [_step_times(r) for r in compiled])
     verdict = runs.to_dict()
     if not runs.decided:
         verdict["verdict"] = UNCLEAR  # the runs of one side disagree: no verdict rests on one of them
     compile_time = (compiled[0].compile or {}).get("compile_time_s")
-    eager_step, compiled_step = _typical_step_s(runs.a_means), _typical_step_s(runs.b_means)
+    # the verdict's own statistic, so that compiled_step_s / eager_step_s is its ratio and the payoff
+    # rests on the figures it judged (a run's median step misses the bursty waits its mean counts)
+    eager_step, compiled_step = geometric_median(runs.a_means), geometric_median(runs.b_means)
     return {
         "schema_version": SCHEMA_VERSION,
         "eager_run_id": eager[0].run_id,

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.data_workers import MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed, loads_on_storage
+from torchdoctor.data_workers import (IDLE_CPU_PERCENT, MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed,
+                                      loads_on_storage)
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
                                     machine_cores, register)
@@ -56,7 +57,6 @@ class _LoaderKnob(Knob):
 
 #: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
 IO_BOUND_FINDING = "TD-DATA-007"
-IDLE_CPU_PERCENT = 15.0  # TD-DATA-007's with workers (rules/data.py); the others in torchdoctor.data_workers
 
 
 def io_bound_suggestion(record: Record) -> int | None:

@@ -239,13 +239,18 @@ class ObservationSession:
         on each other)."""
         return self.config.threads_probe and not self.config.knobs and int(os.environ.get("WORLD_SIZE", "1")) <= 1
 
+    def _timed_waits(self) -> tuple[list[float], list[float], list[float]]:
+        """The timed steps' wall times, data waits and the main thread's CPU time in them, in seconds."""
+        samples = self.clock.samples
+        return ([wall_ns / 1e9 for wall_ns, _ in samples], [parts.data_ns / 1e9 for _, parts in samples],
+                [parts.data_cpu_ns / 1e9 for _, parts in samples])
+
     def _steps_waited_for_data(self) -> bool:
         """A DataLoader's batches were received and the median timed step waited MIN_WAIT_SHARE or more."""
-        samples = self.clock.samples
-        if not self.facts.dataloaders or self.facts.batch_layout is None or not samples:
+        walls, waits, _ = self._timed_waits()
+        if not self.facts.dataloaders or self.facts.batch_layout is None or not walls:
             return False
-        wait_s = statistics.median(parts.data_ns for _, parts in samples)
-        return wait_s >= MIN_WAIT_SHARE * statistics.median(wall_ns for wall_ns, _ in samples)
+        return statistics.median(waits) >= MIN_WAIT_SHARE * statistics.median(walls)
 
     def _measure_handoff(self) -> None:
         """The hand-off probe, and for a loader waiting on storage in this process, its fix simulated."""
@@ -261,9 +266,7 @@ class ObservationSession:
         reads (rules/data.py): its worker count, as many as `run --apply` accepts here, the step's
         compute (the median step less the median wait), and a batch's load time and CPU time."""
         loader = self.facts.dataloaders[0]
-        walls = [wall_ns / 1e9 for wall_ns, _ in self.clock.samples]
-        waits = [parts.data_ns / 1e9 for _, parts in self.clock.samples]
-        cpus = [parts.data_cpu_ns / 1e9 for _, parts in self.clock.samples]
+        walls, waits, cpus = self._timed_waits()
         if loader.get("num_workers") or not loads_on_storage(walls, waits, cpus):
             return None
         step_ms, wait_ms = statistics.median(walls) * 1e3, statistics.median(waits) * 1e3

@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any
 
-from torchdoctor.data_workers import IDLE_WAIT_CPU, io_workers_needed
+from torchdoctor.data_workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores
@@ -22,8 +22,6 @@ WAIT_PROBLEM = 0.25
 SPIKE_WARNING = 0.05  # share of the window lost to epoch-start waits
 SPIKE_PROBLEM = 0.20
 BURSTY_RATIO = 0.5  # steady wait below this share of the mean wait: the wait comes in bursts
-IDLE_CPU_PERCENT = 15.0  # script + workers below this % of one core while waiting: I/O-bound
-IDLE_WAIT_CPU_FRACTION = IDLE_WAIT_CPU  # main thread's CPU time / wall time inside its own loading: I/O-bound
 HEAVY_SAMPLE_MS = 2.0  # per-sample load time that batch transforms can usually cut
 #: What the training process pays to receive one batch from a worker (the queue, unpickling, mapping
 #: the shared-memory tensors) in place of the wait the workers hide. Measured on the 2-core development
@@ -72,7 +70,7 @@ def _io_bound(ev: Evidence) -> bool:
     before that was measured) the process and its workers must be mostly idle over the window."""
     try:
         if (ev.dataloader().get("num_workers") or 0) == 0:
-            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU_FRACTION
+            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.data_workers: I/O-bound
     except MissingEvidence:
         pass
     try:

@@ -20,11 +20,12 @@ from typing import Any, Sequence
 
 import orjson
 
+from torchdoctor.bench import geometric_median
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import knob_changes
 from torchdoctor.tune.errors import TuneInputError
-from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial, central
+from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial
 
 SCHEMA_VERSION = 3
 #: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in all (2 and 3
@@ -141,7 +142,7 @@ class TuneResult:
 
 def _central(runs: list[dict[str, Any]], per_sample: bool) -> float | None:
     key = "sample_s" if per_sample else "step_s"
-    return central([r[key] for r in runs if not r["failed"]])
+    return geometric_median([r[key] for r in runs if not r["failed"]])
 
 
 def summary_line(result: TuneResult) -> str:

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from torchdoctor.analyse import analyse_record
+from torchdoctor.bench import geometric_median
 from torchdoctor.knobs import knob_env
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.outputs import SEED_ENV, load_outputs
@@ -110,15 +109,15 @@ class Trial:
 
     @property
     def step_s(self) -> float | None:
-        return central([r.step_s for r in self.runs if r.ok])
+        return geometric_median([r.step_s for r in self.runs if r.ok])
 
     @property
     def sample_s(self) -> float | None:
-        return central([r.sample_s for r in self.runs if r.ok])
+        return geometric_median([r.sample_s for r in self.runs if r.ok])
 
     @property
     def reference_step_s(self) -> float | None:
-        return central([r.step_s for r in self.reference if r.ok])
+        return geometric_median([r.step_s for r in self.reference if r.ok])
 
     @property
     def duration_s(self) -> float:
@@ -143,11 +142,6 @@ class Trial:
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
-def central(values: Sequence[float | None]) -> float | None:
-    """The median of the given runs' mean step (or sample) times, geometric (as
-    `torchdoctor.bench.compare_runs`); None when there is none."""
-    present = [v for v in values if v]
-    return float(np.exp(np.median(np.log(present)))) if present else None
 
 
 def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:

@@ -34,7 +34,7 @@ import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.utils._pytree import tree_leaves
@@ -62,7 +62,7 @@ def batch_layout(batch: Any) -> Layout:
 
 
 def layout_bytes(layout: Layout) -> int:
-    return sum(torch.Size(shape).numel() * torch.empty((), dtype=dtype).element_size() for shape, dtype in layout)
+    return sum(torch.Size(shape).numel() * dtype.itemsize for shape, dtype in layout)
 
 
 class _ZeroBatches(Dataset):
@@ -100,29 +100,46 @@ def measure_handoff(layout: Layout, *, pin_memory: bool = False) -> dict[str, An
     gap_s = max(MIN_GAP_S, 2.0 * _make_s(layout))
     loader = DataLoader(_ZeroBatches(layout, WARMUP_FETCHES + FETCHES), batch_size=None, num_workers=1,
                         pin_memory=pin_memory and torch.cuda.is_available())
-    try:
-        times = _fetch_times(loader, gap_s)
-    except Exception as exc:  # a worker that cannot start here (no shared memory, a sandbox): no figure
-        result["reason"] = f"the worker failed: {type(exc).__name__}: {exc}"
+    times = _measured(result, loader, WARMUP_FETCHES, FETCHES, lambda: time.sleep(gap_s), TIME_BUDGET_S, MIN_FETCHES)
+    if times is None:
         return result
-    result.update(complete=True, fetches=len(times), handoff_ms=statistics.median(times) * 1e3,
-                  handoff_ms_p90=statistics.quantiles(times, n=10)[-1] * 1e3)
+    fetches = [fetch_s for _, fetch_s in times]
+    result.update(complete=True, fetches=len(fetches), handoff_ms=statistics.median(fetches) * 1e3,
+                  handoff_ms_p90=statistics.quantiles(fetches, n=10)[-1] * 1e3)
     return result
 
 
-def _fetch_times(loader: DataLoader, gap_s: float) -> list[float]:
-    """Seconds each `next()` after the warm-up took, with `gap_s` of sleep before each."""
-    times: list[float] = []
+def _measured(result: dict[str, Any], loader: DataLoader, warmup: int, count: int, before: Callable[[], None],
+              budget_s: float, enough: int) -> list[tuple[float, float]] | None:
+    """`_timed_fetches`, or None with `result["reason"]` saying why there is no figure."""
+    try:
+        times = _timed_fetches(loader, warmup, count, before, budget_s, enough)
+    except Exception as exc:  # workers that cannot start here (no shared memory, a sandbox): no figure
+        result["reason"] = f"the workers failed: {type(exc).__name__}: {exc}"
+        return None
+    if len(times) < enough:
+        result["reason"] = f"{len(times)} measured within the budget, fewer than {enough}"
+        return None
+    return times
+
+
+def _timed_fetches(loader: DataLoader, warmup: int, count: int, before: Callable[[], None], budget_s: float,
+                   enough: int) -> list[tuple[float, float]]:
+    """(step, fetch) seconds of each step after `warmup`, a step being `before()` then `next()`: until
+    `count` are measured, or past `budget_s` with `enough` of them, or past twice the budget."""
+    times: list[tuple[float, float]] = []
     start = time.perf_counter()
     iterator = iter(loader)
     try:
-        for index in range(WARMUP_FETCHES + FETCHES):
-            time.sleep(gap_s)
+        for index in range(warmup + count):
+            step_start = time.perf_counter()
+            before()
             fetch_start = time.perf_counter()
             next(iterator)
-            if index >= WARMUP_FETCHES:
-                times.append(time.perf_counter() - fetch_start)
-            if time.perf_counter() - start > TIME_BUDGET_S and len(times) >= MIN_FETCHES:
+            end = time.perf_counter()
+            if index >= warmup:
+                times.append((end - step_start, end - fetch_start))
+            if end - start > budget_s and len(times) >= enough or end - start > 2 * budget_s:
                 break
     finally:
         iterator._shutdown_workers()  # type: ignore[attr-defined]  # now, not at garbage collection
@@ -183,27 +200,9 @@ def simulate_workers(layout: Layout, plan: LoadingPlan) -> dict[str, Any]:
         return result
     loader = DataLoader(_SleepyBatches(layout, warmup + SIMULATED_STEPS, plan), batch_size=None,
                         num_workers=plan.workers)
-    steps: list[float] = []
-    start = time.perf_counter()
-    iterator = iter(loader)
-    try:
-        for index in range(warmup + SIMULATED_STEPS):
-            step_start = time.perf_counter()
-            _spin(plan.compute_ms / 1e3)
-            next(iterator)
-            if index >= warmup:
-                steps.append(time.perf_counter() - step_start)
-            elapsed_s = time.perf_counter() - start
-            enough = len(steps) >= MIN_SIMULATED_STEPS
-            if elapsed_s > SIMULATION_BUDGET_S and enough or elapsed_s > 2 * SIMULATION_BUDGET_S:
-                break
-    except Exception as exc:  # as measure_handoff: no figure where workers cannot run
-        result["reason"] = f"the workers failed: {type(exc).__name__}: {exc}"
+    times = _measured(result, loader, warmup, SIMULATED_STEPS, lambda: _spin(plan.compute_ms / 1e3),
+                      SIMULATION_BUDGET_S, MIN_SIMULATED_STEPS)
+    if times is None:
         return result
-    finally:
-        iterator._shutdown_workers()  # type: ignore[attr-defined]
-    if len(steps) < MIN_SIMULATED_STEPS:
-        result["reason"] = f"{len(steps)} steps measured within the budget, fewer than {MIN_SIMULATED_STEPS}"
-        return result
-    result.update(steps=len(steps), step_ms=statistics.fmean(steps) * 1e3, complete=True)
+    result.update(steps=len(times), step_ms=statistics.fmean(step_s for step_s, _ in times) * 1e3, complete=True)
     return result
