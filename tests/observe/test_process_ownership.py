@@ -8,6 +8,7 @@ session of its own) and says on stdout when it is ready; processes are checked w
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import subprocess
@@ -55,8 +56,26 @@ class Diagnose:
         self.proc.send_signal(sig)  # torchdoctor alone, not its process group
 
     def finish(self) -> tuple[int, str, Record | None]:
-        _, stderr = self.proc.communicate(timeout=120)
+        try:
+            _, stderr = self.proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            # Seen twice in three local full runs (session 15), never alone: say which of the script and
+            # its helpers still held torchdoctor's pipes, and in what state, before ending them.
+            left = [_describe(pid) for pid in self.pids if _alive(pid)]
+            for pid in self.pids:
+                with contextlib.suppress(psutil.Error):
+                    psutil.Process(pid).kill()
+            self.proc.kill()
+            raise AssertionError(f"torchdoctor's pipes stayed open for 120 s; alive: {left}") from None
         return self.proc.returncode, stderr, Record.load(self.json) if self.json.exists() else None
+
+
+def _describe(pid: int) -> str:
+    try:
+        process = psutil.Process(pid)
+        return f"{pid} {process.status()} ppid={process.ppid()} {' '.join(process.cmdline())[:120]!r}"
+    except psutil.Error as exc:
+        return f"{pid} ({type(exc).__name__})"
 
     def stored(self) -> list[str]:
         with sqlite3.connect(self.store) as db:
