@@ -69,14 +69,6 @@ class Diagnose:
             raise AssertionError(f"torchdoctor's pipes stayed open for 120 s; alive: {left}") from None
         return self.proc.returncode, stderr, Record.load(self.json) if self.json.exists() else None
 
-
-def _describe(pid: int) -> str:
-    try:
-        process = psutil.Process(pid)
-        return f"{pid} {process.status()} ppid={process.ppid()} {' '.join(process.cmdline())[:120]!r}"
-    except psutil.Error as exc:
-        return f"{pid} ({type(exc).__name__})"
-
     def stored(self) -> list[str]:
         with sqlite3.connect(self.store) as db:
             return [row[0] for row in db.execute("SELECT run_id FROM runs")]
@@ -87,6 +79,14 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def _describe(pid: int) -> str:
+    try:
+        process = psutil.Process(pid)
+        return f"{pid} {process.status()} ppid={process.ppid()} {' '.join(process.cmdline())[:120]!r}"
+    except psutil.Error as exc:
+        return f"{pid} ({type(exc).__name__})"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
