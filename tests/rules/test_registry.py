@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.finding import LAYERS
-from torchdoctor.record import Record, StepSample
+from torchdoctor.record import Record
 from torchdoctor.rules import UnknownRuleError, all_rules, diagnose, diagnose_record, selected_rules
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -115,12 +115,3 @@ def test_a_stall_in_one_call_of_an_operator_does_not_make_it_hot() -> None:
     ops[0].update(self_us=20000.0, max_self_us=19600.0)  # 200 us calls and one of 19.6 ms
     assert diagnose(record, select=["TD-COMP-004"]).findings == []
 
-
-def test_the_profiled_steps_excess_over_the_timed_ones_is_taken_off_the_hot_operator() -> None:
-    """A profiled step of 10 ms beside timed steps of 8 ms: the 2 ms a step may be the profiler's or a
-    stall's, inside the operator, so its 20 ms in three steps claim (20 - 6) / 30 ms of the window."""
-    record = Record.load(FIXTURES / "TD-COMP-004" / "fires.json")
-    record.steps = [StepSample(index=i, wall_s=0.008) for i in range(6)]
-    record.summary.step_s = 0.008
-    [finding] = diagnose(record, select=["TD-COMP-004"]).findings
-    assert finding.upside == pytest.approx((20000 - 3 * 2000) / 30000, abs=1e-4)

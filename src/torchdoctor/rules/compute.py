@@ -223,10 +223,10 @@ def launch_bound(ev: Evidence) -> Hit | None:
 @rule("TD-COMP-004", "compute")
 def hot_operator(ev: Evidence) -> Hit | None:
     """One operator (not a matmul/conv/communication) takes an abnormal share of the step, in every
-    profiled host step (a one-off stall inflates one step's operator, not all). On the host, its
-    slowest call counts at its others' mean and the profiled step's excess over the timed ones is
-    taken off it (`_typical_self_us`, `_profiled_excess_us`): a stall is not a hot operator. Guides'
-    key-metrics row "single operator abnormally slow -> a non-optimal implementation"."""
+    profiled host step (a one-off stall inflates one step's operator, not all), and on the host with
+    its slowest call counted at its other calls' mean (`_typical_self_us`): a stall is not a hot
+    operator. Guides' key-metrics row "single operator abnormally slow -> a non-optimal
+    implementation"."""
     rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
@@ -234,9 +234,7 @@ def hot_operator(ev: Evidence) -> Hit | None:
         span = rank["device"]["temporal"]["span_us"] or window_us
         candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
     else:
-        steps = max(1, rank.get("steps_count") or 1)
-        excess_us = _profiled_excess_us(ev, rank) * steps
-        candidates = [(o["name"], max(0.0, _typical_self_us(o) - excess_us) / window_us)
+        candidates = [(o["name"], _typical_self_us(o) / window_us)
                       for o in rank["host"]["top_by_self_time"]
                       if _typical_self_us(o) / (o.get("count") or 1) >= HOT_OP_MIN_MEAN_US]
     if len(rank["host"]["top_by_self_time"]) < HOT_OP_MIN_DISTINCT:
@@ -266,18 +264,6 @@ def _typical_self_us(op: dict) -> float:
     if count < 2 or slowest is None:
         return float(op["self_us"])
     return (op["self_us"] - slowest) * count / (count - 1)
-
-
-def _profiled_excess_us(ev: Evidence, rank: dict) -> float:
-    """How much longer the profiled step took than the timed steps next to it (NEIGHBOUR_STEPS), in
-    microseconds (0 without timed steps). It is the profiler's own cost or a stall, and either may sit
-    inside the hottest operator: taken off its time, the operator's share is a lower bound. An
-    operator called once a step, stalled in the only profiled step, has no other calls to compare."""
-    try:
-        timed_us = statistics.median(ev.step_walls_s()[-NEIGHBOUR_STEPS:]) * 1e6
-    except MissingEvidence:
-        return 0.0
-    return max(0.0, _undisturbed_step(rank)[0] - timed_us)
 
 
 def _hot_in_every_step(rank: dict, name: str) -> bool:
