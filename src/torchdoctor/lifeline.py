@@ -51,8 +51,28 @@ def die_with_torchdoctor(sig: int = signal.SIGTERM) -> int | None:
 
 
 def torchdoctor_gone(parent: int | None) -> bool:
-    """Whether the torchdoctor that started this process has died (it was reparented)."""
-    return parent is not None and os.getppid() != parent
+    """Whether the torchdoctor that started this process has died: this process was reparented, or
+    the parent's main thread has ended.
+
+    The second, because the kernel sends the lifeline's signal when the *thread* that started us
+    ends, and reparents us to another thread of the same process while any is left: a SIGKILLed
+    torchdoctor ends its threads one by one, and until the last has ended `getppid()` still names
+    it. Seen beside a busy machine (1 kill in 10): the script had written its results and
+    found its parent "alive" (its main thread a zombie, two threads still ending), so it left its
+    helpers running."""
+    return parent is not None and (os.getppid() != parent or _main_thread_ended(parent))
+
+
+def _main_thread_ended(pid: int) -> bool:
+    """The process's main thread has exited (Linux: its /proc state is zombie or dead, or it is gone)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]  # the name, in parentheses, may hold spaces
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X", "x")
 
 
 def main(argv: list[str]) -> None:
