@@ -59,8 +59,9 @@ class Diagnose:
         try:
             _, stderr = self.proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
-            # Seen twice in three local full runs (session 15), never alone: say which of the script and
-            # its helpers still held torchdoctor's pipes, and in what state, before ending them.
+            # Seen twice in three local full runs (session 15): the helpers outlived a script that took its
+            # dying torchdoctor for alive (lifeline.torchdoctor_gone). Should it recur, say which of the
+            # script and its helpers still held torchdoctor's pipes, and in what state, before ending them.
             left = [_describe(pid) for pid in self.pids if _alive(pid)]
             for pid in self.pids:
                 with contextlib.suppress(psutil.Error):
