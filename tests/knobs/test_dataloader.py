@@ -85,3 +85,21 @@ def test_the_diagnosis_suggestion_for_an_io_bound_loader_is_what_tune_tries_firs
     busy = Record.load(fixtures / "silent.json")  # the loading computes: one worker per core at most
     busy.env["cpu"] = record.env["cpu"]
     assert REGISTRY["num_workers"].int_range(busy).high == 2
+
+
+def test_a_cpu_bound_loader_is_tried_first_with_the_count_its_finding_names_within_the_cores() -> None:
+    """The demo on 2 cores: TD-DATA-002 names two workers (its bound favours them: one worker x1.09,
+    two x1.95 measured), so tune's one integer trial is two workers, not cores - 1."""
+    from torchdoctor.knobs import REGISTRY
+    from torchdoctor.record import Record, StepSample
+    from torchdoctor.rules import diagnose
+
+    steps = [StepSample(index=i, wall_s=0.157, data_wait_s=0.124, data_wait_cpu_s=0.124, forward_s=0.033)
+             for i in range(20)]
+    env = {"cpu": {"physical_cores": 2, "logical_cores": 2, "affinity_cores": 2}, "torch": {"num_threads": 1},
+           "dataloaders": [{"num_workers": 0, "batch_size": 32, "iterable_dataset": False}]}
+    record = Record(steps=steps, env=env)
+    assert REGISTRY["num_workers"].int_range(record).first == 1  # not diagnosed: cores - 1
+    record.findings = [f.to_dict() for f in diagnose(record, select=["TD-DATA-002"]).findings]
+    span = REGISTRY["num_workers"].int_range(record)
+    assert (span.first, span.high) == (2, 2) and "num_workers=2" in record.findings[0]["fix"]["code"]

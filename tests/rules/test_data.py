@@ -89,14 +89,24 @@ def test_a_storage_wait_is_bounded_by_the_measured_hand_off():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_demo_on_two_cores_claims_what_one_worker_can_win_not_the_whole_wait(threads: int):
+def test_the_demo_on_two_cores_claims_what_the_cores_allow_with_the_workers_count_that_allows_most(threads: int):
     # The demo: 124 ms of CPU-bound loading in a 157 ms step; TD-DATA-002 claimed 78% (x4.6) and one
-    # worker measured x0.97. One worker loads a batch in 124 ms at best: x1.27.
+    # worker measured x0.97: one worker loads a batch in 124 ms at best (x1.27). Two workers and one
+    # intra-op thread share the two cores: (124 + 34) / 2 = 79 ms at best, x1.99; measured x1.95
+    # (session 16: one worker x1.09, two x1.95, the demo's batch of 32, one intra-op thread).
     (finding,) = diagnose(_loading(157.0, 124.0, threads=threads), select=["TD-DATA-002"]).findings
-    assert 0.10 <= finding.upside <= 0.25 and finding.severity == "warning"
-    assert finding.evidence["step_ms_best_case"] == pytest.approx(124.0)
-    assert "157 ms step to 124 ms at best" in finding.explanation
-    assert "torch.set_num_threads(1)" in finding.fix.code and "num_workers=1" in finding.fix.code
+    main_ms = 157.0 - 124.0 + WORKER_HANDOFF_MS
+    assert finding.evidence["step_ms_best_case"] == pytest.approx((124.0 + main_ms) / 2)
+    assert finding.evidence["workers_in_fix"] == 2 and finding.severity == "problem"
+    assert "157 ms step to 79 ms at best" in finding.explanation
+    assert "torch.set_num_threads(1)" in finding.fix.code and "num_workers=2" in finding.fix.code
+    assert speedup_with_workers(finding.evidence, 1) == pytest.approx(157.0 / 124.0)
+
+
+def test_a_step_that_computes_most_of_the_time_gets_one_worker_on_two_cores():
+    # 12 ms of loading in a 40 ms step: one worker already hides it; a second would only take a core.
+    (finding,) = diagnose(_loading(40.0, 12.0, threads=1), select=["TD-DATA-002"]).findings
+    assert finding.evidence["workers_in_fix"] == 1 and "num_workers=1" in finding.fix.code
 
 
 def test_the_demo_on_sixteen_cores_claims_what_four_workers_can_win():

@@ -57,20 +57,36 @@ class _LoaderKnob(Knob):
 
 #: The diagnosis' finding for a loader that waits on storage or sleep (rules: TD-DATA-007).
 IO_BOUND_FINDING = "TD-DATA-007"
+#: The diagnosis' finding for loading in the main process (rules: TD-DATA-002), whose fix sizes the
+#: workers to the cores.
+NO_WORKERS_FINDING = "TD-DATA-002"
+
+
+def _finding(record: Record, finding_id: str) -> Any:
+    """The Record's finding with that id (a dict, or a Finding before it was saved), or None."""
+    for finding in record.findings or []:
+        if (finding.get("id") if isinstance(finding, dict) else getattr(finding, "id", None)) == finding_id:
+            return finding
+    return None
+
+
+def suggested_workers(record: Record, finding_id: str) -> int | None:
+    """The worker count in the fix of the Record's `finding_id` finding (`num_workers=N`); None
+    when there is no such finding or its fix names no count."""
+    finding = _finding(record, finding_id)
+    fix = (finding.get("fix") if isinstance(finding, dict) else getattr(finding, "fix", None)) or {}
+    code = fix.get("code", "") if isinstance(fix, dict) else getattr(fix, "code", "")
+    found = re.search(r"num_workers\s*=\s*(\d+)", code or "")
+    return int(found.group(1)) if found else None
 
 
 def io_bound_suggestion(record: Record) -> int | None:
     """The worker count the diagnosis suggested for an I/O-bound loader (its finding's fix,
     `num_workers=N`), or None when the Record's findings do not say the loader is I/O-bound.
     Its workers mostly sleep on reads, so they may outnumber the cores."""
-    for finding in record.findings or []:
-        get = finding.get if isinstance(finding, dict) else lambda key, f=finding: getattr(f, key, None)
-        if get("id") != IO_BOUND_FINDING:
-            continue
-        fix = get("fix") or {}
-        code = fix.get("code", "") if isinstance(fix, dict) else getattr(fix, "code", "")
-        found = re.search(r"num_workers\s*=\s*(\d+)", code or "")
-        return min(MAX_IO_WORKERS, int(found.group(1))) if found else None
+    if _finding(record, IO_BOUND_FINDING) is not None:
+        suggested = suggested_workers(record, IO_BOUND_FINDING)
+        return min(MAX_IO_WORKERS, suggested) if suggested else None
     if not _waits_idle(record):
         return None
     return io_workers_needed([s.wall_s for s in record.steps], [s.data_wait_s for s in record.steps],
@@ -120,8 +136,11 @@ class NumWorkers(_LoaderKnob):
             # --apply` accepts on this machine (`check`), or tune would keep a value it cannot replay.
             suggested = min(suggested, self.value_range()[1])
             return IntRange(low=1, high=max(2, min(16, cores), suggested), first=suggested)
-        # One worker per core at most (DataLoader warns beyond); first guess leaves a core to the step.
-        return IntRange(low=1, high=max(2, min(16, cores)), first=max(1, min(8, cores - 1)))
+        # One worker per core at most (DataLoader warns beyond). First the count TD-DATA-002's fix names (the
+        # one its bound on these cores favours), else a guess that leaves a core to the step.
+        high = max(2, min(16, cores))
+        named = suggested_workers(record, NO_WORKERS_FINDING)
+        return IntRange(low=1, high=high, first=min(named, high) if named else max(1, min(8, cores - 1)))
 
     def value_range(self) -> tuple[int, int]:
         """0 (load in the main process) up to 4 a core (16 at least: a result tuned on a larger machine)."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
+from typing import Any, Callable
 
 from torchdoctor.data_workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores
+from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
 
 WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
 WAIT_PROBLEM = 0.25
@@ -42,24 +42,27 @@ _WORKERS_FIX = Fix("Load batches in worker processes so loading overlaps with th
 SMALL_MACHINE_CORES = 4  # up to this many usable cores the workers fix also sizes the intra-op threads
 
 
-def _workers_plan(cores: int) -> tuple[int, int | None]:
+def _workers_plan(cores: int, step_ms_with: Callable[[int, int], float]) -> tuple[int, int | None]:
     """Workers and intra-op threads the workers fix gives a machine with `cores` usable cores (None:
-    the script's own threads). Workers and the step's threads share the cores, and on a small
-    machine two intra-op threads contending with a busy worker can cancel the gain (measured on
-    the demo, 2 cores: docs/tune.md), so there the step keeps the cores the workers leave."""
+    the script's own threads). On a larger machine, 4 workers. On a small one workers and the step's
+    threads share the cores (two intra-op threads contending with a busy worker can cancel the gain,
+    docs/tune.md), so the step keeps the cores the workers leave, at least one, and the count is the
+    one whose bound, `step_ms_with(workers, threads)`, is shortest (the fewest on a tie): where
+    the step computes a small part of the time the main process needs little of its core, and every
+    core can load. Measured on the demo, 2 cores, one intra-op thread: one worker x1.09, two x1.95
+    (batch 32), x1.04 and x1.58 (batch 8); cores - 1 named one."""
     if cores > SMALL_MACHINE_CORES:
         return 4, None
-    workers = max(1, cores - 1)
-    return workers, max(1, cores - workers)
+    plans = [(workers, max(1, cores - workers)) for workers in range(1, cores + 1)]
+    return min(plans, key=lambda plan: (round(step_ms_with(*plan), 6), plan[0]))
 
 
-def _workers_fix(cores: int) -> Fix:
-    """The workers fix sized to this machine (`_workers_plan`)."""
-    workers, threads = _workers_plan(cores)
+def _workers_fix(workers: int, threads: int | None, cores: int) -> Fix:
+    """The workers fix of `_workers_plan`, in words and code."""
     if threads is None:
         return _WORKERS_FIX
     return Fix(f"Load batches in {workers} worker process(es) so loading overlaps with the step; this machine has "
-               f"{cores} cores, so give the step {threads} intra-op thread(s) and the workers the rest.",
+               f"{cores} cores, so give the step {threads} intra-op thread(s) and the workers the cores.",
                f"torch.set_num_threads({threads})\n"
                f"loader = DataLoader(dataset, batch_size=..., num_workers={workers}, persistent_workers=True)")
 
@@ -161,9 +164,10 @@ def no_workers(ev: Evidence) -> Hit | None:
     step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
     handoff_ms = evidence["worker_handoff_ms"]
     cores = ev.physical_cores()
-    workers, threads = _workers_plan(cores)
-    evidence.update(best_case(step_ms - wait_ms + handoff_ms, wait_ms, wait_ms * _load_cpu_fraction(ev),
-                               workers, busy_cores(ev, cores, threads), cores))
+    main_ms, load_cpu_ms = step_ms - wait_ms + handoff_ms, wait_ms * _load_cpu_fraction(ev)
+    workers, threads = _workers_plan(cores, lambda workers, threads: fastest_step_ms(
+        main_ms, wait_ms, load_cpu_ms, workers, busy_cores(ev, cores, threads), cores))
+    evidence.update(best_case(main_ms, wait_ms, load_cpu_ms, workers, busy_cores(ev, cores, threads), cores))
     upside = best_case_upside(evidence)
     severity = severity_at(upside, WAIT_WARNING, WAIT_PROBLEM)
     if severity is None:
@@ -175,7 +179,7 @@ def no_workers(ev: Evidence) -> Hit | None:
                f"as far as the cores allow, and each batch then costs about {handoff_ms:.1f} ms to receive "
                f"({evidence['worker_handoff_basis']}): "
                f"{best_case_text(evidence)}.",
-               _workers_fix(cores))
+               _workers_fix(workers, threads, cores))
 
 
 @rule("TD-DATA-003", "data", knob="num_workers")

@@ -133,6 +133,9 @@ class Tuner:
                                        "report", exit_code=self.exit_status) from None
         if not first.ok:
             raise BaselineFailedError(f"the baseline run failed ({first.failure[1]}); fix the script first")
+        # The baseline carries its diagnosis: it orders the knobs, and a knob's search starts where its
+        # finding's fix points (num_workers: the count TD-DATA-002/007 name).
+        first.record.findings = findings_of(first.record)
         self.baseline = self.best = Trial(index=0, knob=None, value=None, knobs={}, runs=[first])
         self.trials.append(self.baseline)
         order = ordered_candidates(first.record, allow_batch_size=self.config.allow_batch_size,
