@@ -120,20 +120,33 @@ while True:
 def test_a_stop_before_the_bootstrap_takes_over_ends_the_child_by_sigint(tmp_path) -> None:
     """Seen in a full test run: Ctrl-C reached a forked child after it had set its SIGINT handler and
     before the bootstrap handled stops; it exited 1 with no result, and `check` reported side A as
-    failed instead of the check as interrupted. A plain Python ends by SIGINT there."""
+    failed instead of the check as interrupted. A plain Python ends by SIGINT there. (Once the child
+    runs the server's program, an uncaught KeyboardInterrupt ends Python by SIGINT by itself.)"""
     _, answers = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the fork server's child, its bootstrap interrupted at once
-        from torchdoctor.observe import bootstrap
+    if pid == 0:  # the fork server's child, interrupted while it becomes the observed process
 
-        def interrupted(argv: list[str]) -> int:
+        def interrupted(path: str) -> None:
             raise KeyboardInterrupt
 
-        bootstrap.main = interrupted
-        forkserver._child({"argv": ["script.py"], "cwd": str(tmp_path), "log": str(tmp_path / "log")}, answers)
+        os.chdir = interrupted
+        forkserver._become_child({"argv": ["script.py"], "cwd": str(tmp_path), "log": str(tmp_path / "log")},
+                                 answers)
     os.close(answers)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == -signal.SIGINT
+
+
+def test_the_script_runs_one_frame_from_the_top_of_the_stack_as_in_a_plain_observation(server, tmp_path) -> None:
+    """Code that walks the stack pays per frame (autograd's anomaly mode formats it at every node); a
+    child that ran the script from inside the server's loop had seven frames of ours below it."""
+    from tests.observe.helpers import SCRIPTS
+
+    log = tmp_path / "depth.log"
+    record = observe(SCRIPTS / "stack_depth.py", [], CONFIG, LaunchConfig(server=server, log_path=str(log)),
+                     out_dir=tmp_path / "depth")
+    assert record.exit.reason == "completed", record.exit
+    assert "frames above the script: 1" in log.read_text()
 
 
 def test_a_forked_child_past_the_timeout_is_stopped_and_what_it_started_is_ended(server, tmp_path) -> None:

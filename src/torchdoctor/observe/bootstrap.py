@@ -24,7 +24,6 @@ from typing import NoReturn
 from torchdoctor.lifeline import die_with_torchdoctor, torchdoctor_gone
 from torchdoctor.observe.child import end_marked
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
-from torchdoctor.observe.entry import LAUNCH
 from torchdoctor.observe.session import ObservationSession
 from torchdoctor.scriptrun import MainScript, enter_main, leave_main
 
@@ -137,17 +136,6 @@ def begin(argv: list[str]) -> Observed:
         print("usage: python -c LAUNCH SCRIPT [ARGS...] (torchdoctor.observe.bootstrap)", file=sys.stderr)
         raise SystemExit(2)
     return Observed(argv)
-
-
-def main(argv: list[str]) -> int:
-    """observe.entry's LAUNCH in this process (a fork server's child, observe.forkserver): the
-    script's exit code."""
-    sys.argv = [sys.argv[0], *argv]
-    try:
-        exec(compile(LAUNCH, "<torchdoctor>", "exec"), {"__name__": "__torchdoctor__"})
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 1
-    return 0
 
 
 def _process_group_alive() -> bool:

@@ -7,8 +7,8 @@ its own cwd, environment, `sys.argv`, `sys.path` (the script's folder first, the
 entries), stdin from /dev/null, stdout and stderr to a log file (or the server's own), Python's
 `random` and numpy's global generator reseeded from the OS. What differs from a plain start:
 torch and torchdoctor are already imported (environment variables the script sets *before* its
-`import torch` cannot change what torch read at import), the string-hash seed is the server's,
-and exit handlers registered with `atexit` do not run (the results are written before the exit).
+`import torch` cannot change what torch read at import), and the string-hash seed is the server's.
+The script's code runs in the top frame of the server's program, as in `python -c LAUNCH` (SERVER).
 CUDA is never initialised in the server, so children use the device as a fresh process does.
 
 The child's environment is the server's own (what the interpreter, or a wrapper script standing for
@@ -45,7 +45,16 @@ from typing import Any, Mapping, Sequence
 
 from torchdoctor.errors import TorchDoctorError
 from torchdoctor.lifeline import PARENT_PID_ENV, die_with_parent
+from torchdoctor.observe.entry import LAUNCH
 
+#: The server's program, `python -c SERVER FD`: `serve`, and in each forked child what `python -c
+#: LAUNCH SCRIPT ARGS` runs (observe.entry), in this program's top frame, so that the script's code sits
+#: one frame from the top as in a plain observation (code that walks the stack pays per frame: anomaly
+#: mode formats it at every autograd node). Not `-m` and a call from `serve`: that put seven frames of
+#: the server's below the script.
+SERVER = ("import sys\n"
+          "from torchdoctor.observe.forkserver import serve\n"
+          "sys.argv[1:] = serve(int(sys.argv[1]))\n") + LAUNCH
 #: How long the server may take to import torch and the bootstrap.
 READY_TIMEOUT_S = 180.0
 #: Imported by the server when they exist: what every observation would import again (torch.compile's
@@ -111,7 +120,7 @@ class ForkServer:
         self._base_env = dict(self.env if self.env is not None else os.environ)
         try:
             self._proc = subprocess.Popen(
-                [self.python, "-m", "torchdoctor.observe.forkserver", str(write_fd)],
+                [self.python, "-c", SERVER, str(write_fd)],
                 stdin=subprocess.PIPE, pass_fds=(write_fd,), env=self.env, start_new_session=True,
             )
         except OSError as exc:
@@ -140,7 +149,7 @@ class ForkServer:
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path,
               path: Sequence[str] = (), log: str | Path | None = None) -> ForkedChild:
-        """Fork a child that runs `bootstrap.main(argv)` (argv = [SCRIPT, ARGS...]); `env` is the
+        """Fork a child that observes argv = [SCRIPT, ARGS...] as LAUNCH does (SERVER); `env` is the
         environment the caller wants, applied as changes to the server's own (module docstring).
         The child's parent is the server: a PARENT_PID_ENV in `env` (the lifeline's check of the
         parent, observe.child.own) is given the server's pid."""
@@ -213,9 +222,10 @@ def _answer(fd: int, message: dict[str, Any]) -> None:
     os.write(fd, json.dumps(message).encode() + b"\n")
 
 
-def _child(request: dict[str, Any], answers: int) -> None:
-    """In the forked child: become the observed process, run the script, never return."""
-    code, interrupted = 1, False
+def _become_child(request: dict[str, Any], answers: int) -> list[str]:
+    """In the forked child: become the observed process (the module docstring) and return the
+    script's [SCRIPT, ARGS...], which the server's program (SERVER) then runs in its own top frame.
+    Never returns into the server's loop: a failure here ends the child."""
     try:
         os.close(answers)
         os.setsid()  # a process group of its own, as observe.child owns it
@@ -239,31 +249,31 @@ def _child(request: dict[str, Any], answers: int) -> None:
 
         random.seed()
         np.random.seed()
-        from torchdoctor.observe import bootstrap
-
-        code = bootstrap.main(list(request["argv"]))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+        return list(request["argv"])
     except KeyboardInterrupt:  # a stop before the bootstrap took it over: end by SIGINT, as a plain Python
-        interrupted = True  # does, so that the caller reads "interrupted", not a failure of the side
-    except BaseException:  # torchdoctor's own failure around the script: say so, as a plain start would
+        _flush()  # does, so that the caller reads "interrupted", not a failure of the side
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:  # torchdoctor's own failure before the script: say so, as a plain start would
         import traceback
 
         traceback.print_exc()
-    finally:
+    _flush()
+    os._exit(1)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            if interrupted:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGINT)
-        finally:
-            os._exit(code)
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
-def serve(answers: int) -> int:
-    """The server's loop (in `python -m torchdoctor.observe.forkserver FD`). It is killed when its
-    parent dies; when that happened before it asked, its stdin is closed and it exits at once."""
+def serve(answers: int) -> list[str]:
+    """The server's loop. In the server it never returns: it exits when its stdin closes, and is
+    killed when its parent dies (when that happened before it asked, its stdin is closed and it
+    exits at once). In each forked child it returns the script's argv (`_become_child`)."""
     die_with_parent(signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -272,7 +282,7 @@ def serve(answers: int) -> int:
         from torchdoctor.observe import bootstrap  # noqa: F401  (preloaded for the children)
     except BaseException as exc:  # report, then exit: the parent raises ForkServerError
         _answer(answers, {"error": f"{type(exc).__name__}: {exc}"})
-        return 1
+        raise SystemExit(1) from None
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -288,12 +298,8 @@ def serve(answers: int) -> int:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _child(request, answers)
+            return _become_child(request, answers)
         _answer(answers, {"pid": pid})
         _, status = os.waitpid(pid, 0)
         _answer(answers, {"pid": pid, "returncode": os.waitstatus_to_exitcode(status)})
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(serve(int(sys.argv[1])))
+    raise SystemExit(0)
