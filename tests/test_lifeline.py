@@ -44,7 +44,7 @@ def test_a_parent_whose_main_thread_ended_is_gone_before_the_child_is_reparented
     assert proc.stdout.split() == ["True", "True"], proc.stdout + proc.stderr  # gone, not yet reparented
 
 
-def test_a_live_parent_is_not_gone_and_a_missing_one_is():
+def test_a_live_parent_is_not_gone_and_a_process_that_is_not_our_parent_is():
     assert not torchdoctor_gone(os.getppid())
     assert not torchdoctor_gone(None)
     assert torchdoctor_gone(os.getpid())  # not our parent: we were "reparented" from it

@@ -64,14 +64,17 @@ def torchdoctor_gone(parent: int | None) -> bool:
 
 
 def _main_thread_ended(pid: int) -> bool:
-    """The process's main thread has exited (Linux: its /proc state is zombie or dead, or it is gone)."""
+    """The process's main thread has exited (Linux: its /proc state is zombie or dead, or it is gone).
+    False when /proc cannot tell: then only the reparenting says torchdoctor died."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
             state = stat.read().rsplit(")", 1)[1].split()[0]  # the name, in parentheses, may hold spaces
-    except (OSError, IndexError):
+    except (FileNotFoundError, ProcessLookupError):  # gone, or being reaped (ESRCH on a read)
         return True
+    except (OSError, IndexError):
+        return False
     return state in ("Z", "X", "x")
 
 

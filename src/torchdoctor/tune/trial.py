@@ -142,8 +142,6 @@ class Trial:
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
-
-
 def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
     """(status, reason) when the run did not measure its window, else None."""
     if record.exit.reason == "timeout":
