@@ -131,6 +131,7 @@ class Record:
     compile: dict[str, Any] | None = None
     threads_probe: dict[str, Any] | None = None  # observe.probes.threads: steps with fewer intra-op threads
     anomaly_probe: dict[str, Any] | None = None  # observe.probes.anomaly: steps with anomaly detection off
+    compile_probe: dict[str, Any] | None = None  # observe.probes.compile_speed: steps with the model compiled
     handoff_probe: dict[str, Any] | None = None  # observe.probes.handoff: a worker's batch hand-off, measured
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis

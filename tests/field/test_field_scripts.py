@@ -25,6 +25,9 @@ LONG_TIMING_STEPS = {"regression": 200}
 #: operator stalled in its only profiled step ranked over anomaly detection. With two profiled steps an
 #: operator counts as hot only when both show it, as in the zoo's tests.
 PROFILED_STEPS = {"tabular_autoencoder": 2}
+#: Scripts on which the compile probe runs (observe.probes.compile_speed; 1,185 operators a profiled
+#: Trainer step): they run 18 steps more than the windows, so that the probe completes.
+COMPILE_PROBED = {"hf_trainer_gpt2"}
 
 
 def options(script: str) -> list[str]:
@@ -35,6 +38,8 @@ def options(script: str) -> list[str]:
 # script, its arguments, the step detection, the ids the top finding may have (None: no finding).
 # imagenet's, dcgan's, the Trainer's and Lightning's leaders depend on how busy the two cores are (two workers
 # keep up with the tiny CNN only when they get a core): each listed was measured; any other leader fails.
+# Lightning's TDL101 (a static hint) leads when neither runtime finding passes its threshold: seen once in a
+# full local run (session 16), its 28% outside the phases then under TD-COMP-013's 20%.
 FIELD = [
     pytest.param("imagenet_dummy", ["--dummy", "--workers", "2", "--steps", "14"], "optimizer", {None, "TD-DATA-003"},
                  marks=pytest.mark.slow, id="imagenet_dummy"),
@@ -42,9 +47,9 @@ FIELD = [
                  {None, "TD-COMP-003", "TD-DATA-003"}, marks=pytest.mark.slow, id="dcgan_fake"),
     pytest.param("time_sequence_prediction", ["--steps", "14"], "optimizer", {None}, id="time_sequence_prediction"),
     pytest.param("regression", ["--steps", "210"], "backward", {"TD-COMP-013"}, id="regression"),
-    pytest.param("hf_trainer_gpt2", ["--steps", "14"], "optimizer", {"TD-COMP-003", "TD-COMP-013"},
+    pytest.param("hf_trainer_gpt2", ["--steps", "40"], "optimizer", {"TD-COMP-003", "TD-COMP-013"},
                  marks=pytest.mark.slow, id="hf_trainer_gpt2"),
-    pytest.param("lightning_module", ["--steps", "14"], "optimizer", {"TD-COMP-013", "TD-DATA-002"},
+    pytest.param("lightning_module", ["--steps", "14"], "optimizer", {"TD-COMP-013", "TD-DATA-002", "TDL101"},
                  marks=pytest.mark.slow,
                  id="lightning_module"),
     pytest.param("slow_getitem", ["--steps", "14"], "optimizer", {"TD-DATA-007"}, id="slow_getitem"),
@@ -64,6 +69,10 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_top_finding(tmp_p
     assert_shares_add_up(record)
     ranked = [finding["id"] for finding in record.findings]
     assert (ranked[0] if ranked else None) in top_finding, ranked
+    if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
+        assert record.compile_probe["complete"], record.compile_probe
+        for finding in record.findings:
+            assert finding["id"] != "TD-COMP-003" or finding["evidence"]["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
     # Same steps, two clocks; loose bounds, as on a shared CI core a ~1 ms step jitters by as much.
     assert record.summary.step_s == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)

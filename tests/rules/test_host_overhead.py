@@ -96,3 +96,41 @@ def test_a_profiled_step_the_load_slowed_is_left_out() -> None:
     assert stalled.upside == finding.upside
     record.trace["ranks"][0]["steps"] = []  # no per-step detail: the steps' median and mean are read
     assert _launch_bound(record) == []
+
+
+# -- what compiling measured, where the observation probed it ---------------------------------------
+
+def _probed(record: Record, speedup: float | None, *, complete: bool = True) -> Record:
+    """The compile probe's section as observe.probes.compile_speed writes it."""
+    record.compile_probe = {"value": {"mode": "default", "dynamic": False}, "ops_per_step": 1185.0,
+                            "complete": complete, "reason": None if complete else "the script ended during the probe",
+                            "samples": 12 if complete else 3, "lead_in_s": 7.9, "step_s_eager": 0.0115,
+                            "step_s_compiled": 0.0115 / speedup if speedup else None,
+                            "speedup": speedup if complete else None}
+    return record
+
+
+def test_what_compiling_measured_replaces_the_estimate_and_a_small_gain_claims_nothing() -> None:
+    """The Trainer: the trace's estimate, 30% with profiling's cost set aside, against x1.09 measured
+    with the model compiled (its probe in a diagnose of 2026-12-02; x1.00-x1.06 by run --apply)."""
+    record = Record.load(TRAINER)
+    _time_steps(record, record.trace["ranks"][0]["step_us_median"] / 1e6)
+    assert _launch_bound(record)[0].evidence["upside_basis"] == "estimated"
+    assert _launch_bound(_probed(record, 1.087)) == []  # 8% is below the 15% at which the rule speaks
+
+
+def test_a_measured_gain_is_claimed_as_measured_with_the_estimate_beside_it() -> None:
+    record = _probed(Record.load(TINY_OPS), 8.92)
+    (finding,) = _launch_bound(record)
+    assert finding.upside == pytest.approx(1 - 1 / 8.92, abs=1e-4)
+    evidence = finding.evidence
+    assert evidence["upside_basis"] == "measured" and evidence["measured_speedup"] == 8.92
+    assert evidence["compile_s"] == 7.9 and 0.8 < evidence["estimated_share"] < 0.9
+    assert finding.title == "many tiny operators: compiling the model took 89% off the step"
+    assert "8.92x faster" in finding.explanation
+
+
+def test_a_probe_cut_short_leaves_the_estimate() -> None:
+    record = _probed(Record.load(TINY_OPS), None, complete=False)
+    (finding,) = _launch_bound(record)
+    assert finding.evidence["upside_basis"] == "estimated" and finding.upside > 0.8

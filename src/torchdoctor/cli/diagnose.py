@@ -36,6 +36,9 @@ def diagnose(
     profile_active: int = typer.Option(3, help="Profiler schedule: recorded steps."),
     record_shapes: bool = typer.Option(False, help="Record operator input shapes in the trace."),
     memory: bool = typer.Option(True, "--memory/--no-memory", help="Measure one step's memory breakdown."),
+    compile_probe: bool = typer.Option(
+        True, "--compile-probe/--no-compile-probe",
+        help="On a CPU run of many small operators, time a few steps with the model compiled (costs the compiling)."),
     nproc_per_node: Optional[int] = typer.Option(None, help="Launch this many ranks with torchrun."),
     torchrun_arg: Optional[list[str]] = typer.Option(
         None, "--torchrun-arg", help="Pass an option to torchrun, e.g. --torchrun-arg=--nnodes=2 (repeatable)."),
@@ -57,6 +60,7 @@ def diagnose(
     config_options = dict(
         warmup_steps=warmup_steps, timing_steps=steps, profile=profile, profile_wait=profile_wait,
         profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
+        compile_probe=compile_probe,
     )
     # Stops are passed on to the script while it runs and held while the Record is saved: a second
     # Ctrl-C must not cost the store entry or the --json of a run that was measured.

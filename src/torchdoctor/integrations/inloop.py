@@ -47,7 +47,8 @@ def _loaders(value: Any) -> Iterable[Any]:
 class InLoopObservation:
     """Start, poll and finish one observation of the calling process's training loop.
 
-    `config`: the windows to measure (ObserveConfig; `stop_after_windows` is ignored). `outputs`:
+    `config`: the windows to measure (ObserveConfig; `stop_after_windows` is ignored; unless given, no
+    compile probe: it would compile the user's model for seconds to minutes of their own training). `outputs`:
     where the Record goes, as for `torchdoctor diagnose` (the store, JSON/HTML files, the console).
     `integration` names the host in `record.config["integration"]`. After `finish`, `record` holds
     the Record with its findings (None until then).
@@ -56,7 +57,7 @@ class InLoopObservation:
     def __init__(self, integration: str, config: ObserveConfig | None = None,
                  outputs: DiagnoseOutputs | None = None) -> None:
         self.integration = integration
-        self.config = config or ObserveConfig()
+        self.config = config or ObserveConfig(compile_probe=False)
         self.outputs = outputs or DiagnoseOutputs()
         self.record: Record | None = None
         self._session: ObservationSession | None = None

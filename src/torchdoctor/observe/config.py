@@ -53,7 +53,12 @@ class ObserveConfig:
     fewer threads when the intra-op threads outnumber the cores (observe.probes.threads; TD-COMP-009
     reads it), then with anomaly detection off when it is on (observe.probes.anomaly; TD-COMP-007).
     Skipped when knobs are applied (a tune trial measures its own settings). The name is that of
-    the first probe, kept for the Records and options that use it."""
+    the first probe, kept for the Records and options that use it; it switches every probe."""
+    compile_probe: bool = True
+    """Last of the probes (and only with `threads_probe`): on a CPU run of many operators a step,
+    blocks of steps with the outermost module compiled against eager ones
+    (observe.probes.compile_speed; TD-COMP-003 reads it). It costs the compiling, seconds per
+    graph: off for the commands that measure compiling themselves (tune, compile)."""
     knobs: dict[str, Any] = field(default_factory=dict)
     """Optimisations applied to the script at run time (name -> value), used by `tune`."""
     capture_steps: int = 0

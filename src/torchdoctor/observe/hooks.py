@@ -301,6 +301,13 @@ class Instrumentation:
                 self._boundary("forward")
 
     # -- compile and marker ----------------------------------------------------------------
+    def compile_unrecorded(self, function: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+        """torch.compile for torchdoctor's own use (the compile probe): our hooks kept out of Dynamo's
+        frames as for the script's calls, but not noted as the script's call (a Record saying the
+        script compiles would stop `tune` and `run --apply` from trying the compile knob)."""
+        _keep_out_of_dynamo()
+        return getattr(torch.compile, "__wrapped__", torch.compile)(function, **options)
+
     def _patch_compile(self) -> None:
         original = torch.compile
         facts = self.facts

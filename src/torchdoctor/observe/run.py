@@ -129,7 +129,7 @@ class _ProgressReader(threading.Thread):
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                phase, done, total = line.decode().split()
+                phase, done, total = line.decode().rsplit(" ", 2)  # a phase may hold spaces
                 self.callback(phase, int(done), int(total))
         os.close(self.fd)
 

@@ -28,6 +28,8 @@ from torchdoctor.knobs.guard import intercepted_calls
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BlockProbe
 from torchdoctor.observe.probes.compile import CompileCapture
+from torchdoctor.observe.probes.compile_speed import (
+    MAX_OPS_PER_STEP, MIN_OPS_PER_STEP, MIN_OVERHEAD_BOUND, CompileProbe, ProfiledOps, host_only, profiled_ops)
 from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, LoadingPlan, measure_handoff, simulate_workers
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
@@ -41,6 +43,10 @@ from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.system import SystemSampler
+
+
+#: The probes run after the windows, in this order, each when it applies (`_new_<name>`).
+PROBES = ("threads_probe", "anomaly_probe", "compile_probe")
 
 
 def synchronize_devices() -> None:
@@ -118,6 +124,9 @@ class ObservationSession:
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
         self.threads_probe: ThreadsProbe | None = None  # started after the windows, when it applies
         self.anomaly_probe: AnomalyProbe | None = None  # after the threads probe, when it applies
+        self.compile_probe: CompileProbe | None = None  # last, when it applies
+        self._probes_left = list(PROBES)
+        self._profiled_ops: ProfiledOps | None = None  # the profiled steps' host operators (the compile probe's)
         self.handoff_probe: dict[str, Any] | None = None  # measured after the windows, when the steps waited
         self._probe: BlockProbe | None = None  # the probe measuring the script's steps now
         self.compile_capture = CompileCapture() if config.compile else None
@@ -197,41 +206,65 @@ class ObservationSession:
             self._measure_handoff()
         if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
             return  # the next step is measured; `_extra_step` goes on from there
-        self._after_memory_step()
+        self._start_next_probe()
 
     def _extra_step(self) -> None:
-        """A step after the windows ended: the memory step's, then the probes' (threads, anomaly)."""
+        """A step after the windows ended: the memory step's, then the probes' (PROBES)."""
         if self.memory is not None and self.memory.measuring:
             self.memory.end(self.clock.current.batch_size)
-            self._after_memory_step()
-        elif self._probe is not None and self._probe.step_end():
-            self._probe = None
-            if self.anomaly_probe is None:
-                self._start_anomaly_probe()
-            elif self.config.stop_after_windows:
-                raise self.stop_exc()
+            self._start_next_probe()
+        elif self._probe is not None:
+            if self._probe.step_end():
+                self._probe = None
+                self._start_next_probe()
+            else:
+                self.progress.send(self._probe.label, *self._probe.progress)
 
     @property
     def measuring_after_windows(self) -> bool:
         """Whether the memory step or a probe is measuring the script's steps."""
         return bool((self.memory is not None and self.memory.measuring) or self._probe is not None)
 
-    def _after_memory_step(self) -> None:
-        self.threads_probe = self._new_threads_probe()
-        if self.threads_probe is not None:
-            self._probe = self.threads_probe
-            self._probe.begin()
-        else:
-            self._start_anomaly_probe()
-
-    def _start_anomaly_probe(self) -> None:
-        # On at a step boundary now, or at the timing window's start (a `detect_anomaly()` block per step).
-        on = torch.is_anomaly_enabled() or (self.facts.script_tools or {}).get("anomaly_detection")
-        if self._may_probe() and on:
-            self.anomaly_probe = self._probe = AnomalyProbe()
-            self._probe.begin()
-        elif self.config.stop_after_windows:
+    def _start_next_probe(self) -> None:
+        """Begin the next probe (PROBES) that applies here; with none left, stop a script that is
+        only measured (`stop_after_windows`)."""
+        while self._probes_left:
+            name = self._probes_left.pop(0)
+            probe = getattr(self, f"_new_{name}")()
+            if probe is not None:
+                setattr(self, name, probe)
+                self._probe = probe
+                probe.begin()
+                self.progress.send(probe.label, *probe.progress)
+                return
+        if self.config.stop_after_windows:
             raise self.stop_exc()
+
+    def _new_anomaly_probe(self) -> AnomalyProbe | None:
+        # On at a step boundary now, or at the timing window's start (a `detect_anomaly()` block per step).
+        return AnomalyProbe() if self._may_probe() and self._anomaly_on() else None
+
+    def _anomaly_on(self) -> bool:
+        return bool(torch.is_anomaly_enabled() or (self.facts.script_tools or {}).get("anomaly_detection"))
+
+    def _new_compile_probe(self) -> CompileProbe | None:
+        """Only where TD-COMP-003 could speak on a CPU: enough operators a profiled step (not so many
+        that compiling takes minutes: MAX_OPS_PER_STEP), a bound on its estimate above its threshold
+        (`ProfiledOps.overhead_bound`), a model, and none of the cases in which the rule is silent
+        (anomaly mode: TD-COMP-007 explains the overhead; one sample a forward: batching is
+        TD-COMP-018's fix); nor a script that compiles (its graphs are its own)."""
+        root, ops, samples = self.hooks._first_root, self._profiled_ops, self.clock.samples
+        if not (self.config.compile_probe and self._may_probe()) or root is None or ops is None or not samples:
+            return None
+        if not MIN_OPS_PER_STEP <= ops.ops_per_step <= MAX_OPS_PER_STEP or self.compile_summary is not None:
+            return None
+        one_sample = statistics.median(parts.batch_size or 0 for _, parts in samples) == 1
+        if self._anomaly_on() or (self.clock.source == "forward" and one_sample):
+            return None
+        model_share = sum(parts.forward_ns + parts.backward_ns for _, parts in samples) / sum(w for w, _ in samples)
+        if ops.overhead_bound(model_share) < MIN_OVERHEAD_BOUND:
+            return None
+        return CompileProbe(root, ops, model_share, compiler=self.hooks.compile_unrecorded)
 
     def _may_probe(self) -> bool:
         """Probes run on `diagnose` and tune's first baseline: not with a trial's knobs (they hold the
@@ -294,6 +327,8 @@ class ObservationSession:
         if self.profiler is not None:
             profiler, self.profiler = self.profiler, None
             profiler.stop()
+            if self.config.compile_probe and host_only():
+                self._profiled_ops = profiled_ops(profiler, self.config.profile_active)
 
     # -- results ---------------------------------------------------------------------------
     def finish(self, how: str, code: int, traceback_text: str | None) -> None:
@@ -313,7 +348,7 @@ class ObservationSession:
         self._stop_compile_capture()
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
-        for probe in (self.threads_probe, self.anomaly_probe):
+        for probe in (self.threads_probe, self.anomaly_probe, self.compile_probe):
             if probe is not None:
                 probe.close(probe_cut)
         data = self._results(how, code, traceback_text)
@@ -363,6 +398,7 @@ class ObservationSession:
             "compile": self.compile_summary,
             "threads_probe": self.threads_probe.to_dict() if self.threads_probe is not None else None,
             "anomaly_probe": self.anomaly_probe.to_dict() if self.anomaly_probe is not None else None,
+            "compile_probe": self.compile_probe.to_dict() if self.compile_probe is not None else None,
             "handoff_probe": self.handoff_probe,
         }
 

@@ -173,9 +173,11 @@ def observe_run(
     profiler window and a memory step follow the timing window (their steps are not timed) and the
     Record is analysed (trace, lint), so that the diagnosis behind the candidates' order has its
     evidence. The other runs skip the memory step and the threads probe: no verdict reads them (on a
-    small script the memory step cost 0.1-0.2 s of each run's 5 s)."""
+    small script the memory step cost 0.1-0.2 s of each run's 5 s). No run probes compiling: tune
+    measures the compile knob as a trial of its own."""
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
                                    profile=diagnose, memory=diagnose, threads_probe=diagnose, knobs=knobs,
+                                   compile_probe=False,
                                    capture_steps=min(config.timing_steps, CAPTURE_STEPS))
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []

@@ -23,6 +23,8 @@ KNOB = "no_anomaly_detection"
 
 
 class AnomalyProbe(BlockProbe):
+    label = "probing anomaly detection off"
+
     def __init__(self, *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
         super().__init__(clock_ns=clock_ns)
         self._mode = (True, True)  # the script's (enabled, check_nan), read each time the probe holds it off

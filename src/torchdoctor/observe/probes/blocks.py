@@ -25,12 +25,17 @@ ORDER = ("tried", "script", "script", "tried")
 
 class BlockProbe(ABC):
     """Drives the blocks: `begin()` on a step boundary, then `step_end()` on each following one
-    until it returns True. Subclasses say how to switch to a side (`_apply`)."""
+    until it returns True. Subclasses say how to switch to a side (`_apply`) and what the progress
+    bar calls them (`label`)."""
 
-    def __init__(self, *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
+    label = "probing"
+
+    def __init__(self, *, clock_ns: Callable[[], int] = time.perf_counter_ns, lead_in: int = 0) -> None:
         self._clock_ns = clock_ns
         self._samples: dict[str, list[float]] = {"tried": [], "script": []}
-        self._step = 0  # steps ended since begin()
+        self._lead_in = lead_in
+        self.lead_in_s = 0.0  # the lead-in steps' wall time (a compile probe's compiling)
+        self._step = -lead_in  # steps ended since the blocks began (negative in the lead-in)
         self._last_ns = 0
         self._state = "waiting"  # -> "running" -> "done"
         self._reason: str | None = None
@@ -43,6 +48,11 @@ class BlockProbe(ABC):
     def running(self) -> bool:
         return self._state == "running"
 
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(steps ended, steps in all) since `begin()`, lead-in included."""
+        return self._step + self._lead_in, self._lead_in + BLOCK * len(ORDER)
+
     def begin(self) -> None:
         self._state = "running"
         self._apply(ORDER[0])
@@ -51,6 +61,11 @@ class BlockProbe(ABC):
     def step_end(self) -> bool:
         """A step of the probe ended; True when the probe is done (the script's setting is back)."""
         now = self._clock_ns()
+        if self._step < 0:
+            self.lead_in_s += (now - self._last_ns) / 1e9
+            self._step += 1
+            self._last_ns = self._clock_ns()
+            return False
         block, index = divmod(self._step, BLOCK)
         if index:
             self._samples[ORDER[block]].append((now - self._last_ns) / 1e9)

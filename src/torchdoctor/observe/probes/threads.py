@@ -23,6 +23,8 @@ from torchdoctor.observe.probes.blocks import BlockProbe
 class ThreadsProbe(BlockProbe):
     """`set_threads` and `clock_ns` are torch's and perf_counter's, replaceable in tests."""
 
+    label = "probing fewer threads"
+
     def __init__(self, threads: int, tried: int, *, set_threads: Callable[[int], None] = torch.set_num_threads,
                  clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
         super().__init__(clock_ns=clock_ns)
