@@ -116,8 +116,11 @@ FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_war
 
 
 def test_a_cpu_loop_of_tiny_operators_is_probed_compiled_and_td_comp_003_reads_what_was_measured(tmp_path) -> None:
-    record = observe(str(TINY_OPS), ["80"], FAST, LaunchConfig(timeout_s=600), out_dir=tmp_path)
+    phases = []
+    record = observe(str(TINY_OPS), ["80"], FAST, LaunchConfig(timeout_s=600), out_dir=tmp_path,
+                     progress=lambda phase, done, total: phases.append(phase))
     assert record.exit.reason == "completed", record.exit
+    assert CompileProbe.label in phases  # the progress bar says what the seconds of compiling are
     probe = record.compile_probe
     assert probe["complete"] and probe["samples"] == len(ORDER) * (BLOCK - 1), probe
     assert probe["ops_per_step"] >= MIN_OPS_PER_STEP and probe["lead_in_s"] > 0
