@@ -327,7 +327,7 @@ class ObservationSession:
         if self.profiler is not None:
             profiler, self.profiler = self.profiler, None
             profiler.stop()
-            if self.config.compile_probe and host_only():
+            if self.config.compile_probe and self._may_probe() and host_only():  # else no probe reads it
                 self._profiled_ops = profiled_ops(profiler, self.config.profile_active)
 
     # -- results ---------------------------------------------------------------------------
