@@ -25,7 +25,7 @@ LONG_TIMING_STEPS = {"regression": 200}
 #: operator stalled in its only profiled step ranked over anomaly detection. With two profiled steps an
 #: operator counts as hot only when both show it, as in the zoo's tests.
 PROFILED_STEPS = {"tabular_autoencoder": 2}
-#: Scripts on which the compile probe runs (observe.probes.compile_speed; 1,185 operators a profiled
+#: Scripts on which the compile probe may run (observe.probes.compile_speed; 1,185 operators a profiled
 #: Trainer step): they run 18 steps more than the windows, so that the probe completes.
 COMPILE_PROBED = {"hf_trainer_gpt2"}
 
@@ -70,7 +70,9 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_top_finding(tmp_p
     ranked = [finding["id"] for finding in record.findings]
     assert (ranked[0] if ranked else None) in top_finding, ranked
     if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
-        assert record.compile_probe["complete"], record.compile_probe
+        # The probe runs only where the bound on the rule's estimate reaches 12%: 17-22% here, under 12% in
+        # one CI run, which then probed nothing. Once it runs, the script's 40 steps let it complete.
+        assert record.compile_probe is None or record.compile_probe["complete"], record.compile_probe
         for finding in record.findings:
             assert finding["id"] != "TD-COMP-003" or finding["evidence"]["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
