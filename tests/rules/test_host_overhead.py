@@ -100,13 +100,15 @@ def test_a_profiled_step_the_load_slowed_is_left_out() -> None:
 
 # -- what compiling measured, where the observation probed it ---------------------------------------
 
-def _probed(record: Record, speedup: float | None, *, complete: bool = True) -> Record:
-    """The compile probe's section as observe.probes.compile_speed writes it."""
+def _probed(record: Record, speedup: float | None, *, complete: bool = True, verdict: str | None = None,
+            interval: list[float] | None = None) -> Record:
+    """The compile probe's section as observe.probes.compile_speed writes it (a Record from before the
+    probe's verdict when `verdict` is None)."""
     record.compile_probe = {"value": {"mode": "default", "dynamic": False}, "ops_per_step": 1185.0,
                             "complete": complete, "reason": None if complete else "the script ended during the probe",
                             "samples": 12 if complete else 3, "lead_in_s": 7.9, "step_s_eager": 0.0115,
                             "step_s_compiled": 0.0115 / speedup if speedup else None,
-                            "speedup": speedup if complete else None}
+                            "speedup": speedup if complete else None, "speedup_ci": interval, "verdict": verdict}
     return record
 
 
@@ -128,6 +130,17 @@ def test_a_measured_gain_is_claimed_as_measured_with_the_estimate_beside_it() ->
     assert evidence["compile_s"] == 7.9 and 0.8 < evidence["estimated_share"] < 0.9
     assert finding.title == "many tiny operators: compiling the model took 89% off the step"
     assert "8.92x faster" in finding.explanation
+
+
+def test_a_gain_the_probe_did_not_judge_faster_is_not_claimed_and_a_judged_one_shows_its_interval() -> None:
+    """x1.40 from six steps a side whose interval reaches x0.95: the measurement shows no gain, so the
+    rule says nothing, whatever the profile estimates (89% here)."""
+    unclear = _probed(Record.load(TINY_OPS), 1.40, verdict="no clear difference", interval=[0.95, 2.1])
+    assert _launch_bound(unclear) == []
+    judged = _probed(Record.load(TINY_OPS), 8.92, verdict="faster", interval=[7.81234, 10.2])
+    (finding,) = _launch_bound(judged)
+    assert finding.evidence["measured_speedup_ci"] == [7.812, 10.2] and finding.evidence["probe_verdict"] == "faster"
+    assert "8.92x faster (95% interval x7.81-x10.20, 12 steps of this run" in finding.explanation
 
 
 def test_a_probe_cut_short_leaves_the_estimate() -> None:

@@ -60,7 +60,8 @@ def test_threads_on_two_cores_claim_at_most_the_parallelism_of_two_cores():
     assert "torch.set_num_threads(2)" in finding.fix.code
 
 
-def _compute_threads_with_probe(speedup: float | None, tried: int = 2, complete: bool = True) -> Record:
+def _compute_threads_with_probe(speedup: float | None, tried: int = 2, complete: bool = True,
+                                verdict: str | None = None) -> Record:
     record = Record.load(IDLE.parent / "fires.json")
     record.env["cpu"].update(physical_cores=2, logical_cores=2, affinity_cores=2)
     record.env["torch"]["num_threads"] = 8
@@ -68,7 +69,8 @@ def _compute_threads_with_probe(speedup: float | None, tried: int = 2, complete:
     record.summary.optimizer_fraction = 0.16
     record.threads_probe = {"threads": 8, "tried_threads": tried, "complete": complete, "reason": None,
                             "samples": 12, "step_s_script_threads": 0.030,
-                            "step_s_tried_threads": 0.030 / speedup if speedup else None, "speedup": speedup}
+                            "step_s_tried_threads": 0.030 / speedup if speedup else None, "speedup": speedup,
+                            "speedup_ci": None, "verdict": verdict}
     return record
 
 
@@ -85,6 +87,14 @@ def test_a_fix_that_measured_slower_or_the_same_is_not_recommended():
     # Beside a busy process, 2 threads on 2 cores measured x0.16 of 8 threads' pace (spinning OpenMP waits).
     assert diagnose(_compute_threads_with_probe(0.16), select=["TD-COMP-009"]).findings == []
     assert diagnose(_compute_threads_with_probe(1.03), select=["TD-COMP-009"]).findings == []
+
+
+def test_a_gain_the_probe_did_not_judge_faster_is_not_recommended():
+    # x1.31 by the mean, but the probe's interval reached below x1: no clear difference, no finding.
+    unclear = _compute_threads_with_probe(1.31, verdict="no clear difference")
+    assert diagnose(unclear, select=["TD-COMP-009"]).findings == []
+    (finding,) = diagnose(_compute_threads_with_probe(1.31, verdict="faster"), select=["TD-COMP-009"]).findings
+    assert finding.evidence["probe_verdict"] == "faster"
 
 
 def test_a_probe_of_another_count_or_cut_short_leaves_the_ceiling():

@@ -87,9 +87,11 @@ def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
     """TD-COMP-009 rests on the threads probe: fewer threads measured in the run itself. Beside a busy
     process (another test worker), the cores' own count of threads can measure several times slower
     than the oversubscribed count (spinning OpenMP threads wait on a descheduled one), and then the
-    rule must stay silent: its fix would make this run slower."""
+    rule must stay silent: its fix would make this run slower (or, not judged faster, could)."""
     probe = record.threads_probe
-    if rule != "TD-COMP-009" or not probe or not probe["complete"] or probe["speedup"] >= 1 / 0.95:
+    if rule != "TD-COMP-009" or not probe or not probe["complete"]:
+        return False
+    if probe["speedup"] >= 1 / 0.95 and probe["verdict"] == "faster":
         return False
     assert rule not in [f["id"] for f in record.findings], summary(record)
     return True

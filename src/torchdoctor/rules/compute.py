@@ -13,6 +13,7 @@ import statistics
 
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (issue 4, guides' 50% row)
 UTIL_PROBLEM = 0.50
@@ -175,8 +176,8 @@ def host_bound(ev: Evidence) -> Hit | None:
 def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work (on a GPU:
     the idle share outside the data wait times the share of kernels shorter than their launch; on a
-    CPU: what the observation's compile probe measured with the model compiled, 1 - 1/speed-up,
-    else the per-operator overhead of an unprofiled step, `host_overhead`, marked "estimated").
+    CPU: what the observation's compile probe measured with the model compiled, 1 - 1/speed-up, and
+    nothing when the probe did not judge it faster (rules/probed.py), else the per-operator overhead of an unprofiled step, `host_overhead`, marked "estimated").
     Guides' key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics.
 
     The estimate is what compiling could win, not what it wins: on the Hugging Face Trainer field
@@ -219,14 +220,14 @@ def launch_bound(ev: Evidence) -> Hit | None:
     title, claim = f"many tiny operators: about {share:.0%} of the step is per-operator overhead", ""
     probe = ev.record.compile_probe or {}
     if not rank.get("device") and probe.get("complete") and probe.get("speedup"):
+        if no_clear_gain(probe):
+            return None  # compiling measured no clear gain in this run, whatever the profile estimates
         estimated, share = share, max(0.0, 1 - 1 / probe["speedup"])
-        evidence = {"measured_speedup": round(probe["speedup"], 3), "upside_basis": "measured",  # shown first
-                    "compile_s": round(probe["lead_in_s"], 2), "probe_samples": probe["samples"],
+        evidence = {**measured_evidence(probe), "compile_s": round(probe["lead_in_s"], 2),
                     "estimated_share": round(estimated, 4), **evidence}
         title = f"many tiny operators: compiling the model took {share:.0%} off the step"
-        claim = (f" Compiled, the step measured {probe['speedup']:.2f}x faster ({probe['samples']} steps of this run, "
-                 f"alternating blocks compiled and eager, after {probe['lead_in_s']:.1f} s of compiling); "
-                 f"the profile's estimate was {estimated:.0%}.")
+        claim = (f" Compiled, the step measured {measured_phrase(probe)}, alternating blocks compiled and eager, "
+                 f"after {probe['lead_in_s']:.1f} s of compiling); the profile's estimate was {estimated:.0%}.")
     elif not rank.get("device"):
         evidence["upside_basis"] = "estimated"
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)

@@ -14,6 +14,7 @@ from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 # Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
 ANOMALY_SLOWDOWN = 2.5  # forward+backward under anomaly mode (compute_anomaly's MLP)
@@ -39,10 +40,8 @@ def anomaly_detection_on(ev: Evidence) -> Hit | None:
     probe = ev.record.anomaly_probe or {}
     if probe.get("complete") and probe.get("speedup"):
         share = max(0.0, 1 - 1 / probe["speedup"])
-        evidence.update(measured_speedup=round(probe["speedup"], 3), upside_basis="measured",
-                        probe_samples=probe["samples"])
-        claim = (f" With it off the step measured {probe['speedup']:.2f}x faster ({probe['samples']} steps of this "
-                 "run, alternating blocks with it off and on).")
+        evidence.update(measured_evidence(probe))
+        claim = f" With it off the step measured {measured_phrase(probe)}, alternating blocks with it off and on)."
     else:
         share = phases * (1 - 1 / ANOMALY_SLOWDOWN)
         evidence.update(assumed_slowdown=ANOMALY_SLOWDOWN, upside_basis="assumed")
@@ -104,7 +103,7 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     from the step, and cutting its threads for them measured x0.58-x0.60 (pytorch/examples
     imagenet --workers 2, dcgan; docs/rules.md). Upside: what the observation's threads probe
     measured, steps of this run with the fix's thread count against the script's
-    (observe.probes.threads; silent when that is under 5%, a fix that measured no faster); without
+    (observe.probes.threads; silent when that is under 5% or not judged faster, rules/probed.py); without
     a probe of the fix's count (a trace, an older Record), the compute phases' share x (1 - 1 / the
     fix's speed-up ceiling, `_thread_fix_speedup`), an upper bound (x1.93 claimed where the fix
     measured x1.31 on compute_threads); below 5% the rule is silent."""
@@ -126,11 +125,12 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
                 "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}
     measured = _measured_thread_fix(ev.record.threads_probe, threads, keep)
     if measured is not None:
+        if no_clear_gain(measured):
+            return None  # fewer threads measured no clear gain in this run: the fix could make it slower
         share = max(0.0, 1 - 1 / measured["speedup"])
-        evidence.update(measured_speedup=round(measured["speedup"], 3), upside_basis="measured",
-                        probe_samples=measured["samples"])
-        claim = (f"With {keep} thread(s) the step measured {measured['speedup']:.2f}x faster "
-                 f"({measured['samples']} steps of this run, alternating blocks of {keep} and {threads} threads).")
+        evidence.update(measured_evidence(measured))
+        claim = (f"With {keep} thread(s) the step measured {measured_phrase(measured)}, "
+                 f"alternating blocks of {keep} and {threads} threads).")
     else:
         speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
         share = compute * max(0.0, 1 - 1 / speedup)

@@ -130,9 +130,13 @@ def test_a_cpu_loop_of_tiny_operators_is_probed_compiled_and_td_comp_003_reads_w
     assert record.env["compile_calls"] == [] and not record.env["compile_used"]
     measured = max(0.0, 1 - 1 / probe["speedup"])  # x3.1-x4.3 here: 68-77% of the step
     findings = diagnose(analyse_record(record), select=["TD-COMP-003"]).findings  # the rule reads the trace
-    assert len(findings) == (measured >= 0.15), (probe, findings)  # the rule's warning threshold
+    low, high = probe["speedup_ci"]
+    assert low <= probe["speedup"] <= high and probe["verdict"] in ("faster", "slower", "no clear difference")
+    # the rule's warning threshold, and a gain the probe's own statistic judged
+    assert len(findings) == (measured >= 0.15 and probe["verdict"] == "faster"), (probe, findings)
     for finding in findings:
         assert finding.evidence["upside_basis"] == "measured" and finding.upside == pytest.approx(measured, abs=1e-4)
+        assert finding.evidence["measured_speedup_ci"] == [round(low, 3), round(high, 3)]
 
 
 def test_with_few_operators_a_step_or_the_probe_switched_off_nothing_is_compiled(tmp_path) -> None:

@@ -47,4 +47,5 @@ class AnomalyProbe(BlockProbe):
             return None
         return {"complete": measured["complete"], "reason": measured["reason"], "samples": measured["samples"],
                 "step_s_anomaly_on": measured["step_s_script"], "step_s_anomaly_off": measured["step_s_tried"],
-                "speedup": measured["speedup"]}
+                "speedup": measured["speedup"],
+                "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}

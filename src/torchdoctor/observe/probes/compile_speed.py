@@ -167,4 +167,5 @@ class CompileProbe(BlockProbe):
                 "overhead_bound": round(self.ops.overhead_bound(self.model_share), 4), "complete": measured["complete"],
                 "reason": measured["reason"], "samples": measured["samples"], "lead_in_s": self.lead_in_s,
                 "step_s_eager": measured["step_s_script"], "step_s_compiled": measured["step_s_tried"],
-                "speedup": measured["speedup"]}
+                "speedup": measured["speedup"],
+                "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}

@@ -42,4 +42,5 @@ class ThreadsProbe(BlockProbe):
         return {"threads": self.threads, "tried_threads": self.tried, "complete": measured["complete"],
                 "reason": measured["reason"], "samples": measured["samples"],
                 "step_s_script_threads": measured["step_s_script"], "step_s_tried_threads": measured["step_s_tried"],
-                "speedup": measured["speedup"]}
+                "speedup": measured["speedup"],
+                "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}
