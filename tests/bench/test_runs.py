@@ -62,6 +62,38 @@ def test_runs_that_disagree_are_decided_only_by_complete_separation() -> None:
     assert not compare_runs(a[:2], b[:2]).decided  # two runs a side: too few for separation
 
 
+def test_many_runs_that_disagree_are_decided_by_their_ranks() -> None:
+    # tune's confirmation on the zoo's compute_threads (2026-12-03): 8 intra-op threads on 2 cores ran
+    # 15-69 ms a step, 2 threads 8-10 ms in seven runs of eight and 24.5 ms in one. The baseline's runs
+    # never corroborate each other (it is the oversubscription that makes them vary), and the one slow
+    # run of the fix is slower than the baseline's fastest, so complete separation never comes.
+    baseline_ms = [15.4, 43.4, 29.4, 68.7, 42.6, 40.1, 18.5, 21.5]
+    fixed_ms = [9.21, 10.4, 9.63, 8.07, 9.69, 24.5, 10.4, 8.39]
+    result = compare_runs([_run(t / 1e3, seed=i) for i, t in enumerate(baseline_ms)],
+                          [_run(t / 1e3, seed=10 + i) for i, t in enumerate(fixed_ms)])
+    assert not result.corroborated and result.separated and result.decided
+    assert result.verdict.verdict == FASTER
+    # the rank interval: the 64 run ratios less the 15 at each end (the exact 5% critical value for 8 + 8)
+    assert 0.15 < result.verdict.ci_low < result.verdict.ratio < result.verdict.ci_high < 0.6
+    # Shuffled into each other, the same eight runs a side tell nothing apart.
+    mixed = compare_runs([_run(t / 1e3, seed=i) for i, t in enumerate(baseline_ms)],
+                         [_run(t * 0.9 / 1e3, seed=10 + i) for i, t in enumerate(reversed(baseline_ms))])
+    assert not mixed.decided and mixed.verdict.verdict == UNCLEAR
+
+
+def test_the_rank_test_keeps_its_level_when_nothing_changed() -> None:
+    # Runs of A and B drawn from one erratic distribution: "faster" or "slower" in at most about 5% + 5%
+    # of the trials, as the exact critical values promise (3 + 3 runs: complete separation, 1 in 20 each way).
+    rng = np.random.default_rng(7)
+    for sides in (3, 5, 8):
+        decided = 0
+        for trial in range(400):
+            means = np.exp(rng.normal(0.0, 0.5, size=2 * sides)) / 100
+            result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]], tolerance=0.0)
+            decided += result.verdict.verdict != UNCLEAR
+        assert decided / 400 <= 0.10 + 0.04, (sides, decided)
+
+
 def test_a_run_is_judged_by_its_pace_not_by_its_median_step() -> None:
     # B: workers that deliver in bursts, 15 batches ready (0.4 ms steps) then a 30 ms wait; its
     # median step is 0.4 ms but its pace 2.25 ms a step, slower than A's steady 2 ms.

@@ -177,7 +177,8 @@ def launch_bound(ev: Evidence) -> Hit | None:
     """Many tiny operators or kernels per step: dispatch/launch overhead outweighs the work (on a GPU:
     the idle share outside the data wait times the share of kernels shorter than their launch; on a
     CPU: what the observation's compile probe measured with the model compiled, 1 - 1/speed-up, and
-    nothing when the probe did not judge it faster (rules/probed.py), else the per-operator overhead of an unprofiled step, `host_overhead`, marked "estimated").
+    nothing when the probe did not judge it faster (rules/probed.py), else the per-operator overhead
+    of an unprofiled step, `host_overhead`, marked "estimated").
     Guides' key-metrics row "kernel launch share high -> torch.compile fusion"; HTA launch statistics.
 
     The estimate is what compiling could win, not what it wins: on the Hugging Face Trainer field

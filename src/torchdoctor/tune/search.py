@@ -475,9 +475,7 @@ class Tuner:
                             "(--accept-unchecked-numerics keeps it)")
         else:
             trial.status = ACCEPTED
-            how = (f"every one of {len(trial.runs)} runs faster than every one of {len(trial.reference)} beside it, "
-                   f"run ratios x{1 / verdict.verdict.ci_high:.2f}-x{1 / verdict.verdict.ci_low:.2f}"
-                   if verdict.separated
+            how = (_ranked(verdict) if verdict.separated
                    else f"{_speed_ci(trial.verdict)}, {len(trial.reference)}+{len(trial.runs)} runs")
             trial.reason = f"faster side by side: {_speed(verdict.verdict.ratio)} ({how}); {numerics.get('reason', '')}"
 
@@ -549,8 +547,9 @@ class Tuner:
             return {**info, "status": "failed", "reason": reason}
         if not verdict.decided:
             reason = (f"too noisy to confirm within the budget: runs of the baseline measured "
-                      f"{_runs_text(verdict.a_means)} and of the kept knobs {_runs_text(verdict.b_means)}, no two "
-                      f"of one side within {self.config.run_tolerance:.0%}")
+                      f"{_runs_text(verdict.a_means)} and of the kept knobs {_runs_text(verdict.b_means)}: no "
+                      f"majority of one side within {self.config.run_tolerance:.0%}, nor runs whose ranks tell the "
+                      "sides apart")
             return {**info, "status": "too noisy", "reason": reason}
         speed = verdict.verdict
         if speed.verdict != FASTER:
@@ -602,6 +601,17 @@ class Tuner:
     def _save(self, trial: Trial) -> None:
         self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
                               verdict=trial.status, reason=trial.reason, figures=trial.figures())
+
+
+def _ranked(verdict: RunsVerdict) -> str:
+    """How runs that disagree among themselves were decided: by their ranks (bench.compare_runs)."""
+    a, b = verdict.a_means, verdict.b_means
+    ahead = sum(bi < aj for bi in b for aj in a)
+    interval = f"x{1 / verdict.verdict.ci_high:.2f}-x{1 / verdict.verdict.ci_low:.2f}"
+    if ahead == len(a) * len(b):
+        return f"every one of {len(b)} runs faster than every one of {len(a)} beside it, run ratios {interval}"
+    return (f"{ahead} of {len(a) * len(b)} pairs of runs faster, {len(a)}+{len(b)} runs that disagree among "
+            f"themselves, judged by their ranks: 95% interval {interval}")
 
 
 def _runs_text(medians: Sequence[float]) -> str:
