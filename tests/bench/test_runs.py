@@ -89,6 +89,7 @@ def test_the_rank_test_keeps_its_level_when_nothing_changed() -> None:
         decided = 0
         for trial in range(400):
             means = np.exp(rng.normal(0.0, 0.5, size=2 * sides)) / 100
+            # tolerance 0: no two runs agree, so every comparison takes the rank path
             result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]], tolerance=0.0)
             decided += result.verdict.verdict != UNCLEAR
         assert decided / 400 <= 0.10 + 0.04, (sides, decided)

@@ -41,7 +41,7 @@ def anomaly_detection_on(ev: Evidence) -> Hit | None:
     if probe.get("complete") and probe.get("speedup"):
         share = max(0.0, 1 - 1 / probe["speedup"])
         evidence.update(measured_evidence(probe))
-        claim = f" With it off the step measured {measured_phrase(probe)}, alternating blocks with it off and on)."
+        claim = f" With it off the step measured {measured_phrase(probe, 'alternating blocks with it off and on')}."
     else:
         share = phases * (1 - 1 / ANOMALY_SLOWDOWN)
         evidence.update(assumed_slowdown=ANOMALY_SLOWDOWN, upside_basis="assumed")
@@ -129,8 +129,8 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
             return None  # fewer threads measured no clear gain in this run: the fix could make it slower
         share = max(0.0, 1 - 1 / measured["speedup"])
         evidence.update(measured_evidence(measured))
-        claim = (f"With {keep} thread(s) the step measured {measured_phrase(measured)}, "
-                 f"alternating blocks of {keep} and {threads} threads).")
+        how = f"alternating blocks of {keep} and {threads} threads"
+        claim = f"With {keep} thread(s) the step measured {measured_phrase(measured, how)}."
     else:
         speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
         share = compute * max(0.0, 1 - 1 / speedup)

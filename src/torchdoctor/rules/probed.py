@@ -23,11 +23,11 @@ def measured_evidence(probe: dict[str, Any]) -> dict[str, Any]:
             "upside_basis": "measured", "probe_verdict": probe.get("verdict"), "probe_samples": probe["samples"]}
 
 
-def measured_phrase(probe: dict[str, Any]) -> str:
-    """"1.52x faster (95% interval x1.40-x1.66, 12 steps of this run"; the caller closes it."""
+def measured_phrase(probe: dict[str, Any], how: str) -> str:
+    """"1.52x faster (95% interval x1.40-x1.66, 12 steps of this run, `how`)"."""
     interval = probe.get("speedup_ci")
     within = f"95% interval x{interval[0]:.2f}-x{interval[1]:.2f}, " if interval else ""
-    return f"{probe['speedup']:.2f}x faster ({within}{probe['samples']} steps of this run"
+    return f"{probe['speedup']:.2f}x faster ({within}{probe['samples']} steps of this run, {how})"
 
 
 def no_clear_gain(probe: dict[str, Any]) -> bool:
