@@ -228,7 +228,8 @@ def launch_bound(ev: Evidence) -> Hit | None:
                     "estimated_share": round(estimated, 4), **evidence}
         title = f"many tiny operators: compiling the model took {share:.0%} off the step"
         how = f"alternating blocks compiled and eager, after {probe['lead_in_s']:.1f} s of compiling"
-        claim = f" Compiled, the step measured {measured_phrase(probe, how)}; the profile's estimate was {estimated:.0%}."
+        claim = (f" Compiled, the step measured {measured_phrase(probe, how)}; "
+                 f"the profile's estimate was {estimated:.0%}.")
     elif not rank.get("device"):
         evidence["upside_basis"] = "estimated"
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
