@@ -95,6 +95,35 @@ def test_the_rank_test_keeps_its_level_when_nothing_changed() -> None:
         assert decided / 400 <= 0.10 + 0.04, (sides, decided)
 
 
+def test_agreeing_runs_whose_spread_hides_a_steady_effect_are_decided_by_their_ranks() -> None:
+    # Six rounds of a loader fix (x1.15) whose runs on each side agree within 15%, yet spread more
+    # than the effect: the noise floor (the widest spread) hides it, every B run still beats every A run.
+    baseline_ms = [12.0, 13.5, 12.4, 13.2, 12.8, 13.4]
+    fixed_ms = [10.4, 11.7, 11.0, 11.9, 11.2, 10.9]
+    result = compare_runs([_run(t / 1e3, seed=i, noise=0.01) for i, t in enumerate(baseline_ms)],
+                          [_run(t / 1e3, seed=10 + i, noise=0.01) for i, t in enumerate(fixed_ms)])
+    assert result.corroborated and result.verdict.noise_floor > 1 - result.verdict.ratio
+    assert result.separated and result.verdict.verdict == FASTER
+    assert result.verdict.ci_low < result.verdict.ratio < result.verdict.ci_high < 1 - 0.02
+    # Two rounds of the same runs are too few for ranks: the floor decides, and it cannot.
+    two = compare_runs([_run(t / 1e3, seed=i, noise=0.01) for i, t in enumerate(baseline_ms[:2])],
+                       [_run(t / 1e3, seed=10 + i, noise=0.01) for i, t in enumerate(fixed_ms[2:4])])
+    assert two.corroborated and not two.separated and two.verdict.verdict == UNCLEAR
+
+
+def test_agreeing_runs_judged_by_their_ranks_keep_the_level_when_nothing_changed() -> None:
+    # Runs of one configuration that scatter 5% (sd of the log): most agree within 15%, their spread
+    # is the floor, and the ranks are consulted when it hides an effect; no more false verdicts than 5% + 5%.
+    rng = np.random.default_rng(11)
+    for sides in (3, 5, 8):
+        decided = 0
+        for trial in range(300):
+            means = np.exp(rng.normal(0.0, 0.05, size=2 * sides)) / 100
+            result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]])
+            decided += result.verdict.verdict != UNCLEAR
+        assert decided / 300 <= 0.10 + 0.04, (sides, decided)
+
+
 def test_a_run_is_judged_by_its_pace_not_by_its_median_step() -> None:
     # B: workers that deliver in bursts, 15 batches ready (0.4 ms steps) then a 30 ms wait; its
     # median step is 0.4 ms but its pace 2.25 ms a step, slower than A's steady 2 ms.

@@ -604,14 +604,17 @@ class Tuner:
 
 
 def _ranked(verdict: RunsVerdict) -> str:
-    """How runs that disagree among themselves were decided: by their ranks (bench.compare_runs)."""
+    """How runs were decided by their ranks (bench.compare_runs): runs that disagree among
+    themselves, or agreeing runs whose spread was as large as the effect."""
     a, b = verdict.a_means, verdict.b_means
     ahead = sum(bi < aj for bi in b for aj in a)
     interval = f"x{1 / verdict.verdict.ci_high:.2f}-x{1 / verdict.verdict.ci_low:.2f}"
     if ahead == len(a) * len(b):
         return f"every one of {len(b)} runs faster than every one of {len(a)} beside it, run ratios {interval}"
-    return (f"{ahead} of {len(a) * len(b)} pairs of runs faster, {len(a)}+{len(b)} runs that disagree among "
-            f"themselves, judged by their ranks: 95% interval {interval}")
+    why = (f"runs of a side up to {verdict.spread:.0%} apart" if verdict.corroborated
+           else "runs that disagree among themselves")
+    return (f"{ahead} of {len(a) * len(b)} pairs of runs faster, {len(a)}+{len(b)} {why}, judged by their "
+            f"ranks: 95% interval {interval}")
 
 
 def _runs_text(medians: Sequence[float]) -> str:
