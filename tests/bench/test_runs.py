@@ -81,20 +81,6 @@ def test_many_runs_that_disagree_are_decided_by_their_ranks() -> None:
     assert not mixed.decided and mixed.verdict.verdict == UNCLEAR
 
 
-def test_the_rank_test_keeps_its_level_when_nothing_changed() -> None:
-    # Runs of A and B drawn from one erratic distribution: "faster" or "slower" in at most about 5% + 5%
-    # of the trials, as the exact critical values promise (3 + 3 runs: complete separation, 1 in 20 each way).
-    rng = np.random.default_rng(7)
-    for sides in (3, 5, 8):
-        decided = 0
-        for trial in range(400):
-            means = np.exp(rng.normal(0.0, 0.5, size=2 * sides)) / 100
-            # tolerance 0: no two runs agree, so every comparison takes the rank path
-            result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]], tolerance=0.0)
-            decided += result.verdict.verdict != UNCLEAR
-        assert decided / 400 <= 0.10 + 0.04, (sides, decided)
-
-
 def test_agreeing_runs_whose_spread_hides_a_steady_effect_are_decided_by_their_ranks() -> None:
     # Six rounds of a loader fix (x1.15) whose runs on each side agree within 15%, yet spread more
     # than the effect: the noise floor (the widest spread) hides it, every B run still beats every A run.
@@ -105,21 +91,30 @@ def test_agreeing_runs_whose_spread_hides_a_steady_effect_are_decided_by_their_r
     assert result.corroborated and result.verdict.noise_floor > 1 - result.verdict.ratio
     assert result.separated and result.verdict.verdict == FASTER
     assert result.verdict.ci_low < result.verdict.ratio < result.verdict.ci_high < 1 - 0.02
-    # Two rounds of the same runs are too few for ranks: the floor decides, and it cannot.
+    # Two rounds of such runs are too few for ranks: the floor decides, and it cannot.
     two = compare_runs([_run(t / 1e3, seed=i, noise=0.01) for i, t in enumerate(baseline_ms[:2])],
                        [_run(t / 1e3, seed=10 + i, noise=0.01) for i, t in enumerate(fixed_ms[2:4])])
     assert two.corroborated and not two.separated and two.verdict.verdict == UNCLEAR
 
 
-def test_agreeing_runs_judged_by_their_ranks_keep_the_level_when_nothing_changed() -> None:
-    # Runs of one configuration that scatter 5% (sd of the log): most agree within 15%, their spread
-    # is the floor, and the ranks are consulted when it hides an effect; no more false verdicts than 5% + 5%.
-    rng = np.random.default_rng(11)
+@pytest.mark.parametrize("log_sd, tolerance", [
+    # erratic runs, tolerance 0: no two runs agree, so every comparison takes the rank path alone
+    # (3 + 3 runs: complete separation, 1 in 20 each way)
+    (0.5, 0.0),
+    # runs that scatter 5%: most agree within the 15% tolerance, their spread is the floor, and the
+    # ranks are consulted where it hides an effect
+    (0.05, 0.15),
+], ids=["runs-that-disagree", "agreeing-runs"])
+def test_the_rank_test_keeps_its_level_when_nothing_changed(log_sd: float, tolerance: float) -> None:
+    # Runs of A and B drawn from one distribution: "faster" or "slower" in at most about 5% + 5% of
+    # the trials, as the exact critical values promise.
+    rng = np.random.default_rng(7)
     for sides in (3, 5, 8):
         decided = 0
         for trial in range(300):
-            means = np.exp(rng.normal(0.0, 0.05, size=2 * sides)) / 100
-            result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]])
+            means = np.exp(rng.normal(0.0, log_sd, size=2 * sides)) / 100
+            result = compare_runs([[m] * 6 for m in means[:sides]], [[m] * 6 for m in means[sides:]],
+                                  tolerance=tolerance)
             decided += result.verdict.verdict != UNCLEAR
         assert decided / 300 <= 0.10 + 0.04, (sides, decided)
 
