@@ -53,7 +53,8 @@ def _stop(hogs: list[subprocess.Popen]) -> None:
 
 @pytest.mark.serial  # its hogs take both cores from a neighbouring test, whose load in turn outlasts them (CI:
 # the hogged run kept nothing while the quiet one kept num_workers=1 at x1.27). Alone in CI it once kept
-# nothing beside a quiet x1.15: agreeing runs whose spread hid the effect, now judged by their ranks too.
+# nothing beside a quiet x1.15, "not measurably faster": most likely agreeing runs whose spread hid the
+# effect (the log cut the figures), which are now judged by their ranks too.
 def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup(tmp_path: Path) -> None:
     options = ["--knobs", "num_workers", "--int-trials", "1", "--rounds", "1", "--confirm-rounds", "2",
                "--confirm-max-rounds", "6", *SHORT, "--", str(SCRIPTS / "sleepy_loader.py")]
