@@ -7,6 +7,13 @@ every `optimizer.step()` (or, without an optimizer, every call of the outermost 
 the run after `warmup + steps` of them. Nothing of torchdoctor's observation is loaded, so what
 is measured is the fix, not torchdoctor's view of it. `judge` is `torchdoctor.bench.compare_runs`
 (the median of the runs' mean step times), so a claim and its re-measurement use one statistic.
+
+The window is the observation's own (steps `warmup + 1` to `warmup + steps`, counting from the
+first step's end as torchdoctor's StepClock does): a window one step later measured a compiled
+step's warm-up tail and the prefetched burst of a DataLoader's workers one step less than tune did.
+A claim can only be held to a 10% goal by a re-measurement more precise than that: given
+`precision`, rounds are added while a variant's speed-up is less precise (`RunsVerdict.half_width`,
+the rule tune's confirmation uses).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from torchdoctor.bench import compare_runs
+from torchdoctor.bench import RUN_TOLERANCE, compare_runs
 
 STEP_CLOCK = Path(__file__).resolve().parent / "step_clock"
 #: The longest one run may take; a field script runs 60 steps of at most ~80 ms.
@@ -28,17 +35,18 @@ RUN_TIMEOUT_S = 600.0
 
 
 def run_once(argv: list[str], log: Path, steps: int, warmup: int) -> list[float]:
-    """One run of `argv` timed by step_clock/sitecustomize.py: the step times after warm-up."""
+    """One run of `argv` timed by step_clock/sitecustomize.py: the times of steps `warmup + 1` to
+    `warmup + steps` (`warmup` >= 1)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(STEP_CLOCK), os.environ.get("PYTHONPATH", "")]),
-           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(warmup + steps + 1)}
+           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(warmup + steps)}
     log.unlink(missing_ok=True)
     proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           timeout=RUN_TIMEOUT_S)
     if not log.exists():
         raise RuntimeError(f"{argv} wrote no step times (exit {proc.returncode}): {proc.stderr[-2000:]}")
-    stamps = [float(v) for v in log.read_text().split()]
-    times = [b - a for a, b in zip(stamps, stamps[1:])]
-    return times[warmup:]
+    stamps = [float(v) for v in log.read_text().split()]  # stamps[k] ends step k + 1
+    times = [b - a for a, b in zip(stamps, stamps[1:])]  # times[j] is step j + 2's
+    return times[warmup - 1:]
 
 
 def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
@@ -49,20 +57,32 @@ def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
 
 
 def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], rounds: int, steps: int,
-              warmup: int, work: Path) -> dict[str, list[list[float]]]:
-    """Each variant (None: the plain script; else an apply file for `run --apply`) run `rounds`
-    times, interleaved with the order rotated each round, so that the machine's load moves every
-    variant alike."""
+              warmup: int, work: Path, *, precision: float | None = None, max_rounds: int = 0,
+              tolerance: float = RUN_TOLERANCE) -> dict[str, list[list[float]]]:
+    """Each variant (None: the plain script, which must be `plain`; else an apply file for
+    `run --apply`) run `rounds` times, interleaved with the order rotated each round, so that the
+    machine's load moves every variant alike; then, given `precision`, more rounds (up to
+    `max_rounds`) while any variant's speed-up over `plain` is less precise than that."""
     names = list(variants)
     runs: dict[str, list[list[float]]] = {n: [] for n in names}
-    for index in range(rounds):
+    index = 0
+    while index < rounds or (index < max_rounds and precision is not None
+                             and widest_half_width(runs, tolerance) > precision):
         order = names[index % len(names):] + names[:index % len(names)]
         for name in order:
             apply = variants[name]
             argv = [sys.executable, str(script), *args] if apply is None else \
                 [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
             runs[name].append(run_once(argv, work / f"{name}.steps", steps, warmup))
+        index += 1
     return runs
+
+
+def widest_half_width(runs: dict[str, list[list[float]]], tolerance: float) -> float:
+    """The least precise speed-up over `plain` among the variants (infinite while one is undecided)."""
+    verdicts = [compare_runs(runs["plain"], variant, tolerance=tolerance) for name, variant in runs.items()
+                if name != "plain"]
+    return max((v.half_width if v.decided else math.inf for v in verdicts), default=0.0)
 
 
 def judge(plain: list[list[float]], variant: list[list[float]], tolerance: float) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class StepSample:
     optimizer_s: float = 0.0
     batch_size: int | None = None
     loss: float | None = None
+    hooks_s: float | None = None  # torchdoctor's hooks' own time in the step, left out of wall_s; None in old Records
 
 
 @dataclass(slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -37,6 +39,29 @@ def test_a_training_loop_feeds_every_part_of_the_step():
         assert parts.data_ns > 0 and parts.forward_ns > 0 and parts.backward_ns > 0 and parts.optimizer_ns > 0
         assert parts.batch_size == 8 and parts.loss is not None and not parts.loss.requires_grad
     assert instrumentation._discovery is None  # the global discovery hook came off after two steps
+
+
+def test_the_hooks_own_time_is_not_the_steps(monkeypatch):
+    """A hook body of ours that takes 5 ms (here: noting a backward) shows in `hooks_ns`, not in the
+    step's wall time, nor in the part it ran beside; the script's own 2 ms sleep stays in the step."""
+    clock, instrumentation = _installed()
+    note_backward = instrumentation.facts.runtime.note_backward
+    monkeypatch.setattr(instrumentation.facts.runtime, "note_backward", lambda: (time.sleep(0.005), note_backward()))
+    try:
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(5):
+            time.sleep(0.002)  # the script's own work between its parts
+            optimizer.zero_grad()
+            model(torch.randn(8, 4)).sum().backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+    assert len(clock.samples) == 3
+    for wall_ns, parts in clock.samples:
+        assert parts.hooks_ns >= 5e6
+        assert 2e6 <= wall_ns < 5e6, wall_ns
+        assert parts.forward_ns + parts.backward_ns + parts.optimizer_ns <= wall_ns
 
 
 def test_the_marker_is_live_only_while_installed():

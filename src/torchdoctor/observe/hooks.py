@@ -1,8 +1,9 @@
 """The instrumentation installed in the observed process, and its undo.
 
-Every hook does the least it can on the step's hot path: a perf_counter_ns pair and an integer
-add. Each patch checks the process id it was installed in, so DataLoader workers forked from the
-script never record (and never re-install) anything.
+Every hook does the least it can on the step's hot path, and charges what its body took to
+torchdoctor (`PhaseTimer.charge`): the step's wall time leaves it out (observe.steps). Each patch
+checks the process id it was installed in, so DataLoader workers forked from the script never
+record (and never re-install) anything.
 
 Hooks, and what they feed:
 - `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch, and the main thread's CPU time
@@ -170,10 +171,12 @@ class Instrumentation:
             finally:
                 inst.phases.leave(token, "data")
                 inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
+            start = time.perf_counter_ns()
             if inst.clock.current.batch_size is None:
                 inst.clock.current.batch_size = leading_dim(batch)
             if inst.facts.batch_layout is None:
                 inst.facts.batch_layout = batch_layout(batch)
+            inst.phases.charge(start)
             return batch
 
         self._patch(iter_cls, "__next__", timed_next)
@@ -206,23 +209,27 @@ class Instrumentation:
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if os.getpid() != self.pid:
                 return
+            start = time.perf_counter_ns()
             if optimizer not in hooked:
                 hooked.add(optimizer)
                 self._undo.append(optimizer.register_step_post_hook(post).remove)
+            self.phases.charge(start)
             tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
+            start = time.perf_counter_ns()
             if self._first_optimizer is None:
                 self._first_optimizer = optimizer
                 self.facts.add_optimizer(optimizer)
             elif optimizer is not self._first_optimizer:
                 self.facts.add_optimizer(optimizer)
+                self.phases.charge(start)
                 return
             self.facts.runtime.note_optimizer_step()
-            self._boundary("optimizer")
+            self._boundary("optimizer", start)
 
         self._undo.append(register_optimizer_step_pre_hook(pre).remove)
 
@@ -242,10 +249,11 @@ class Instrumentation:
             finally:
                 inst._in_backward = False
                 inst.phases.leave(token, "backward")
+            start = time.perf_counter_ns()
             if isinstance(loss, torch.Tensor) and loss.numel() == 1:
                 inst.clock.current.loss = loss.detach()
             inst.facts.runtime.note_backward()
-            inst._boundary("backward")
+            inst._boundary("backward", start)
             return result
 
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
@@ -281,7 +289,7 @@ class Instrumentation:
 
     def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
         if self._root_depth == 0:
-            self._forward_token = self.phases.enter()
+            start = time.perf_counter_ns()
             current = self.clock.current
             if current.batch_size is None:
                 current.batch_size = leading_dim(list(args) + list(kwargs.values()))
@@ -289,16 +297,21 @@ class Instrumentation:
             self.facts.runtime.note_forward(module, args, kwargs)
             if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_inputs(args, kwargs)
+            self.phases.charge(start)
+            self._forward_token = self.phases.enter()
         self._root_depth += 1
 
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._root_depth -= 1
         if self._root_depth == 0 and os.getpid() == self.pid:
             self.phases.leave(self._forward_token, "forward")
+            start = time.perf_counter_ns()
             if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_output(output)
             if module is self._first_root:
-                self._boundary("forward")
+                self._boundary("forward", start)
+            else:
+                self.phases.charge(start)
 
     # -- compile and marker ----------------------------------------------------------------
     def compile_unrecorded(self, function: Callable[..., Any], **options: Any) -> Callable[..., Any]:
@@ -339,15 +352,20 @@ class Instrumentation:
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:
-            self._boundary("marker")
+            self._boundary("marker", time.perf_counter_ns())
 
-    def _boundary(self, source: str) -> None:
+    def _boundary(self, source: str, start_ns: int) -> None:
+        """A step of `source` may have ended; the calling hook's body began at `start_ns`: its time
+        until here is the ending step's, its time after the clock's the next step's."""
+        self.phases.charge(start_ns)
         before = self.clock.count
         try:
             self.clock.boundary(source)
         finally:  # the clock raises StopObservation once every window is measured
+            resumed = time.perf_counter_ns()
             if self.clock.count > before:
                 self.facts.runtime.end_step()
             elif self.clock.count < before:
                 self.facts.runtime.restart_steps()
         self.after_step()
+        self.phases.charge(resumed)

@@ -420,4 +420,5 @@ def _step_dict(index: int, wall_ns: int, parts: _Accumulator, *, loss: float | N
         "optimizer_s": parts.optimizer_ns / 1e9,
         "batch_size": parts.batch_size,
         "loss": loss,
+        "hooks_s": parts.hooks_ns / 1e9,
     }
