@@ -6,6 +6,9 @@ machine drift hits both alike. The workload times its own steps, so both runs us
 Reports, per step size and per clock (wall time, and the main thread's CPU time, which a busy
 machine does not inflate), the ratio of median step times (observed / plain) with its bootstrap
 95% interval from torchdoctor.bench over the pooled steady-state steps, and the per-round ratios.
+A third row, `recorded`, is what torchdoctor reports: the observed run's Record step times (its
+hooks' own time left out, observe.steps) against the plain script's own wall clock; the first is
+what observing costs the script, the second how far the figure torchdoctor prints is off.
 
     python benchmarks/observe_overhead.py [--rounds 5]
 """
@@ -43,12 +46,14 @@ def observed(width: int, steps: int, out: Path, tmp: Path) -> dict[str, list[flo
                            memory=False, compile=False)
     record = observe(WORKLOAD, [str(width), str(steps), str(out)], config, out_dir=tmp / "obs")
     assert record.exit.status == 0, record.exit
-    return _times(out)
+    # The Record's window starts at step 6, the script's own list after SKIP: the medians of a
+    # steady state, compared as such.
+    return {**_times(out), "recorded": [s.wall_s for s in record.steps]}
 
 
 def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
-    pooled = {clock: ([], []) for clock in ("wall", "cpu")}
-    ratios: dict[str, list[float]] = {"wall": [], "cpu": []}
+    pooled = {clock: ([], []) for clock in ("wall", "cpu", "recorded")}
+    ratios: dict[str, list[float]] = {clock: [] for clock in pooled}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for r in range(rounds):
@@ -58,9 +63,10 @@ def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
                 out = tmp / f"times{which}.json"
                 result[which] = plain(width, steps, out) if which == 0 else observed(width, steps, out, tmp)
             for clock, (a_all, b_all) in pooled.items():
-                a_all += result[0][clock]
+                plain_clock = "wall" if clock == "recorded" else clock  # the Record against the plain script's clock
+                a_all += result[0][plain_clock]
                 b_all += result[1][clock]
-                ratios[clock].append(float(np.median(result[1][clock]) / np.median(result[0][clock])))
+                ratios[clock].append(float(np.median(result[1][clock]) / np.median(result[0][plain_clock])))
     out = {}
     for clock, (a_all, b_all) in pooled.items():
         verdict = compare_samples(a_all, b_all)

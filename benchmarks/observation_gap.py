@@ -1,0 +1,103 @@
+"""Why a tune claim and its re-measurement differ: tune's observation against the bare script, side
+by side in one campaign.
+
+tune_zoo.py compares tune's claim, measured during the tuning, with a re-measurement made minutes
+later. Two things separate them: what tune's observation adds to a step (its hooks), and how the
+machine moved between the two campaigns. This benchmark measures the first alone. For each row of
+a tune_zoo output file (its workload and kept knobs), four configurations run interleaved in
+rounds (order rotated): the plain script and `run --apply KEPT`, timed by the script's own steps
+(benchmarks/remeasure.py, nothing of torchdoctor loaded), and tune's own runs of the baseline and of
+the kept knobs (`torchdoctor.tune.trial.observe_run`, the runs tune's confirmation makes, over the
+same steps). Reported per row: the bare speed-up, the observed one (what tune would claim now), and
+per side the observed over the bare pace. Observed and bare speed-ups that agree, where the claim
+and the re-measurement did not, put the difference on the machine's move between campaigns.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/observation_gap.py --from zoo.json
+        [--workloads a,b] [--rounds 6] [--steps 20] [--warmup-steps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from remeasure import run_once, write_apply_file
+from tune_zoo import WORKLOADS
+
+from torchdoctor.bench import compare_runs
+from torchdoctor.tune import TuneConfig
+from torchdoctor.tune.trial import observe_run
+
+SIDES = ("plain", "tuned", "observed plain", "observed tuned")
+
+
+def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, work: Path) -> dict[str, Any]:
+    """The four configurations of one workload, interleaved; their runs' mean step times."""
+    script, args, _ = WORKLOADS[name]
+    work.mkdir(parents=True, exist_ok=True)
+    apply = write_apply_file(kept, work / "kept.json")
+    means: dict[str, list[float]] = {side: [] for side in SIDES}
+    for index in range(rounds):
+        for side in SIDES[index % 4:] + SIDES[:index % 4]:
+            if side.startswith("observed"):
+                knobs = kept if side.endswith("tuned") else {}
+                out_dir = work / f"run{index}-{side.replace(' ', '-')}"
+                run = observe_run(script, args, knobs, config, role=side, out_dir=out_dir)
+                if run.step_s is None:
+                    raise RuntimeError(f"{name}: {side} measured no steps ({run.failure})")
+                means[side].append(run.step_s)
+            else:
+                argv = [sys.executable, str(script), *args] if side == "plain" else \
+                    [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
+                times = run_once(argv, work / "steps", config.timing_steps, config.warmup_steps)
+                means[side].append(statistics.fmean(times))
+    bare = compare_runs([[m] for m in means["plain"]], [[m] for m in means["tuned"]],
+                        tolerance=config.run_tolerance)
+    observed = compare_runs([[m] for m in means["observed plain"]], [[m] for m in means["observed tuned"]],
+                            tolerance=config.run_tolerance)
+    pace = {side: statistics.median(values) for side, values in means.items()}
+    return {"workload": name, "kept": kept, "rounds": rounds, "run_means_s": means, "pace_s": pace,
+            "bare_speedup": 1 / bare.verdict.ratio, "observed_speedup": 1 / observed.verdict.ratio,
+            "observed_over_bare": {"plain": pace["observed plain"] / pace["plain"],
+                                   "tuned": pace["observed tuned"] / pace["tuned"]},
+            "load_average": os.getloadavg()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--from", dest="source", type=Path, required=True, help="a tune_zoo.py --out file")
+    parser.add_argument("--workloads", default="", help="comma-separated subset of its rows (default: all kept)")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup-steps", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None)
+    options = parser.parse_args()
+    rows = [r for r in orjson.loads(options.source.read_bytes())["rows"] if r["kept"]]
+    if options.workloads:
+        rows = [r for r in rows if r["workload"] in options.workloads.split(",")]
+    config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in rows:
+            result = campaign(row["workload"], row["kept"], options.rounds, config, Path(tmp) / row["workload"])
+            result.update(claimed_speedup=row["claimed_speedup"], remeasured_speedup=row["remeasured_speedup"])
+            results.append(result)
+            if options.out:
+                options.out.write_bytes(orjson.dumps({"rows": results}, option=orjson.OPT_INDENT_2))
+            over = result["observed_over_bare"]
+            print(f"{row['workload']}: bare x{result['bare_speedup']:.2f}, observed x{result['observed_speedup']:.2f} "
+                  f"(observed/bare {result['observed_speedup'] / result['bare_speedup']:.2f}; pace observed/bare: "
+                  f"plain {over['plain']:.3f}, tuned {over['tuned']:.3f}); tune_zoo claimed "
+                  f"x{row['claimed_speedup']:.2f}, re-measured x{row['remeasured_speedup']:.2f}; "
+                  f"load {result['load_average'][0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
