@@ -42,11 +42,11 @@ def test_a_training_loop_feeds_every_part_of_the_step():
 
 
 def test_the_hooks_own_time_is_not_the_steps(monkeypatch):
-    """A hook body of ours that takes 5 ms (here: noting a backward) shows in `hooks_ns`, not in the
+    """A hook body of ours that takes 20 ms (here: noting a backward) shows in `hooks_ns`, not in the
     step's wall time, nor in the part it ran beside; the script's own 2 ms sleep stays in the step."""
     clock, instrumentation = _installed()
     note_backward = instrumentation.facts.runtime.note_backward
-    monkeypatch.setattr(instrumentation.facts.runtime, "note_backward", lambda: (time.sleep(0.005), note_backward()))
+    monkeypatch.setattr(instrumentation.facts.runtime, "note_backward", lambda: (time.sleep(0.02), note_backward()))
     try:
         model = torch.nn.Linear(4, 1)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -59,8 +59,8 @@ def test_the_hooks_own_time_is_not_the_steps(monkeypatch):
         instrumentation.uninstall()
     assert len(clock.samples) == 3
     for wall_ns, parts in clock.samples:
-        assert parts.hooks_ns >= 5e6
-        assert 2e6 <= wall_ns < 5e6, wall_ns
+        assert parts.hooks_ns >= 20e6
+        assert 2e6 <= wall_ns < 20e6, wall_ns
         assert parts.forward_ns + parts.backward_ns + parts.optimizer_ns <= wall_ns
 
 
