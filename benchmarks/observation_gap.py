@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from remeasure import run_once, write_apply_file
+from remeasure import argv_for, run_once, write_apply_file
 from tune_zoo import WORKLOADS
 
 from torchdoctor.bench import compare_runs
@@ -54,8 +53,7 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
                     raise RuntimeError(f"{name}: {side} measured no steps ({run.failure})")
                 means[side].append(run.step_s)
             else:
-                argv = [sys.executable, str(script), *args] if side == "plain" else \
-                    [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
+                argv = argv_for(script, args, None if side == "plain" else apply)
                 times = run_once(argv, work / "steps", config.timing_steps, config.warmup_steps)
                 means[side].append(statistics.fmean(times))
     bare = compare_runs([[m] for m in means["plain"]], [[m] for m in means["tuned"]],

@@ -49,6 +49,13 @@ def run_once(argv: list[str], log: Path, steps: int, warmup: int) -> list[float]
     return times[warmup - 1:]
 
 
+def argv_for(script: Path, args: list[str], apply: Path | None) -> list[str]:
+    """The plain script's command line (`apply` None), else the script under `run --apply APPLY`."""
+    if apply is None:
+        return [sys.executable, str(script), *args]
+    return [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
+
+
 def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
     """Knob values as a file `torchdoctor run --apply` reads (the oldest readable schema: no
     script hash, so one file serves any script)."""
@@ -70,10 +77,7 @@ def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], r
                              and widest_half_width(runs, tolerance) > precision):
         order = names[index % len(names):] + names[:index % len(names)]
         for name in order:
-            apply = variants[name]
-            argv = [sys.executable, str(script), *args] if apply is None else \
-                [sys.executable, "-m", "torchdoctor", "run", "--apply", str(apply), "--", str(script), *args]
-            runs[name].append(run_once(argv, work / f"{name}.steps", steps, warmup))
+            runs[name].append(run_once(argv_for(script, args, variants[name]), work / f"{name}.steps", steps, warmup))
         index += 1
     return runs
 
