@@ -1,7 +1,10 @@
 """Healthy: a small convolutional classifier on in-memory images.
 
 Known problem: none (conv layers without bias before BatchNorm, data in tensors).
-Expected: no finding of severity warning or above.
+Expected: no finding of severity warning or above, but for one whose fix the run measured: compiling
+the model (torch.compile, Inductor) measures about x1.6 on a CPU (19 ms eager, 12 ms compiled, on a
+2-core VM; BatchNorm and ReLU fused, a faster max-pool). TD-COMP-003 probes compiling only where its
+per-operator estimate is high, which a loaded host's small operators can make it.
 """
 
 from __future__ import annotations
