@@ -13,7 +13,11 @@ first step's end as torchdoctor's StepClock does): a window one step later measu
 step's warm-up tail and the prefetched burst of a DataLoader's workers one step less than tune did.
 A claim can only be held to a 10% goal by a re-measurement more precise than that: given
 `precision`, rounds are added while a variant's speed-up is less precise (`RunsVerdict.half_width`,
-the rule tune's confirmation uses).
+the rule tune's confirmation uses). Given `min_window_s`, each variant times at least that long a
+window, sized from a first run of it that is not counted, by the rule tune's confirmation sizes its
+windows with (`TuneConfig.confirm_steps`): in 20 steps of 2 ms, a DataLoader worker's one ~10 ms
+garbage collection fell inside one program's window and outside the other's, a 15-20% difference
+that a long-running script never shows.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 import orjson
 
 from torchdoctor.bench import RUN_TOLERANCE, compare_runs
+from torchdoctor.tune import TuneConfig
 
 STEP_CLOCK = Path(__file__).resolve().parent / "step_clock"
 #: The longest one run may take; a field script runs 60 steps of at most ~80 ms.
@@ -65,21 +70,34 @@ def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
 
 def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], rounds: int, steps: int,
               warmup: int, work: Path, *, precision: float | None = None, max_rounds: int = 0,
-              tolerance: float = RUN_TOLERANCE) -> dict[str, list[list[float]]]:
+              tolerance: float = RUN_TOLERANCE, min_window_s: float = 0.0) -> dict[str, list[list[float]]]:
     """Each variant (None: the plain script, which must be `plain`; else an apply file for
     `run --apply`) run `rounds` times, interleaved with the order rotated each round, so that the
     machine's load moves every variant alike; then, given `precision`, more rounds (up to
-    `max_rounds`) while any variant's speed-up over `plain` is less precise than that."""
+    `max_rounds`) while any variant's speed-up over `plain` is less precise than that. Each variant
+    times `steps`, or more for `min_window_s` (module docstring)."""
     names = list(variants)
     runs: dict[str, list[list[float]]] = {n: [] for n in names}
+    windows = {name: window_steps(argv_for(script, args, variants[name]), work / f"{name}.steps", steps, warmup,
+                                  min_window_s) for name in names}
     index = 0
     while index < rounds or (index < max_rounds and precision is not None
                              and widest_half_width(runs, tolerance) > precision):
         order = names[index % len(names):] + names[:index % len(names)]
         for name in order:
-            runs[name].append(run_once(argv_for(script, args, variants[name]), work / f"{name}.steps", steps, warmup))
+            runs[name].append(run_once(argv_for(script, args, variants[name]), work / f"{name}.steps",
+                                       windows[name], warmup))
         index += 1
     return runs
+
+
+def window_steps(argv: list[str], log: Path, steps: int, warmup: int, min_window_s: float) -> int:
+    """`steps`, or, given `min_window_s`, the steps tune's confirmation would time for the pace of
+    one uncounted run of `argv`."""
+    if not min_window_s:
+        return steps
+    pace = sum(run_once(argv, log, steps, warmup)) / steps
+    return TuneConfig(timing_steps=max(5, steps), confirm_window_s=min_window_s).confirm_steps(pace)
 
 
 def widest_half_width(runs: dict[str, list[list[float]]], tolerance: float) -> float:

@@ -4,12 +4,15 @@ Loaded by Python at start-up when this folder is on PYTHONPATH; does nothing unl
 is set. Then it stamps `time.perf_counter()` at the end of every `optimizer.step()` (or, in a
 script without an optimizer, of every call of an outermost module), and after TD_STEP_LIMIT
 stamps writes them to TD_STEP_LOG (one per line) and ends the process (`os._exit(0)`), so that a
-workload meant to run for hours stops once it was measured. No torchdoctor code is involved.
+workload meant to run for hours stops once it was measured; a script that ends sooner has the
+stamps it made written at its exit (as tune times such a script to its end). No torchdoctor code is
+involved.
 """
 
 import os
 
 if os.environ.get("TD_STEP_LOG"):
+    import atexit
     import sys
     import time
 
@@ -23,12 +26,19 @@ if os.environ.get("TD_STEP_LOG"):
     _forward_stamps: list = []
     _depth = [0]
 
-    def _finish(stamps: list) -> None:
+    def _write(stamps: list) -> None:
         with open(_LOG, "w") as f:
             f.write("\n".join(repr(s) for s in stamps))
+
+    def _finish(stamps: list) -> None:
+        _write(stamps)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+    def _at_exit() -> None:
+        if os.getpid() == _PID:
+            _write(_optimizer_stamps or _forward_stamps)
 
     def _optimizer_step(optimizer, args, kwargs) -> None:
         if os.getpid() != _PID:
@@ -47,6 +57,7 @@ if os.environ.get("TD_STEP_LOG"):
             if _LIMIT and len(_forward_stamps) >= _LIMIT:
                 _finish(_forward_stamps)
 
+    atexit.register(_at_exit)
     register_optimizer_step_post_hook(_optimizer_step)
     torch.nn.modules.module.register_module_forward_pre_hook(_pre)
     torch.nn.modules.module.register_module_forward_hook(_post, always_call=True)

@@ -33,19 +33,20 @@ class FakeRuns:
         self.calls: list[tuple[dict[str, Any], str]] = []
 
     def __call__(self, script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, role: str,
-                 out_dir: Path, progress: Any = None, diagnose: bool = False) -> Run:
+                 out_dir: Path, progress: Any = None, diagnose: bool = False, timing_steps: int | None = None) -> Run:
         n = len(self.calls)
         self.calls.append((dict(knobs), role))
         step_s = 0.1 * math.prod(EFFECT.get(k, 1.0) for k in knobs) * self.slow(n, knobs)
+        count = timing_steps or config.timing_steps
         steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + 3 * n)), backward_s=0.01,
-                            loss=self.loss(knobs)) for i in range(30)]
-        record = Record(steps=steps, summary=Summary(num_steps=30, step_s=step_s),
+                            loss=self.loss(knobs)) for i in range(count)]
+        record = Record(steps=steps, summary=Summary(num_steps=count, step_s=step_s),
                         env={"torch": {"anomaly_detection": True}, "cpu": {"logical_cores": 2},
                              "optimizers": [{"class": "SGD", "module": "torch.optim.sgd"}],
                              "models": [{"class": "Net", "module_types": {"Conv2d": 1}}]})
         failure = (INTERRUPTED, "interrupted (Ctrl-C)") if n == self.interrupt_at else None
         return Run(knobs=dict(knobs), role=role, run_id=f"run{n}", step_s=step_s, duration_s=self.duration_s,
-                   record=record, failure=failure)
+                   record=record, failure=failure, timing_steps=count)
 
 
 def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> search.Tuner:
@@ -163,6 +164,20 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
     assert noisy.confirmation["rounds"] == 6 and not noisy.confirmation["precise"]
     assert noisy.confirmed and 1.8 < noisy.speedup < 2.2
     assert noisy.confirmation["half_width"] > 0.05 and "wider than the 5% aimed at" in noisy.confirmation["reason"]
+
+
+def test_each_side_of_the_confirmation_is_timed_for_at_least_its_window(tmp_path, monkeypatch) -> None:
+    """Baseline steps of 0.1 s and kept-knob steps of 0.05 s, a 6 s window: 60 and 120 timed steps,
+    where the trials timed 30. No trial run (30 steps) is reused as one of the confirmation's."""
+    runs = FakeRuns()
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_window_s=6.0).run()
+    confirmation = result.confirmation
+    assert result.confirmed and 1.9 < result.speedup < 2.1
+    assert [r["timed_steps"] for r in confirmation["baseline_runs"]] == [60] * len(confirmation["baseline_runs"])
+    assert [r["timed_steps"] for r in confirmation["best_runs"]] == [120] * len(confirmation["best_runs"])
+    assert {r["role"] for r in confirmation["baseline_runs"] + confirmation["best_runs"]} == {"confirm-baseline",
+                                                                                          "confirm-best"}
+    assert "60 timed steps a baseline run and 120 a kept-knobs run (at least 6 s of steps" in confirmation["how"]
 
 
 def test_the_budget_ends_the_confirmations_extra_rounds(tmp_path, monkeypatch) -> None:

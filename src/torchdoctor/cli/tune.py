@@ -48,6 +48,9 @@ def tune(
                    "--confirm-precision (default: 8, or --confirm-rounds when larger)."),
     confirm_precision: float = typer.Option(
         0.05, help="Relative half-width of the speed-up's 95% uncertainty the confirmation aims for."),
+    confirm_window: float = typer.Option(
+        1.0, help="Seconds of steps each confirmation run times at least: short steps get more than --steps "
+                  "(up to 20x), so that a one-off pause weighs little; 0: --steps."),
     seed: int = typer.Option(0, help="Seed Python, NumPy and torch before the script runs (it may seed itself)."),
     no_seed: bool = typer.Option(False, "--no-seed", help="Do not seed the script."),
     accept_unchecked_numerics: bool = typer.Option(
@@ -72,6 +75,7 @@ def tune(
                             rounds=rounds, max_rounds=max(4, rounds), confirm_rounds=confirm_rounds,
                             confirm_max_rounds=max(confirm_rounds, 8) if confirm_max_rounds is None
                             else confirm_max_rounds, confirm_precision=confirm_precision,
+                            confirm_window_s=confirm_window,
                             script_seed=None if no_seed else seed, accept_unchecked_numerics=accept_unchecked_numerics,
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:

@@ -47,7 +47,7 @@ from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
-from torchdoctor.tune.config import TuneConfig
+from torchdoctor.tune.config import CONFIRM_STEPS_CAP, TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.numerics import (NOISE_MARGIN, NumericsCheck, check_losses, check_outputs,
                                        distribution_difference, losses_identical, sampling_tolerance, unchecked)
@@ -309,16 +309,18 @@ class Tuner:
                 study.tell(asked, seen[value])
 
     # -- runs ------------------------------------------------------------------------------------
-    def _observe(self, knobs: dict[str, Any], role: str, *, diagnose: bool = False) -> Run:
-        """One run of the script with `knobs`, stored. Raises _Interrupted when a stop signal
-        arrived before it (start no other) or interrupted it."""
+    def _observe(self, knobs: dict[str, Any], role: str, *, diagnose: bool = False,
+                 timing_steps: int | None = None) -> Run:
+        """One run of the script with `knobs` (`timing_steps` timed, the config's unless given),
+        stored. Raises _Interrupted when a stop signal arrived before it (start no other) or
+        interrupted it."""
         if self.stop_signal() is not None:
             raise _Interrupted()
         if self.progress:
             label = ", ".join(f"{k}={v!r}" for k, v in knobs.items()) or "no knobs"
             self.progress.run_started(label, role)
         run = observe_run(self.script, self.args, knobs, self.config, role=role, diagnose=diagnose,
-                          out_dir=self.work_dir / self.tune_id / f"run{len(self.runs)}")
+                          out_dir=self.work_dir / self.tune_id / f"run{len(self.runs)}", timing_steps=timing_steps)
         self.runs.append(run)
         self._last = run
         if run.failure and run.failure[0] == INTERRUPTED:
@@ -340,30 +342,37 @@ class Tuner:
         return 2 * self.config.rounds - 1
 
     def _room(self, runs: int, *, confirmation: bool = True) -> bool:
-        """Whether `runs` more runs, and the confirmation (reserved), fit in the time budget."""
+        """Whether `runs` more runs, and the confirmation (reserved), fit in the time budget;
+        `confirmation` False: the runs are the confirmation's own (nothing is left to reserve)."""
         budget = self.config.time_budget_s
         if budget is None:
             return True
-        reserve = 2 * self.config.confirm_rounds * self._run_estimate() if confirmation else 0.0
+        estimate = self._run_estimate()
+        confirming = estimate + self.config.confirm_window_s  # its windows may be that much longer
+        reserve = 2 * self.config.confirm_rounds * confirming if confirmation else 0.0
         elapsed = max(time.perf_counter() - self._start, sum(r.duration_s for r in self.runs))
-        return elapsed + runs * self._run_estimate() + reserve <= budget
+        return elapsed + runs * (estimate if confirmation else confirming) + reserve <= budget
 
     def _interleave(self, a_knobs: dict[str, Any], b_knobs: dict[str, Any], roles: tuple[str, str], *,
                     rounds: int, max_rounds: int, per_sample: bool, confirmation: bool = False,
                     first_b: Callable[[Run], bool] | None = None, precision: float | None = None,
+                    steps: tuple[int | None, int | None] = (None, None),
                     ) -> tuple[list[Run], list[Run], RunsVerdict | None]:
         """Runs of A and B interleaved A B B A ... for `rounds` rounds, more (up to `max_rounds`)
         while runs of one side disagree or, given `precision`, while the ratio's 95% uncertainty
-        is wider than that (RunsVerdict.half_width). The run that just ran is reused when it is
-        A's (or B's) configuration. `first_b(run)` may stop early (False) once B has run once
-        (numerics). Stops at B's first failed run."""
+        is wider than that (RunsVerdict.half_width). `steps`: each side's timed steps (None: the
+        config's). The run that just ran is reused when it is A's (or B's) configuration with
+        that window. `first_b(run)` may stop early (False) once B has run once (numerics). Stops
+        at B's first failed run."""
         a_runs: list[Run] = []
         b_runs: list[Run] = []
         pattern = "ABBA"
+        a_steps, b_steps = (n or self.config.timing_steps for n in steps)
         last = self._last
-        if last is not None and last.ok and not last.disturbed and last.knobs == a_knobs:
+        reusable = last is not None and last.ok and not last.disturbed
+        if reusable and last.knobs == a_knobs and last.timing_steps == a_steps:
             a_runs.append(last)
-        elif last is not None and last.ok and not last.disturbed and last.knobs == b_knobs:
+        elif reusable and last.knobs == b_knobs and last.timing_steps == b_steps:
             b_runs.append(last)
             pattern = "BAAB"
         position = len(a_runs) + len(b_runs)
@@ -373,7 +382,8 @@ class Tuner:
             while len(a_runs) + len(b_runs) < 2 * target:
                 side = pattern[position % 4]
                 position += 1
-                run = self._observe(a_knobs if side == "A" else b_knobs, roles[0] if side == "A" else roles[1])
+                run = self._observe(a_knobs if side == "A" else b_knobs, roles[0] if side == "A" else roles[1],
+                                    timing_steps=a_steps if side == "A" else b_steps)
                 if side == "A":
                     if run.ok:
                         a_runs.append(run)
@@ -505,11 +515,12 @@ class Tuner:
         per_sample = any(REGISTRY[n].per_sample for n in self.kept)
         self.confirmation = {"status": "running", "runs": []}
         self._pending = ([], [])
+        steps = (self.config.confirm_steps(_pace(self.baseline)), self.config.confirm_steps(_pace(self.best)))
         a_runs, b_runs, verdict = self._interleave(
             {}, dict(self.kept), (CONFIRM_BASELINE, CONFIRM_BEST), rounds=self.config.confirm_rounds,
             max_rounds=self.config.confirm_max_rounds, per_sample=per_sample, confirmation=True,
-            precision=self.config.confirm_precision)
-        self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample)
+            precision=self.config.confirm_precision, steps=steps)
+        self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample, steps)
         status = self.confirmation["status"]
         if status != "confirmed":
             why = self.confirmation["reason"]
@@ -525,10 +536,15 @@ class Tuner:
             self.progress.confirmation_finished(self.confirmation)
 
     def _confirmation(self, a_runs: list[Run], b_runs: list[Run], verdict: RunsVerdict | None,
-                      per_sample: bool) -> dict[str, Any]:
+                      per_sample: bool, steps: tuple[int, int]) -> dict[str, Any]:
         what = "sample" if per_sample else "step"
+        window = (f"{steps[0]} timed steps each" if steps[0] == steps[1] else
+                  f"{steps[0]} timed steps a baseline run and {steps[1]} a kept-knobs run")
+        if self.config.confirm_window_s:
+            window += f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_STEPS_CAP}x " \
+                      f"{self.config.timing_steps}, or to the script's end)"
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
-               f"{self.config.timing_steps} timed steps each; speed-up = ratio of the medians of the runs' "
+               f"{window}; speed-up = ratio of the medians of the runs' "
                f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%} or the budget ran out)")
@@ -615,6 +631,12 @@ def _ranked(verdict: RunsVerdict) -> str:
            else "runs that disagree among themselves")
     return (f"{ahead} of {len(a) * len(b)} pairs of runs faster, {len(a)}+{len(b)} {why}, judged by their "
             f"ranks: 95% interval {interval}")
+
+
+def _pace(trial: Trial) -> float | None:
+    """A configuration's step time as its trial measured it (the median of its runs' paces)."""
+    paces = [r.step_s for r in trial.runs if r.ok and r.step_s]
+    return statistics.median(paces) if paces else None
 
 
 def _runs_text(medians: Sequence[float]) -> str:

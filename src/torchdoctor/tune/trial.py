@@ -48,6 +48,7 @@ class Run:
     duration_s: float = 0.0
     failure: tuple[str, str] | None = None
     disturbed: bool = False
+    timing_steps: int = 0  # the window asked for (a script that ends sooner times fewer)
     record: Record | None = field(default=None, repr=False)
     outputs: list[dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -76,6 +77,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "role": self.role, "step_s": self.step_s, "sample_s": self.sample_s,
                 "duration_s": self.duration_s, "disturbed": self.disturbed,
+                "timed_steps": len(self.record.steps) if self.record else 0,
                 "failed": self.failure[1] if self.failure else None}
 
 
@@ -168,14 +170,17 @@ def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
 def observe_run(
     script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, role: str,
     out_dir: Path, progress: Callable[[str, int, int], None] | None = None, diagnose: bool = False,
+    timing_steps: int | None = None,
 ) -> Run:
-    """Observe the script once with `knobs` applied. Timing only, unless `diagnose`: then a
+    """Observe the script once with `knobs` applied, `timing_steps` timed (the config's unless
+    given: the confirmation's longer windows). Timing only, unless `diagnose`: then a
     profiler window and a memory step follow the timing window (their steps are not timed) and the
     Record is analysed (trace, lint), so that the diagnosis behind the candidates' order has its
     evidence. The other runs skip the memory step and the threads probe: no verdict reads them (on a
     small script the memory step cost 0.1-0.2 s of each run's 5 s). No run probes compiling: tune
     measures the compile knob as a trial of its own."""
-    observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=config.timing_steps,
+    timing_steps = timing_steps or config.timing_steps
+    observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=timing_steps,
                                    profile=diagnose, memory=diagnose, threads_probe=diagnose, knobs=knobs,
                                    compile_probe=False,
                                    capture_steps=min(config.timing_steps, CAPTURE_STEPS))
@@ -189,6 +194,7 @@ def observe_run(
     if diagnose or len(record.ranks) > 1:  # the distributed knobs read record.distributed
         record = analyse_record(record, lint=diagnose)
     run = Run(knobs=dict(knobs), role=role, run_id=record.run_id, duration_s=elapsed, record=record,
+              timing_steps=timing_steps,
               failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(out_dir))
     # The window's pace, not its median step (compare_runs says why): what the verdicts divide.
     step_times, sample_times = run.times(per_sample=False), run.times(per_sample=True)

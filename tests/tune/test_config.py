@@ -1,0 +1,21 @@
+"""TuneConfig: the confirmation's window in steps, from a configuration's pace."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchdoctor.tune.config import CONFIRM_STEPS_CAP, TuneConfig
+
+
+def test_short_steps_are_confirmed_over_the_window_and_long_ones_over_the_trials_steps() -> None:
+    config = TuneConfig(timing_steps=20, confirm_window_s=1.0)
+    assert config.confirm_steps(0.250) == 20  # 5 s of steps already
+    assert config.confirm_steps(0.004) == 250  # 1 s of 4 ms steps
+    assert config.confirm_steps(0.0001) == CONFIRM_STEPS_CAP * 20  # capped
+    assert config.confirm_steps(None) == 20  # no pace measured: the trials' window
+
+
+def test_a_zero_window_keeps_the_trials_steps_and_a_negative_one_is_refused() -> None:
+    assert TuneConfig(timing_steps=20, confirm_window_s=0).confirm_steps(0.001) == 20
+    with pytest.raises(ValueError, match="confirm_window_s"):
+        TuneConfig(confirm_window_s=-1)
