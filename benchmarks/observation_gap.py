@@ -10,10 +10,12 @@ rounds (order rotated): the plain script and `run --apply KEPT`, timed by the sc
 the kept knobs (`torchdoctor.tune.trial.observe_run`, the runs tune's confirmation makes, over the
 same steps). Reported per row: the bare speed-up, the observed one (what tune would claim now), and
 per side the observed over the bare pace. Observed and bare speed-ups that agree, where the claim
-and the re-measurement did not, put the difference on the machine's move between campaigns.
+and the re-measurement did not, put the difference on the machine's move between campaigns. Each
+side times at least `--confirm-window` seconds of steps (the confirmation's rule, sized from an
+uncounted bare run: remeasure.window_steps), bare and observed the same steps.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/observation_gap.py --from zoo.json
-        [--workloads a,b] [--rounds 6] [--steps 20] [--warmup-steps 3]
+        [--workloads a,b] [--rounds 6] [--steps 20] [--warmup-steps 3] [--confirm-window 1]
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from remeasure import argv_for, run_once, write_apply_file
+from remeasure import argv_for, run_once, window_steps, write_apply_file
 from tune_zoo import WORKLOADS
 
 from torchdoctor.bench import compare_runs
@@ -42,26 +44,31 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
     script, args, _ = WORKLOADS[name]
     work.mkdir(parents=True, exist_ok=True)
     apply = write_apply_file(kept, work / "kept.json")
+    windows = {side: window_steps(argv_for(script, args, None if side == "plain" else apply), work / "steps",
+                                  config.timing_steps, config.warmup_steps, config.confirm_window_s)
+               for side in ("plain", "tuned")}
     means: dict[str, list[float]] = {side: [] for side in SIDES}
     for index in range(rounds):
         for side in SIDES[index % 4:] + SIDES[:index % 4]:
             if side.startswith("observed"):
                 knobs = kept if side.endswith("tuned") else {}
                 out_dir = work / f"run{index}-{side.replace(' ', '-')}"
-                run = observe_run(script, args, knobs, config, role=side, out_dir=out_dir)
+                run = observe_run(script, args, knobs, config, role=side, out_dir=out_dir,
+                                  timing_steps=windows[side.removeprefix("observed ")])
                 if run.step_s is None:
                     raise RuntimeError(f"{name}: {side} measured no steps ({run.failure})")
                 means[side].append(run.step_s)
             else:
                 argv = argv_for(script, args, None if side == "plain" else apply)
-                times = run_once(argv, work / "steps", config.timing_steps, config.warmup_steps)
+                times = run_once(argv, work / "steps", windows[side], config.warmup_steps)
                 means[side].append(statistics.fmean(times))
     bare = compare_runs([[m] for m in means["plain"]], [[m] for m in means["tuned"]],
                         tolerance=config.run_tolerance)
     observed = compare_runs([[m] for m in means["observed plain"]], [[m] for m in means["observed tuned"]],
                             tolerance=config.run_tolerance)
     pace = {side: statistics.median(values) for side, values in means.items()}
-    return {"workload": name, "kept": kept, "rounds": rounds, "run_means_s": means, "pace_s": pace,
+    return {"workload": name, "kept": kept, "rounds": rounds, "timed_steps": windows, "run_means_s": means,
+            "pace_s": pace,
             "bare_speedup": 1 / bare.verdict.ratio, "observed_speedup": 1 / observed.verdict.ratio,
             "observed_over_bare": {"plain": pace["observed plain"] / pace["plain"],
                                    "tuned": pace["observed tuned"] / pace["tuned"]},
@@ -75,12 +82,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup-steps", type=int, default=3)
+    parser.add_argument("--confirm-window", type=float, default=1.0, help="seconds of steps a run times at least")
     parser.add_argument("--out", type=Path, default=None)
     options = parser.parse_args()
     rows = [r for r in orjson.loads(options.source.read_bytes())["rows"] if r["kept"]]
     if options.workloads:
         rows = [r for r in rows if r["workload"] in options.workloads.split(",")]
-    config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps)
+    config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
+                        confirm_window_s=options.confirm_window)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for row in rows:

@@ -37,7 +37,8 @@ if os.environ.get("TD_STEP_LOG"):
         os._exit(0)
 
     def _at_exit() -> None:
-        if os.getpid() == _PID:
+        # Only a process that stepped: `torchdoctor run` loads this too, and its script may be a child.
+        if os.getpid() == _PID and (_optimizer_stamps or _forward_stamps):
             _write(_optimizer_stamps or _forward_stamps)
 
     def _optimizer_step(optimizer, args, kwargs) -> None:
