@@ -104,7 +104,7 @@ def test_tune_runs_every_trial_under_torchrun_and_tries_no_sync_on_ddp_accumulat
     script = Path(__file__).resolve().parents[1] / "knobs" / "scripts" / "ddp_accum.py"
     proc, result = _tune(tmp_path, "--nproc-per-node", "2", "--knobs", "no_sync", "--no-repeat-baseline",
                          "--rounds", "1", "--confirm-rounds", "1", "--confirm-max-rounds", "2", "--warmup-steps", "2",
-                         "--steps", "10", "--", str(script))
+                         "--steps", "10", "--confirm-window", "0", "--", str(script))  # the launch, not the window
     assert proc.returncode == 0, proc.stderr
     baseline, trial = result["trials"]
     assert trial["knob"] == "no_sync" and trial["value"] == 4  # the measured micro-batches per step

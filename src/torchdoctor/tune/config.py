@@ -114,4 +114,3 @@ class TuneConfig:
             return self.timing_steps
         wanted = math.ceil(self.confirm_window_s / step_s)
         return max(self.timing_steps, min(wanted, CONFIRM_STEPS_CAP * self.timing_steps))
-
