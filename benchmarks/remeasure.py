@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,7 @@ def window_steps(argv: list[str], log: Path, steps: int, warmup: int, min_window
     one uncounted run of `argv`."""
     if not min_window_s:
         return steps
-    pace = sum(run_once(argv, log, steps, warmup)) / steps
+    pace = statistics.fmean(run_once(argv, log, steps, warmup))  # a script that ends sooner times fewer
     return TuneConfig(timing_steps=max(5, steps), confirm_window_s=min_window_s).confirm_steps(pace)
 
 

@@ -19,6 +19,7 @@ import pytest
 from tests.field.helpers import assert_shares_add_up
 
 from torchdoctor.analyse import analyse_record
+from torchdoctor.bench import FASTER
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer
 from torchdoctor.record import Record
@@ -112,7 +113,7 @@ def test_a_healthy_workload_has_no_warning_the_run_did_not_measure(name: str, tm
 def measured_faster(finding: dict) -> bool:
     """The finding's claim is what its fix measured in this run, judged faster (rules/probed.py)."""
     evidence = finding.get("evidence") or {}
-    return evidence.get("upside_basis") == "measured" and evidence.get("probe_verdict") == "faster"
+    return evidence.get("upside_basis") == "measured" and evidence.get("probe_verdict") == FASTER
 
 
 def test_every_workload_states_its_problem_and_expected_rule() -> None:
