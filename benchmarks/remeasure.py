@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,19 +72,23 @@ def write_apply_file(kept: dict[str, Any], path: Path) -> Path:
 
 def remeasure(script: Path, args: list[str], variants: dict[str, Path | None], rounds: int, steps: int,
               warmup: int, work: Path, *, precision: float | None = None, max_rounds: int = 0,
-              tolerance: float = RUN_TOLERANCE, min_window_s: float = 0.0) -> dict[str, list[list[float]]]:
+              tolerance: float = RUN_TOLERANCE, min_window_s: float = 0.0,
+              min_span_s: float = 0.0) -> dict[str, list[list[float]]]:
     """Each variant (None: the plain script, which must be `plain`; else an apply file for
     `run --apply`) run `rounds` times, interleaved with the order rotated each round, so that the
     machine's load moves every variant alike; then, given `precision`, more rounds (up to
-    `max_rounds`) while any variant's speed-up over `plain` is less precise than that. Each variant
-    times `steps`, or more for `min_window_s` (module docstring)."""
+    `max_rounds`) while any variant's speed-up over `plain` is less precise than that, or while the
+    rounds have lasted less than `min_span_s` (tune's `--confirm-span`: a shared machine's minute-to-
+    minute moves averaged in, as in the claim). Each variant times `steps`, or more for
+    `min_window_s` (module docstring)."""
     names = list(variants)
     runs: dict[str, list[list[float]]] = {n: [] for n in names}
     windows = {name: window_steps(argv_for(script, args, variants[name]), work / f"{name}.steps", steps, warmup,
                                   min_window_s) for name in names}
-    index = 0
-    while index < rounds or (index < max_rounds and precision is not None
-                             and widest_half_width(runs, tolerance) > precision):
+    index, start = 0, time.perf_counter()
+    while index < rounds or (index < max_rounds and (
+            time.perf_counter() - start < min_span_s
+            or (precision is not None and widest_half_width(runs, tolerance) > precision))):
         order = names[index % len(names):] + names[:index % len(names)]
         for name in order:
             runs[name].append(run_once(argv_for(script, args, variants[name]), work / f"{name}.steps",

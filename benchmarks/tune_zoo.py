@@ -10,7 +10,8 @@ For each workload:
    times; rounds are added (up to `--max-rounds`) until the re-measured speed-ups are within
    `--precision` (95%), so that a 10% goal can be told from the re-measurement's own noise; each
    variant's runs time at least `--confirm-window` seconds of steps, as tune's confirmation does
-   (remeasure.py says why). The ratio is `torchdoctor.bench.compare_runs` (the median of the runs'
+   (remeasure.py says why), and its rounds last at least `--confirm-span` seconds, as tune's
+   confirmation's runs do (a shared machine's speed-ups move from one minute to the next). The ratio is `torchdoctor.bench.compare_runs` (the median of the runs'
    mean step times, as tune's claim);
 3. a second table: each finding's claim against tune's own measurement of its knob (the result's
    `findings`, docs/tune.md), which benchmarks/finding_upside.py re-measures with the fix alone.
@@ -19,6 +20,7 @@ Goals (issues 13 and 15): the claim within 10% of the re-measurement on every ro
 fix at least 0.95 of the expert's.
 
     python benchmarks/tune_zoo.py [--rounds 3] [--max-rounds 12] [--precision 0.05] [--steps 30] [--confirm-window 1]
+                                  [--confirm-span 60]
                                   [--time-budget 300] [--max-trials 8] [--workloads a,field/b] [--out FILE]
 """
 
@@ -84,7 +86,7 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
     if len(variants) > 1:
         runs = remeasure(script, args, variants, options.rounds, options.steps, options.warmup_steps, work,
                          precision=options.precision, max_rounds=options.max_rounds, tolerance=config.run_tolerance,
-                         min_window_s=config.confirm_window_s)
+                         min_window_s=config.confirm_window_s, min_span_s=config.confirm_span_s)
         independent = {v: judge(runs["plain"], runs[v], config.run_tolerance) for v in variants if v != "plain"}
         pace = {v: statistics.median(statistics.fmean(r) for r in rs) for v, rs in runs.items()}
         remeasure_rounds = len(runs["plain"])
@@ -173,6 +175,8 @@ def main() -> None:
     parser.add_argument("--warmup-steps", type=int, default=5)
     parser.add_argument("--confirm-window", type=float, default=1.0,
                         help="seconds of steps each confirmation run and each re-measured run times at least")
+    parser.add_argument("--confirm-span", type=float, default=60.0,
+                        help="seconds tune's confirmation and the re-measurement last at least, each")
     parser.add_argument("--time-budget", type=float, default=300.0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--max-trials", type=int, default=8)
@@ -193,7 +197,7 @@ def main() -> None:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
                         time_budget_s=options.time_budget, max_trials=options.max_trials, trial_timeout_s=180.0,
-                        confirm_window_s=options.confirm_window)
+                        confirm_window_s=options.confirm_window, confirm_span_s=options.confirm_span)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in options.workloads.split(","):

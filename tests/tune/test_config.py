@@ -1,4 +1,4 @@
-"""TuneConfig: the confirmation's window in steps, from a configuration's pace."""
+"""TuneConfig: the confirmation's window in steps, from a configuration's pace, and its span."""
 
 from __future__ import annotations
 
@@ -19,3 +19,9 @@ def test_a_zero_window_keeps_the_trials_steps_and_a_negative_one_is_refused() ->
     assert TuneConfig(timing_steps=20, confirm_window_s=0).confirm_steps(0.001) == 20
     with pytest.raises(ValueError, match="confirm_window_s"):
         TuneConfig(confirm_window_s=-1)
+
+
+@pytest.mark.parametrize("span", [-1.0, float("nan"), float("inf")])
+def test_a_confirmation_span_that_is_not_a_number_of_seconds_is_refused(span: float) -> None:
+    with pytest.raises(ValueError, match="confirm_span_s"):
+        TuneConfig(confirm_span_s=span)

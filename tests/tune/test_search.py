@@ -51,7 +51,7 @@ class FakeRuns:
 
 def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> search.Tuner:
     monkeypatch.setattr(search, "observe_run", runs)
-    config = TuneConfig(**{"only": KNOBS, "patience": 10, **options})
+    config = TuneConfig(**{"only": KNOBS, "patience": 10, "confirm_span_s": 0.0, **options})
     return search.Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"), work_dir=tmp_path)
 
 
@@ -178,6 +178,26 @@ def test_each_side_of_the_confirmation_is_timed_for_at_least_its_window(tmp_path
     assert {r["role"] for r in confirmation["baseline_runs"] + confirmation["best_runs"]} == {"confirm-baseline",
                                                                                           "confirm-best"}
     assert "60 timed steps a baseline run and 120 a kept-knobs run (at least 6 s of steps" in confirmation["how"]
+
+
+def test_the_confirmation_goes_on_until_its_runs_span_the_time_asked(tmp_path, monkeypatch) -> None:
+    """Runs of 5 s that agree within 1%: precise after the 3 rounds asked (30 s of runs); with
+    `confirm_span_s` 40 a fourth round runs, so that the claim covers 40 s of the machine's moves."""
+    quick = _tuner(tmp_path / "quick", monkeypatch, FakeRuns(duration_s=5.0), only=["zero_grad_set_to_none"]).run()
+    spanned = _tuner(tmp_path / "spanned", monkeypatch, FakeRuns(duration_s=5.0), only=["zero_grad_set_to_none"],
+                     confirm_span_s=40.0).run()
+    assert quick.confirmation["rounds"] == 3 and quick.confirmation["span_s"] == 30.0
+    assert spanned.confirmed and spanned.confirmation["rounds"] == 4 and spanned.confirmation["span_s"] == 40.0
+    assert "the runs lasted 40 s in all" in spanned.confirmation["how"]
+
+
+def test_the_budget_keeps_room_for_the_confirmations_span(tmp_path, monkeypatch) -> None:
+    """Four knobs of 10 s runs in a 200 s budget with a 100 s span: the search leaves the
+    confirmation its 100 s instead of spending them on more trials."""
+    runs = FakeRuns(duration_s=10.0)
+    result = _tuner(tmp_path, monkeypatch, runs, time_budget_s=200.0, confirm_span_s=100.0).run()
+    assert result.confirmed and result.confirmation["span_s"] >= 100.0
+    assert len(runs.calls) * 10.0 <= 200.0 + 10.0
 
 
 def test_the_budget_ends_the_confirmations_extra_rounds(tmp_path, monkeypatch) -> None:

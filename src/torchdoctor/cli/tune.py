@@ -45,12 +45,16 @@ def tune(
                                        "at least."),
     confirm_max_rounds: Optional[int] = typer.Option(
         None, help="Rounds of the confirmation at most: more are run while the speed-up is less precise than "
-                   "--confirm-precision (default: 8, or --confirm-rounds when larger)."),
+                   "--confirm-precision or its runs span less than --confirm-span (default: 12, or --confirm-rounds "
+                   "when larger)."),
     confirm_precision: float = typer.Option(
         0.05, help="Relative half-width of the speed-up's 95% uncertainty the confirmation aims for."),
     confirm_window: float = typer.Option(
         1.0, help="Seconds of steps each confirmation run times at least: short steps get more than --steps "
                   "(up to 20x), so that a one-off pause weighs little; 0: --steps."),
+    confirm_span: float = typer.Option(
+        60.0, help="Seconds the confirmation's runs last at least, in all: on a shared machine a speed-up measured "
+                   "within half a minute may not hold the next; 0: no span asked."),
     seed: int = typer.Option(0, help="Seed Python, NumPy and torch before the script runs (it may seed itself)."),
     no_seed: bool = typer.Option(False, "--no-seed", help="Do not seed the script."),
     accept_unchecked_numerics: bool = typer.Option(
@@ -73,9 +77,9 @@ def tune(
                             allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline,
                             nproc_per_node=nproc_per_node,
                             rounds=rounds, max_rounds=max(4, rounds), confirm_rounds=confirm_rounds,
-                            confirm_max_rounds=max(confirm_rounds, 8) if confirm_max_rounds is None
+                            confirm_max_rounds=max(confirm_rounds, 12) if confirm_max_rounds is None
                             else confirm_max_rounds, confirm_precision=confirm_precision,
-                            confirm_window_s=confirm_window,
+                            confirm_window_s=confirm_window, confirm_span_s=confirm_span,
                             script_seed=None if no_seed else seed, accept_unchecked_numerics=accept_unchecked_numerics,
                             torchrun_args=list(torchrun_arg or []), only=[k for k in (knobs or "").split(",") if k])
     except ValueError as exc:

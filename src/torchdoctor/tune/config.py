@@ -35,10 +35,10 @@ class TuneConfig:
     confirm_rounds: int = 3
     """Rounds of the final confirmation (baseline and best configuration interleaved), whose
     ratio is the reported speed-up, at least. Reserved in the budget."""
-    confirm_max_rounds: int = 8
+    confirm_max_rounds: int = 12
     """Rounds of the confirmation at most: beyond `confirm_rounds`, rounds are added while runs
-    of one side disagree or the speed-up is less precise than `confirm_precision`, budget
-    permitting."""
+    of one side disagree, the speed-up is less precise than `confirm_precision` or its runs span
+    less than `confirm_span_s`, budget permitting."""
     confirm_precision: float = 0.05
     """The confirmation goes on until the speed-up's 95% uncertainty (RunsVerdict.half_width:
     bootstrap CI and run-to-run scatter) is within this relative half-width."""
@@ -49,6 +49,12 @@ class TuneConfig:
     garbage collection fell inside tune's 20-step window in every run and outside the bare script's,
     and the claim came out 0.84-0.87 of the re-measurement; over 250 steps the two measured alike
     (observed 2.34 ms, bare 2.45 ms a step, five interleaved rounds). 0: `timing_steps` only."""
+    confirm_span_s: float = 60.0
+    """The confirmation's runs last at least this long in all (rounds are added until they do): a
+    speed-up measured within half a minute holds for that half minute. On a shared 2-core machine
+    the ratio wanders from one minute to the next far beyond the interval its rounds give:
+    consecutive 5-round re-measurements of the zoo's loop optimizer (about 45 s each) gave x2.00 to
+    x2.71, each within +-3%; 10-round ones (about 80 s) x2.38 to x2.47. 0: no span asked."""
     run_tolerance: float = 0.15
     """Two runs of one configuration agree when their median step times are within this; a
     slower run outside it is disturbed (another process took the cores): the median over runs
@@ -95,6 +101,8 @@ class TuneConfig:
             raise ValueError(f"confirm_precision must be in (0, 1), got {self.confirm_precision}")
         if not (math.isfinite(self.confirm_window_s) and self.confirm_window_s >= 0):
             raise ValueError(f"confirm_window_s must be a number of seconds >= 0, got {self.confirm_window_s}")
+        if not (math.isfinite(self.confirm_span_s) and self.confirm_span_s >= 0):
+            raise ValueError(f"confirm_span_s must be a number of seconds >= 0, got {self.confirm_span_s}")
         if not 0 < self.run_tolerance < 1:
             raise ValueError(f"run_tolerance must be in (0, 1), got {self.run_tolerance}")
         if self.int_trials < 1:

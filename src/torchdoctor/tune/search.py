@@ -25,7 +25,8 @@ by side, then a confirmation of the whole.
    during the first baseline run leaves nothing to report (TuneInterruptedError).
 5. Confirmation: baseline and best configuration interleaved for `confirm_rounds` rounds, and
    more (up to `confirm_max_rounds`, budget permitting) until the speed-up is precise within
-   `confirm_precision` (bootstrap CI and run-to-run scatter): the claim is what a user re-running
+   `confirm_precision` (bootstrap CI and run-to-run scatter) and its runs lasted `confirm_span_s`
+   in all (the machine's minute-to-minute moves averaged in): the claim is what a user re-running
    the two configurations should find. The reported speed-up is that ratio with its 95% CI. Not
    faster, or too noisy to tell: nothing is kept. A stop before or during it: the result is
    reported as unconfirmed.
@@ -349,18 +350,19 @@ class Tuner:
             return True
         estimate = self._run_estimate()
         confirming = estimate + self.config.confirm_window_s  # its windows may be that much longer
-        reserve = 2 * self.config.confirm_rounds * confirming if confirmation else 0.0
+        reserve = max(2 * self.config.confirm_rounds * confirming, self.config.confirm_span_s) if confirmation else 0.0
         elapsed = max(time.perf_counter() - self._start, sum(r.duration_s for r in self.runs))
         return elapsed + runs * (estimate if confirmation else confirming) + reserve <= budget
 
     def _interleave(self, a_knobs: dict[str, Any], b_knobs: dict[str, Any], roles: tuple[str, str], *,
                     rounds: int, max_rounds: int, per_sample: bool, confirmation: bool = False,
                     first_b: Callable[[Run], bool] | None = None, precision: float | None = None,
-                    steps: tuple[int | None, int | None] = (None, None),
+                    steps: tuple[int | None, int | None] = (None, None), min_span_s: float = 0.0,
                     ) -> tuple[list[Run], list[Run], RunsVerdict | None]:
         """Runs of A and B interleaved A B B A ... for `rounds` rounds, more (up to `max_rounds`)
         while runs of one side disagree or, given `precision`, while the ratio's 95% uncertainty
-        is wider than that (RunsVerdict.half_width). `steps`: each side's timed steps (None: the
+        is wider than that (RunsVerdict.half_width), or while the runs last less than `min_span_s`
+        in all (_span). `steps`: each side's timed steps (None: the
         config's). The run that just ran is reused when it is A's (or B's) configuration with
         that window. `first_b(run)` may stop early (False) once B has run once (numerics). Stops
         at B's first failed run."""
@@ -399,7 +401,8 @@ class Tuner:
             for side_runs, kept in ((a_runs, verdict.a_kept), (b_runs, verdict.b_kept)):
                 for index, run in enumerate(side_runs):
                     run.disturbed = index not in kept
-            settled = verdict.decided and (precision is None or verdict.half_width <= precision)
+            settled = (verdict.decided and (precision is None or verdict.half_width <= precision)
+                       and _span(a_runs + b_runs) >= min_span_s)
             if settled or target >= max_rounds or not self._room(2, confirmation=not confirmation):
                 return a_runs, b_runs, verdict
             target += 1
@@ -519,7 +522,7 @@ class Tuner:
         a_runs, b_runs, verdict = self._interleave(
             {}, dict(self.kept), (CONFIRM_BASELINE, CONFIRM_BEST), rounds=self.config.confirm_rounds,
             max_rounds=self.config.confirm_max_rounds, per_sample=per_sample, confirmation=True,
-            precision=self.config.confirm_precision, steps=steps)
+            precision=self.config.confirm_precision, steps=steps, min_span_s=self.config.confirm_span_s)
         self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample, steps)
         status = self.confirmation["status"]
         if status != "confirmed":
@@ -547,9 +550,12 @@ class Tuner:
                f"{window}; speed-up = ratio of the medians of the runs' "
                f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
-               f"95% uncertainty was within {self.config.confirm_precision:.0%} or the budget ran out)")
+               f"95% uncertainty was within {self.config.confirm_precision:.0%}"
+               + (f" and the runs lasted {self.config.confirm_span_s:g} s in all" if self.config.confirm_span_s else "")
+               + f", or the budget ran out; they lasted {_span(a_runs + b_runs):.0f} s)")
         half_width = verdict.half_width if verdict is not None else math.inf
         info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
+                                "span_s": _span(a_runs + b_runs),
                                 "half_width": half_width if math.isfinite(half_width) else None,
                                 "precise": half_width <= self.config.confirm_precision,
                                 "baseline_runs": [r.to_dict() for r in a_runs],
@@ -617,6 +623,11 @@ class Tuner:
     def _save(self, trial: Trial) -> None:
         self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
                               verdict=trial.status, reason=trial.reason, figures=trial.figures())
+
+
+def _span(runs: list[Run]) -> float:
+    """How long `runs` lasted in all (seconds): the time the machine's moves had to show in them."""
+    return sum(r.duration_s for r in runs)
 
 
 def _ranked(verdict: RunsVerdict) -> str:
