@@ -138,6 +138,9 @@ def test_ctrl_c_during_the_confirmation_reports_the_result_as_unconfirmed(tmp_pa
     assert "UNCONFIRMED" in result.summary and "interrupted (Ctrl-C)" in result.stop_reason
     assert result.exit_status == 130  # interrupted is not success, even with a result to report
     assert 1.9 < result.speedup < 2.1  # the estimate
+    confirmation = result.confirmation  # the span of the runs it had: 1 s each, the interrupted one not counted
+    assert confirmation["baseline_runs"] and confirmation["span_s"] == len(
+        confirmation["baseline_runs"] + confirmation["best_runs"]) * 1.0
 
 
 def test_a_kept_set_the_confirmation_finds_no_faster_is_dropped(tmp_path, monkeypatch) -> None:

@@ -541,6 +541,7 @@ class Tuner:
     def _confirmation(self, a_runs: list[Run], b_runs: list[Run], verdict: RunsVerdict | None,
                       per_sample: bool, steps: tuple[int, int]) -> dict[str, Any]:
         what = "sample" if per_sample else "step"
+        span_s = _span(a_runs + b_runs)
         window = (f"{steps[0]} timed steps each" if steps[0] == steps[1] else
                   f"{steps[0]} timed steps a baseline run and {steps[1]} a kept-knobs run")
         if self.config.confirm_window_s:
@@ -552,10 +553,10 @@ class Tuner:
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%}"
                + (f" and the runs lasted {self.config.confirm_span_s:g} s in all" if self.config.confirm_span_s else "")
-               + f", or the budget ran out; they lasted {_span(a_runs + b_runs):.0f} s)")
+               + f", or the budget ran out; they lasted {span_s:.0f} s)")
         half_width = verdict.half_width if verdict is not None else math.inf
         info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
-                                "span_s": _span(a_runs + b_runs),
+                                "span_s": span_s,
                                 "half_width": half_width if math.isfinite(half_width) else None,
                                 "precise": half_width <= self.config.confirm_precision,
                                 "baseline_runs": [r.to_dict() for r in a_runs],
@@ -605,7 +606,7 @@ class Tuner:
         self.confirmation = {"status": "unconfirmed", "reason": f"{why}: the speed-up is an estimate ({source})",
                              "estimate_ratio": estimate, "how": f"not confirmed: estimate from {source}",
                              "baseline_runs": [r.to_dict() for r in a_runs], "best_runs": [r.to_dict() for r in b_runs],
-                             "verdict": None, "rounds": 0, "per_sample": False}
+                             "verdict": None, "rounds": 0, "span_s": _span(a_runs + b_runs), "per_sample": False}
 
     def _noise(self) -> dict[str, Any]:
         runs = [r for r in self.baseline.runs if r.ok]
