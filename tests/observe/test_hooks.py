@@ -13,11 +13,11 @@ from torchdoctor.observe.hooks import Instrumentation, leading_dim
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock
 
 
-def _installed(warmup=2, timing=3):
+def _installed(warmup=2, timing=3, steps_only=False):
     noop = lambda *args: None  # noqa: E731
     clock = StepClock(warmup, timing, 0, PhaseCallbacks(noop, noop, noop, noop, noop, noop))
     instrumentation = Instrumentation(clock, Facts())
-    instrumentation.install()
+    instrumentation.install(steps_only=steps_only)
     return clock, instrumentation
 
 
@@ -39,6 +39,32 @@ def test_a_training_loop_feeds_every_part_of_the_step():
         assert parts.data_ns > 0 and parts.forward_ns > 0 and parts.backward_ns > 0 and parts.optimizer_ns > 0
         assert parts.batch_size == 8 and parts.loss is not None and not parts.loss.requires_grad
     assert instrumentation._discovery is None  # the global discovery hook came off after two steps
+
+
+def test_steps_only_times_the_optimizers_steps_and_patches_nothing_else():
+    """tune's confirmation (ObserveConfig.steps_only): the steps' wall times, from the optimizer's
+    hooks, and no hook on loading, forward or backward (their calls would cost the script time)."""
+    plain = (torch.utils.data.dataloader._BaseDataLoaderIter.__next__, torch.Tensor.backward, torch.autograd.backward)
+    clock, instrumentation = _installed(steps_only=True)
+    try:
+        patched = (torch.utils.data.dataloader._BaseDataLoaderIter.__next__, torch.Tensor.backward,
+                   torch.autograd.backward)
+        global_hooks = dict(torch.nn.modules.module._global_forward_pre_hooks)
+        loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            time.sleep(0.002)
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+    assert patched == plain and not global_hooks and not model._forward_hooks and not model._forward_pre_hooks
+    assert clock.source == "optimizer" and clock.count == 5 and len(clock.samples) == 3
+    for wall_ns, parts in clock.samples:
+        assert wall_ns >= 2e6 and parts.optimizer_ns > 0
+        assert parts.data_ns == parts.forward_ns == parts.backward_ns == 0 and parts.loss is None
 
 
 def test_the_hooks_own_time_is_not_the_steps(monkeypatch):

@@ -122,6 +122,10 @@ def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_li
     assert proc.returncode == 0, proc.stderr
     assert result["kept"] == {"no_anomaly_detection": True}, result["summary"] + proc.stdout[-3000:]
     assert result["intercepted"][0]["line"] == 7
+    # The script steps an optimizer: the confirmation's runs were timed by its step hooks alone.
+    confirmation = result["confirmation"]
+    assert confirmation["steps_only"] is True and "timed by the step hooks alone" in confirmation["how"]
+    assert all(run["timed_steps"] >= 20 for run in confirmation["baseline_runs"] + confirmation["best_runs"])
     assert "-torch.autograd.set_detect_anomaly(True)\n" in result["diff"]
     assert "+torch.autograd" not in result["diff"]
 

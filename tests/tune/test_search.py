@@ -24,29 +24,36 @@ EFFECT = {"zero_grad_set_to_none": 0.5}
 
 class FakeRuns:
     """Fabricated runs: step time 0.1 s x each applied knob's EFFECT, times `slow(n)` for the
-    n-th run (a disturbance), loss 1.0 unless `loss(knobs)` says otherwise."""
+    n-th run (a disturbance), loss 1.0 unless `loss(knobs)` says otherwise; steps detected from
+    `detection` (the Record's step_detection). `steps_only` lists how each run was asked to be observed."""
 
     def __init__(self, slow: Callable[[int, dict[str, Any]], float] = lambda n, knobs: 1.0,
                  interrupt_at: int | None = None,
-                 loss: Callable[[dict[str, Any]], float | None] = lambda knobs: 1.0, duration_s: float = 1.0) -> None:
+                 loss: Callable[[dict[str, Any]], float | None] = lambda knobs: 1.0, duration_s: float = 1.0,
+                 detection: str | None = None) -> None:
         self.slow, self.interrupt_at, self.loss, self.duration_s = slow, interrupt_at, loss, duration_s
+        self.detection = detection
         self.calls: list[tuple[dict[str, Any], str]] = []
+        self.steps_only: list[bool] = []
 
     def __call__(self, script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, role: str,
-                 out_dir: Path, progress: Any = None, diagnose: bool = False, timing_steps: int | None = None) -> Run:
+                 out_dir: Path, progress: Any = None, diagnose: bool = False, timing_steps: int | None = None,
+                 steps_only: bool = False) -> Run:
         n = len(self.calls)
         self.calls.append((dict(knobs), role))
+        self.steps_only.append(steps_only)
         step_s = 0.1 * math.prod(EFFECT.get(k, 1.0) for k in knobs) * self.slow(n, knobs)
         count = timing_steps or config.timing_steps
-        steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + 3 * n)), backward_s=0.01,
+        steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + 3 * n)), backward_s=0.01, batch_size=8,
                             loss=self.loss(knobs)) for i in range(count)]
         record = Record(steps=steps, summary=Summary(num_steps=count, step_s=step_s),
                         env={"torch": {"anomaly_detection": True}, "cpu": {"logical_cores": 2},
                              "optimizers": [{"class": "SGD", "module": "torch.optim.sgd"}],
-                             "models": [{"class": "Net", "module_types": {"Conv2d": 1}}]})
+                             "models": [{"class": "Net", "module_types": {"Conv2d": 1}}]},
+                        step_detection=self.detection)
         failure = (INTERRUPTED, "interrupted (Ctrl-C)") if n == self.interrupt_at else None
         return Run(knobs=dict(knobs), role=role, run_id=f"run{n}", step_s=step_s, duration_s=self.duration_s,
-                   record=record, failure=failure, timing_steps=count)
+                   record=record, failure=failure, timing_steps=count, steps_only=steps_only)
 
 
 def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> search.Tuner:
@@ -192,6 +199,26 @@ def test_the_confirmation_goes_on_until_its_runs_span_the_time_asked(tmp_path, m
     assert quick.confirmation["rounds"] == 3 and quick.confirmation["span_s"] == 30.0
     assert spanned.confirmed and spanned.confirmation["rounds"] == 4 and spanned.confirmation["span_s"] == 40.0
     assert "the runs lasted 40 s in all" in spanned.confirmation["how"]
+
+
+@pytest.mark.parametrize("detection, per_sample, steps_only", [
+    ("optimizer", False, True), ("marker", False, True), ("forward", False, False), ("optimizer", True, False)])
+def test_the_confirmation_is_timed_by_the_step_hooks_alone_where_they_find_the_steps(
+        tmp_path, monkeypatch, detection, per_sample, steps_only) -> None:
+    """Only step times decide a confirmation, so its runs carry no other hook's cost, where the
+    steps are an optimizer's or the script's markers and the speed-up is per step (per sample,
+    the batch sizes come from the DataLoader's hook). The trials keep every hook (losses, outputs)."""
+    if per_sample:
+        monkeypatch.setattr(REGISTRY["zero_grad_set_to_none"], "per_sample", True)
+    runs = FakeRuns(detection=detection)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    confirming = [only for (_, role), only in zip(runs.calls, runs.steps_only) if role.startswith("confirm")]
+    assert result.confirmed and confirming and set(confirming) == {steps_only}
+    assert not any(only for (_, role), only in zip(runs.calls, runs.steps_only) if not role.startswith("confirm"))
+    assert result.confirmation["steps_only"] is steps_only
+    assert ("timed by the step hooks alone" in result.confirmation["how"]) is steps_only
+    # A run observed with every hook is never reused as one of the confirmation's: all its runs are its own.
+    assert len(confirming) == 2 * result.confirmation["rounds"] or not steps_only
 
 
 def test_the_budget_keeps_room_for_the_confirmations_span(tmp_path, monkeypatch) -> None:

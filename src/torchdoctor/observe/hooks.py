@@ -18,6 +18,7 @@ Hooks, and what they feed:
 - `torch.compile`: that it was called, and how.
 - `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
 - `torchdoctor.step()`: the `marker` source.
+- with `steps_only` (ObserveConfig), only the optimizer hooks and the marker.
 - with an `OutputCapture` (tune's runs): the first outermost module's inputs and outputs during
   the steps after the timing window, sampled for the numerics check
   (`torchdoctor.observe.probes.outputs`).
@@ -105,13 +106,16 @@ class Instrumentation:
             self.loaders_aside = False
 
     # -- install / uninstall ---------------------------------------------------------------
-    def install(self) -> None:
-        self._patch_dataloader()
+    def install(self, *, steps_only: bool = False) -> None:
+        """Every hook; with `steps_only`, only those that end steps (optimizers, the marker):
+        ObserveConfig.steps_only says why."""
         self._hook_optimizers()
-        self._patch_backward()
-        self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
-        self._undo.append(self._remove_discovery)
-        self._silence_own_hook_warning()
+        if not steps_only:
+            self._patch_dataloader()
+            self._patch_backward()
+            self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
+            self._undo.append(self._remove_discovery)
+            self._silence_own_hook_warning()
         self._patch_compile()
         self._patch_gradcheck()
         self._undo.append(self.facts.runtime.install())

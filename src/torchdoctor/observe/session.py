@@ -143,7 +143,7 @@ class ObservationSession:
         seed_from_env()  # before the script (which may seed itself: its own call then wins)
         # Knobs first: the hooks then wrap (and record) what the knobs changed.
         self._undo_knobs = apply_knobs(self.config.knobs)
-        self.hooks.install()
+        self.hooks.install(steps_only=self.config.steps_only)
         if self.compile_capture is not None:
             self.compile_capture.start()
         self.sampler.start()

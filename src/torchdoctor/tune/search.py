@@ -45,6 +45,7 @@ import optuna
 
 from torchdoctor.bench import FASTER, RunsVerdict, agreeing_runs, compare_runs
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
+from torchdoctor.observe import STEPS_ONLY_SOURCES
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
@@ -311,17 +312,18 @@ class Tuner:
 
     # -- runs ------------------------------------------------------------------------------------
     def _observe(self, knobs: dict[str, Any], role: str, *, diagnose: bool = False,
-                 timing_steps: int | None = None) -> Run:
-        """One run of the script with `knobs` (`timing_steps` timed, the config's unless given),
-        stored. Raises _Interrupted when a stop signal arrived before it (start no other) or
-        interrupted it."""
+                 timing_steps: int | None = None, steps_only: bool = False) -> Run:
+        """One run of the script with `knobs` (`timing_steps` timed, the config's unless given;
+        `steps_only`: by the step hooks alone), stored. Raises _Interrupted when a stop signal
+        arrived before it (start no other) or interrupted it."""
         if self.stop_signal() is not None:
             raise _Interrupted()
         if self.progress:
             label = ", ".join(f"{k}={v!r}" for k, v in knobs.items()) or "no knobs"
             self.progress.run_started(label, role)
         run = observe_run(self.script, self.args, knobs, self.config, role=role, diagnose=diagnose,
-                          out_dir=self.work_dir / self.tune_id / f"run{len(self.runs)}", timing_steps=timing_steps)
+                          out_dir=self.work_dir / self.tune_id / f"run{len(self.runs)}", timing_steps=timing_steps,
+                          steps_only=steps_only)
         self.runs.append(run)
         self._last = run
         if run.failure and run.failure[0] == INTERRUPTED:
@@ -358,20 +360,20 @@ class Tuner:
                     rounds: int, max_rounds: int, per_sample: bool, confirmation: bool = False,
                     first_b: Callable[[Run], bool] | None = None, precision: float | None = None,
                     steps: tuple[int | None, int | None] = (None, None), min_span_s: float = 0.0,
-                    ) -> tuple[list[Run], list[Run], RunsVerdict | None]:
+                    steps_only: bool = False) -> tuple[list[Run], list[Run], RunsVerdict | None]:
         """Runs of A and B interleaved A B B A ... for `rounds` rounds, more (up to `max_rounds`)
         while runs of one side disagree or, given `precision`, while the ratio's 95% uncertainty
         is wider than that (RunsVerdict.half_width), or while the runs last less than `min_span_s`
-        in all (_span). `steps`: each side's timed steps (None: the
-        config's). The run that just ran is reused when it is A's (or B's) configuration with
-        that window. `first_b(run)` may stop early (False) once B has run once (numerics). Stops
-        at B's first failed run."""
+        in all (_span). `steps`: each side's timed steps (None: the config's); `steps_only`: every
+        run observed by the step hooks alone. The run that just ran is reused when it is A's (or
+        B's) configuration with that window, observed alike. `first_b(run)` may stop early (False)
+        once B has run once (numerics). Stops at B's first failed run."""
         a_runs: list[Run] = []
         b_runs: list[Run] = []
         pattern = "ABBA"
         a_steps, b_steps = (n or self.config.timing_steps for n in steps)
         last = self._last
-        reusable = last is not None and last.ok and not last.disturbed
+        reusable = last is not None and last.ok and not last.disturbed and last.steps_only == steps_only
         if reusable and last.knobs == a_knobs and last.timing_steps == a_steps:
             a_runs.append(last)
         elif reusable and last.knobs == b_knobs and last.timing_steps == b_steps:
@@ -385,7 +387,7 @@ class Tuner:
                 side = pattern[position % 4]
                 position += 1
                 run = self._observe(a_knobs if side == "A" else b_knobs, roles[0] if side == "A" else roles[1],
-                                    timing_steps=a_steps if side == "A" else b_steps)
+                                    timing_steps=a_steps if side == "A" else b_steps, steps_only=steps_only)
                 if side == "A":
                     if run.ok:
                         a_runs.append(run)
@@ -516,14 +518,19 @@ class Tuner:
     def _confirm(self) -> None:
         """Baseline and best configuration interleaved: the reported speed-up."""
         per_sample = any(REGISTRY[n].per_sample for n in self.kept)
+        # Step times are all a confirmation reads: observed by the step hooks alone where they find
+        # the steps (an optimizer's, or the script's markers) and no batch size is needed.
+        baseline = self.baseline.record
+        steps_only = not per_sample and baseline is not None and baseline.step_detection in STEPS_ONLY_SOURCES
         self.confirmation = {"status": "running", "runs": []}
         self._pending = ([], [])
         steps = (self.config.confirm_steps(_pace(self.baseline)), self.config.confirm_steps(_pace(self.best)))
         a_runs, b_runs, verdict = self._interleave(
             {}, dict(self.kept), (CONFIRM_BASELINE, CONFIRM_BEST), rounds=self.config.confirm_rounds,
             max_rounds=self.config.confirm_max_rounds, per_sample=per_sample, confirmation=True,
-            precision=self.config.confirm_precision, steps=steps, min_span_s=self.config.confirm_span_s)
-        self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample, steps)
+            precision=self.config.confirm_precision, steps=steps, min_span_s=self.config.confirm_span_s,
+            steps_only=steps_only)
+        self.confirmation = self._confirmation(a_runs, b_runs, verdict, per_sample, steps, steps_only)
         status = self.confirmation["status"]
         if status != "confirmed":
             why = self.confirmation["reason"]
@@ -539,7 +546,7 @@ class Tuner:
             self.progress.confirmation_finished(self.confirmation)
 
     def _confirmation(self, a_runs: list[Run], b_runs: list[Run], verdict: RunsVerdict | None,
-                      per_sample: bool, steps: tuple[int, int]) -> dict[str, Any]:
+                      per_sample: bool, steps: tuple[int, int], steps_only: bool) -> dict[str, Any]:
         what = "sample" if per_sample else "step"
         span_s = _span(a_runs + b_runs)
         window = (f"{steps[0]} timed steps each" if steps[0] == steps[1] else
@@ -547,8 +554,10 @@ class Tuner:
         if self.config.confirm_window_s:
             window += f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_STEPS_CAP}x " \
                       f"{self.config.timing_steps}, or to the script's end)"
+        hooks = "timed by the step hooks alone" if steps_only else "timed with every observation hook (" + (
+            "a speed-up per sample reads the batch sizes)" if per_sample else "the steps are not an optimizer's)")
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
-               f"{window}; speed-up = ratio of the medians of the runs' "
+               f"{window}, {hooks}; speed-up = ratio of the medians of the runs' "
                f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%}"
@@ -556,7 +565,7 @@ class Tuner:
                + f", or the budget ran out; they lasted {span_s:.0f} s)")
         half_width = verdict.half_width if verdict is not None else math.inf
         info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
-                                "span_s": span_s,
+                                "span_s": span_s, "steps_only": steps_only,
                                 "half_width": half_width if math.isfinite(half_width) else None,
                                 "precise": half_width <= self.config.confirm_precision,
                                 "baseline_runs": [r.to_dict() for r in a_runs],
@@ -606,7 +615,8 @@ class Tuner:
         self.confirmation = {"status": "unconfirmed", "reason": f"{why}: the speed-up is an estimate ({source})",
                              "estimate_ratio": estimate, "how": f"not confirmed: estimate from {source}",
                              "baseline_runs": [r.to_dict() for r in a_runs], "best_runs": [r.to_dict() for r in b_runs],
-                             "verdict": None, "rounds": 0, "span_s": _span(a_runs + b_runs), "per_sample": False}
+                             "verdict": None, "rounds": 0, "span_s": _span(a_runs + b_runs), "per_sample": False,
+                             "steps_only": any(r.steps_only for r in a_runs + b_runs)}
 
     def _noise(self) -> dict[str, Any]:
         runs = [r for r in self.baseline.runs if r.ok]

@@ -49,6 +49,7 @@ class Run:
     failure: tuple[str, str] | None = None
     disturbed: bool = False
     timing_steps: int = 0  # the window asked for (a script that ends sooner times fewer)
+    steps_only: bool = False  # observed with the step hooks alone (ObserveConfig.steps_only)
     record: Record | None = field(default=None, repr=False)
     outputs: list[dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -170,10 +171,11 @@ def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
 def observe_run(
     script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, role: str,
     out_dir: Path, progress: Callable[[str, int, int], None] | None = None, diagnose: bool = False,
-    timing_steps: int | None = None,
+    timing_steps: int | None = None, steps_only: bool = False,
 ) -> Run:
     """Observe the script once with `knobs` applied, `timing_steps` timed (the config's unless
-    given: the confirmation's longer windows). Timing only, unless `diagnose`: then a
+    given: the confirmation's longer windows); with `steps_only`, by the step hooks alone and no
+    output sample (ObserveConfig.steps_only). Timing only, unless `diagnose`: then a
     profiler window and a memory step follow the timing window (their steps are not timed) and the
     Record is analysed (trace, lint), so that the diagnosis behind the candidates' order has its
     evidence. The other runs skip the memory step and the threads probe: no verdict reads them (on a
@@ -182,8 +184,8 @@ def observe_run(
     timing_steps = timing_steps or config.timing_steps
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=timing_steps,
                                    profile=diagnose, memory=diagnose, threads_probe=diagnose, knobs=knobs,
-                                   compile_probe=False,
-                                   capture_steps=min(config.timing_steps, CAPTURE_STEPS))
+                                   compile_probe=False, steps_only=steps_only,
+                                   capture_steps=0 if steps_only else min(config.timing_steps, CAPTURE_STEPS))
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
@@ -194,7 +196,7 @@ def observe_run(
     if diagnose or len(record.ranks) > 1:  # the distributed knobs read record.distributed
         record = analyse_record(record, lint=diagnose)
     run = Run(knobs=dict(knobs), role=role, run_id=record.run_id, duration_s=elapsed, record=record,
-              timing_steps=timing_steps,
+              timing_steps=timing_steps, steps_only=steps_only,
               failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(out_dir))
     # The window's pace, not its median step (compare_runs says why): what the verdicts divide.
     step_times, sample_times = run.times(per_sample=False), run.times(per_sample=True)
