@@ -7,9 +7,10 @@ machine moved between the two campaigns. This benchmark measures the first alone
 a tune_zoo output file (its workload and kept knobs), four configurations run interleaved in
 rounds (order rotated): the plain script and `run --apply KEPT`, timed by the script's own steps
 (benchmarks/remeasure.py, nothing of torchdoctor loaded), and tune's own runs of the baseline and of
-the kept knobs (`torchdoctor.tune.trial.observe_run`, the runs tune's confirmation makes, over the
-same steps). Reported per row: the bare speed-up, the observed one (what tune would claim now), and
-per side the observed over the bare pace. Observed and bare speed-ups that agree, where the claim
+the kept knobs (`torchdoctor.tune.trial.observe_run`, over the same steps), with every hook (tune's
+trials) and with the step hooks alone (`steps_only`: tune's confirmation, where the steps are an
+optimizer's). Reported per row: the bare speed-up, the observed ones (what tune would claim now),
+and per side the observed over the bare pace. Observed and bare speed-ups that agree, where the claim
 and the re-measurement did not, put the difference on the machine's move between campaigns. Each
 side times at least `--confirm-window` seconds of steps (the confirmation's rule, sized from an
 uncounted bare run: remeasure.window_steps), bare and observed the same steps.
@@ -36,11 +37,11 @@ from torchdoctor.bench import compare_runs
 from torchdoctor.tune import TuneConfig
 from torchdoctor.tune.trial import observe_run
 
-SIDES = ("plain", "tuned", "observed plain", "observed tuned")
+SIDES = ("plain", "tuned", "observed plain", "observed tuned", "steps-only plain", "steps-only tuned")
 
 
 def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, work: Path) -> dict[str, Any]:
-    """The four configurations of one workload, interleaved; their runs' mean step times."""
+    """The six configurations of one workload, interleaved; their runs' mean step times."""
     script, args, _ = WORKLOADS[name]
     work.mkdir(parents=True, exist_ok=True)
     apply = write_apply_file(kept, work / "kept.json")
@@ -49,12 +50,13 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
                for side in ("plain", "tuned")}
     means: dict[str, list[float]] = {side: [] for side in SIDES}
     for index in range(rounds):
-        for side in SIDES[index % 4:] + SIDES[:index % 4]:
-            if side.startswith("observed"):
-                knobs = kept if side.endswith("tuned") else {}
+        for side in SIDES[index % len(SIDES):] + SIDES[:index % len(SIDES)]:
+            if side not in ("plain", "tuned"):
+                how, bare_side = side.split(" ")
+                knobs = kept if bare_side == "tuned" else {}
                 out_dir = work / f"run{index}-{side.replace(' ', '-')}"
                 run = observe_run(script, args, knobs, config, role=side, out_dir=out_dir,
-                                  timing_steps=windows[side.removeprefix("observed ")])
+                                  timing_steps=windows[bare_side], steps_only=how == "steps-only")
                 if run.step_s is None:
                     raise RuntimeError(f"{name}: {side} measured no steps ({run.failure})")
                 means[side].append(run.step_s)
@@ -64,14 +66,16 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
                 means[side].append(statistics.fmean(times))
     bare = compare_runs([[m] for m in means["plain"]], [[m] for m in means["tuned"]],
                         tolerance=config.run_tolerance)
-    observed = compare_runs([[m] for m in means["observed plain"]], [[m] for m in means["observed tuned"]],
-                            tolerance=config.run_tolerance)
+    speedups = {how: 1 / compare_runs([[m] for m in means[f"{how} plain"]], [[m] for m in means[f"{how} tuned"]],
+                                      tolerance=config.run_tolerance).verdict.ratio
+                for how in ("observed", "steps-only")}
     pace = {side: statistics.median(values) for side, values in means.items()}
     return {"workload": name, "kept": kept, "rounds": rounds, "timed_steps": windows, "run_means_s": means,
             "pace_s": pace,
-            "bare_speedup": 1 / bare.verdict.ratio, "observed_speedup": 1 / observed.verdict.ratio,
-            "observed_over_bare": {"plain": pace["observed plain"] / pace["plain"],
-                                   "tuned": pace["observed tuned"] / pace["tuned"]},
+            "bare_speedup": 1 / bare.verdict.ratio, "observed_speedup": speedups["observed"],
+            "steps_only_speedup": speedups["steps-only"],
+            "observed_over_bare": {f"{how} {side}": pace[f"{how} {side}"] / pace[side]
+                                   for how in ("observed", "steps-only") for side in ("plain", "tuned")},
             "load_average": os.getloadavg()}
 
 
@@ -99,9 +103,11 @@ def main() -> None:
             if options.out:
                 options.out.write_bytes(orjson.dumps({"rows": results}, option=orjson.OPT_INDENT_2))
             over = result["observed_over_bare"]
-            print(f"{row['workload']}: bare x{result['bare_speedup']:.2f}, observed x{result['observed_speedup']:.2f} "
-                  f"(observed/bare {result['observed_speedup'] / result['bare_speedup']:.2f}; pace observed/bare: "
-                  f"plain {over['plain']:.3f}, tuned {over['tuned']:.3f}); tune_zoo claimed "
+            bare = result["bare_speedup"]
+            print(f"{row['workload']}: bare x{bare:.2f}, observed x{result['observed_speedup']:.2f} "
+                  f"({result['observed_speedup'] / bare:.2f}), steps only x{result['steps_only_speedup']:.2f} "
+                  f"({result['steps_only_speedup'] / bare:.2f}); pace over bare: "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in over.items()) + "; tune_zoo claimed "
                   f"x{row['claimed_speedup']:.2f}, re-measured x{row['remeasured_speedup']:.2f}; "
                   f"load {result['load_average'][0]:.1f}", flush=True)
 
