@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 SCRIPT = SCRIPTS / "slow_getitem.py"
 #: Warm-up past the batches 16 workers queue at start (2 each): within them a run measures the
-#: prefetched burst (0.4 ms steps, x86 where the steady state is x18), not the workers' pace.
+#: prefetched burst (with 2 ms items: 0.4 ms steps, x86 where the steady state is x18), not the workers' pace.
 WARMUP, STEPS, WINDOW, ROUNDS = 35, 16, 64, 3
 #: The script's own arguments: 1 ms an item, a step of 16 items.
 ITEMS = ["--item-ms", "1"]

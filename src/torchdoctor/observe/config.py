@@ -76,8 +76,8 @@ class ObserveConfig:
     (tune's confirmation) of a script that steps an optimizer. Why: a hooked call costs the
     script time its hook cannot charge out (calling it at all), and both sides of a speed-up
     carry it, which shrinks the ratio most where the fix makes steps short. The zoo's tiny-ops
-    workload compiled (0.3 ms steps), six interleaved rounds (benchmarks/observation_gap.py): its
-    steps 24% slower with every hook, 4% with the step hooks alone; its speed-up x7.12 and x8.52
+    workload compiled (0.3 ms steps), six interleaved rounds (benchmarks/observation_gap.py): the
+    compiled steps 24% slower with every hook, 4% with the step hooks alone; its speed-up x7.12 and x8.52
     against x8.70 unobserved. Needs `profile`, `memory`, `threads_probe` and `capture_steps` off
     (they read what the other hooks find)."""
 
