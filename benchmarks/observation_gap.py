@@ -65,9 +65,9 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
                 times = run_once(argv, work / "steps", windows[side], config.warmup_steps)
                 means[side].append(statistics.fmean(times))
     bare = compare_runs([[m] for m in means["plain"]], [[m] for m in means["tuned"]],
-                        tolerance=config.run_tolerance)
+                        tolerance=config.run_tolerance, paired=True)  # every side runs once a round
     speedups = {how: 1 / compare_runs([[m] for m in means[f"{how} plain"]], [[m] for m in means[f"{how} tuned"]],
-                                      tolerance=config.run_tolerance).verdict.ratio
+                                      tolerance=config.run_tolerance, paired=True).verdict.ratio
                 for how in ("observed", "steps-only")}
     pace = {side: statistics.median(values) for side, values in means.items()}
     return {"workload": name, "kept": kept, "rounds": rounds, "timed_steps": windows, "run_means_s": means,

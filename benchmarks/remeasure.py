@@ -5,8 +5,9 @@ interleaved in rounds with the order rotated each round, each run a fresh proces
 come from the script's own steps: a `sitecustomize` module on PYTHONPATH (`step_clock/`) times
 every `optimizer.step()` (or, without an optimizer, every call of the outermost module) and ends
 the run after `warmup + steps` of them. Nothing of torchdoctor's observation is loaded, so what
-is measured is the fix, not torchdoctor's view of it. `judge` is `torchdoctor.bench.compare_runs`
-(the median of the runs' mean step times), so a claim and its re-measurement use one statistic.
+is measured is the fix, not torchdoctor's view of it. `judge` is `torchdoctor.bench.compare_runs`,
+paired by round (the median of the rounds' ratios of the runs' mean step times; each variant runs
+once a round), so a claim and its re-measurement use one statistic.
 
 The window is the observation's own (steps `warmup + 1` to `warmup + steps`, counting from the
 first step's end as torchdoctor's StepClock does): a window one step later measured a compiled
@@ -108,15 +109,15 @@ def window_steps(argv: list[str], log: Path, steps: int, warmup: int, min_window
 
 def widest_half_width(runs: dict[str, list[list[float]]], tolerance: float) -> float:
     """The least precise speed-up over `plain` among the variants (infinite while one is undecided)."""
-    verdicts = [compare_runs(runs["plain"], variant, tolerance=tolerance) for name, variant in runs.items()
-                if name != "plain"]
+    verdicts = [compare_runs(runs["plain"], variant, tolerance=tolerance, paired=True)
+                for name, variant in runs.items() if name != "plain"]
     return max((v.half_width if v.decided else math.inf for v in verdicts), default=0.0)
 
 
 def judge(plain: list[list[float]], variant: list[list[float]], tolerance: float) -> dict[str, Any]:
     """The variant against the plain runs: its speed-up (plain over variant, > 1 is faster), the
     speed-up's 95% CI and compare_runs' whole verdict."""
-    verdict = compare_runs(plain, variant, tolerance=tolerance)
+    verdict = compare_runs(plain, variant, tolerance=tolerance, paired=True)  # run k of each: round k
     low, high = verdict.verdict.ci_low, verdict.verdict.ci_high
     return {"speedup": 1 / verdict.verdict.ratio, "speedup_ci": [1 / high, 1 / low] if math.isfinite(low) else None,
             "verdict": verdict.to_dict()}

@@ -12,8 +12,8 @@ For each workload:
    variant's runs time at least `--confirm-window` seconds of steps, as tune's confirmation does
    (remeasure.py says why), and its rounds last at least `--confirm-span` seconds, as tune's
    confirmation's runs do (a shared machine's speed-ups move from one minute to the next). The
-   ratio is `torchdoctor.bench.compare_runs` (the median of the runs' mean step times, as tune's
-   claim);
+   ratio is `torchdoctor.bench.compare_runs`, paired by round (the median of the rounds' ratios of
+   the runs' mean step times, as tune's claim);
 3. a second table: each finding's claim against tune's own measurement of its knob (the result's
    `findings`, docs/tune.md), which benchmarks/finding_upside.py re-measures with the fix alone.
 

@@ -150,6 +150,16 @@ def test_ctrl_c_during_the_confirmation_reports_the_result_as_unconfirmed(tmp_pa
         confirmation["baseline_runs"] + confirmation["best_runs"]) * 1.0
 
 
+def test_ctrl_c_between_two_rounds_of_the_confirmation_estimates_from_the_whole_rounds(tmp_path, monkeypatch) -> None:
+    # The confirmation ran A B B (its A the trial's last run, run 4), then its fourth run (A) was
+    # interrupted: one whole round and the second B alone; the estimate is that round's ratio.
+    runs = FakeRuns(interrupt_at=7)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    assert result.confirmation["status"] == "unconfirmed"
+    assert "the confirmation's 1+1 runs so far" in result.confirmation["reason"]
+    assert len(result.confirmation["best_runs"]) == 1 and 1.9 < result.speedup < 2.1
+
+
 def test_a_kept_set_the_confirmation_finds_no_faster_is_dropped(tmp_path, monkeypatch) -> None:
     # Fast only while searching: in the confirmation the configuration runs at baseline speed.
     runs = FakeRuns(slow=lambda n, knobs: 2.0 if n >= 5 and knobs else 1.0)
@@ -168,9 +178,12 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
     quiet = _tuner(tmp_path / "quiet", monkeypatch, FakeRuns(slow=_confirmation_scatter(0.005)),
                    only=["zero_grad_set_to_none"]).run()
     assert quiet.confirmation["rounds"] == 3 and quiet.confirmation["precise"]  # --confirm-rounds was enough
-    noisy = _tuner(tmp_path / "noisy", monkeypatch, FakeRuns(slow=_confirmation_scatter(0.06)),
+    # the speed-up is the rounds' (each baseline run over the kept-knobs run next to it), and it says so
+    assert quiet.confirmation["verdict"]["paired"] and "the median of the rounds' ratios" in quiet.confirmation["how"]
+    noisy = _tuner(tmp_path / "noisy", monkeypatch, FakeRuns(slow=_confirmation_scatter(0.12)),
                    only=["zero_grad_set_to_none"], confirm_max_rounds=6).run()
-    # Runs 6% apart: the median of 3 runs a side is not within 5%; rounds are added up to the most.
+    # Runs up to 12% apart, the rounds' ratios (each A run over the B run next to it) 3-7% apart: the
+    # median of three is not within 5%; rounds are added up to the most.
     assert noisy.confirmation["rounds"] == 6 and not noisy.confirmation["precise"]
     assert noisy.confirmed and 1.8 < noisy.speedup < 2.2
     assert noisy.confirmation["half_width"] > 0.05 and "wider than the 5% aimed at" in noisy.confirmation["reason"]

@@ -9,7 +9,9 @@ by side, then a confirmation of the whole.
 2. Each knob value is a trial: runs of the best configuration so far (A) and of the candidate
    (B) interleaved A B B A for `rounds` rounds (a run of A that just ran is reused as the first
    A), more rounds while runs of one side disagree (up to `max_rounds`), judged by
-   `torchdoctor.bench.compare_runs` (median of the runs, run-to-run spread as noise floor).
+   `torchdoctor.bench.compare_runs` (paired: the median of the rounds' ratios, each A run against
+   the B run next to it, so that the machine's moves cancel within a round; run-to-run spread as
+   noise floor).
    Nothing is divided by a run made minutes earlier. A value is accepted when it is faster, its
    numerics pass against the baseline (`torchdoctor.tune.numerics`; a precision- or
    compile-changing knob must have been checked) and the script did not undo it; the fastest
@@ -117,6 +119,8 @@ class Tuner:
         self.named: list[str] = []  # knobs the findings name, tried before any stop rule but the limits
         self.runs: list[Run] = []
         self._last: Run | None = None  # the run that ran last (adjacent in time to the next)
+        self._pending: tuple[list[Run], list[Run]] = ([], [])  # the runs of A and B being interleaved
+        self._pending_paired = False  # their k-th runs ran one right after the other (_interleave)
         self.loss_noise: float | None = None  # relative mean-loss difference of two baseline runs
         self.output_noise: float | None = None  # output distribution difference of two baseline runs
         self.deterministic: bool | None = None  # the baseline repeated identically (None: not measured)
@@ -381,6 +385,7 @@ class Tuner:
             pattern = "BAAB"
         position = len(a_runs) + len(b_runs)
         self._pending = (a_runs, b_runs)
+        self._pending_paired = True  # the rounds' runs k of A and B: positions 2k and 2k + 1
         target = rounds
         while True:
             while len(a_runs) + len(b_runs) < 2 * target:
@@ -391,6 +396,8 @@ class Tuner:
                 if side == "A":
                     if run.ok:
                         a_runs.append(run)
+                    else:  # the rounds shift by one run: no longer paired
+                        self._pending_paired = False
                     continue
                 b_runs.append(run)
                 if not run.ok:
@@ -399,7 +406,8 @@ class Tuner:
                     return a_runs, b_runs, None
             verdict = compare_runs([r.times(per_sample) for r in a_runs], [r.times(per_sample) for r in b_runs],
                                    min_effect=self.config.min_effect, tolerance=self.config.run_tolerance,
-                                   seed=self.config.seed)
+                                   seed=self.config.seed,
+                                   paired=self._pending_paired and len(a_runs) == len(b_runs))
             for side_runs, kept in ((a_runs, verdict.a_kept), (b_runs, verdict.b_kept)):
                 for index, run in enumerate(side_runs):
                     run.disturbed = index not in kept
@@ -554,10 +562,12 @@ class Tuner:
         if self.config.confirm_window_s:
             window += f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_STEPS_CAP}x " \
                       f"{self.config.timing_steps}, or to the script's end)"
+        statistic = ("the median of the rounds' ratios (each baseline run over the kept-knobs run next to it)"
+                     if verdict is not None and verdict.paired else "ratio of the medians")
         hooks = "timed by the step hooks alone" if steps_only else "timed with every observation hook (" + (
             "a speed-up per sample reads the batch sizes)" if per_sample else "the steps are not an optimizer's)")
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
-               f"{window}, {hooks}; speed-up = ratio of the medians of the runs' "
+               f"{window}, {hooks}; speed-up = {statistic} of the runs' "
                f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%}"
@@ -599,13 +609,17 @@ class Tuner:
         """A stop before or during the confirmation: the best so far, said to be unconfirmed; the
         estimate is what the confirmation measured so far, else the product of the kept trials'
         side-by-side ratios."""
-        a_runs, b_runs = getattr(self, "_pending", ([], []))
+        a_runs, b_runs = self._pending
+        paired = self._pending_paired  # only B's last run can have failed: the rounds hold
         a_runs = [r for r in a_runs if r.ok and r.knobs == {}]
         b_runs = [r for r in b_runs if r.ok and r.knobs == self.kept]
         estimate, source = None, "the kept trials' side-by-side ratios multiplied"
         if a_runs and b_runs and (self.confirmation or {}).get("status") == "running":
+            if paired:  # the rounds completed so far (a stop between a round's two runs leaves one alone)
+                a_runs, b_runs = a_runs[:len(b_runs)], b_runs[:len(a_runs)]
             verdict = compare_runs([r.times(False) for r in a_runs], [r.times(False) for r in b_runs],
-                                   min_effect=self.config.min_effect, tolerance=self.config.run_tolerance)
+                                   min_effect=self.config.min_effect, tolerance=self.config.run_tolerance,
+                                   paired=paired)
             estimate, source = verdict.verdict.ratio, f"the confirmation's {len(a_runs)}+{len(b_runs)} runs so far"
         if estimate is None:
             estimate = 1.0
