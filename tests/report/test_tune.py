@@ -28,6 +28,8 @@ def test_a_narrow_non_terminal_gets_every_diff_and_code_line_whole(tmp_path: Pat
     assert "+optimizer.zero_grad(set_to_none=True)\n" in text
     assert result.summary in text  # the same words as the JSON's
     assert "measured: " + result.confirmation["how"] in text
+    # the paces are the sides' median runs, the paired speed-up is not their quotient: the line says so
+    assert "each side's median run; the speed-up is the rounds' median ratio, not their quotient" in text
     for line in result.diff.splitlines():
         assert line in text.splitlines()
 
