@@ -304,19 +304,20 @@ def compare_runs(
     from a slow minute and B's from a fast one. Measured on the tune_zoo tables of sessions 20-23
     (40 rows, the claim's runs and an independent re-measurement's, both re-analysed): claim
     within 10% of the re-measurement on 27 rows by the sides' medians, 32 paired; one row's claim
-    was x2.50 where its rounds' halves measured x2.45 and x2.39. The agreement of runs, the noise floor and the
-    ranks stay each side's.
+    was x2.50 where its rounds' halves measured x2.45 and x2.39. The agreement of runs, the noise
+    floor and the ranks stay each side's.
     """
     if not 0.5 <= confidence < 1.0:
         raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
     a = [_as_times(r, "A") for r in a_runs]
     b = [_as_times(r, "B") for r in b_runs]
-    if paired and len(a) != len(b):
-        raise BenchInputError(f"paired runs need equal counts, got {len(a)} and {len(b)}")
-    if paired:  # a round with an empty run has no ratio
-        rounds = [(x, y) for x, y in zip(a, b) if x.size and y.size]
+    if paired:
+        if len(a) != len(b):
+            raise BenchInputError(f"paired runs need equal counts, got {len(a)} and {len(b)}")
+        rounds = [(x, y) for x, y in zip(a, b) if x.size and y.size]  # a round with an empty run has no ratio
         a, b = [x for x, _ in rounds], [y for _, y in rounds]
-    a, b = [r for r in a if r.size], [r for r in b if r.size]
+    else:
+        a, b = [r for r in a if r.size], [r for r in b if r.size]
     a_mean = [float(np.mean(r)) for r in a]
     b_mean = [float(np.mean(r)) for r in b]
     a_kept, b_kept = agreeing_runs(a_mean, tolerance), agreeing_runs(b_mean, tolerance)

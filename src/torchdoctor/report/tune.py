@@ -96,10 +96,10 @@ def render_result(result: TuneResult, console: Console) -> None:
     if result.kept:
         # The paces are each side's median run; a paired speed-up is the rounds' median ratio, which
         # their quotient only approaches (the machine moved between rounds): say which is which.
-        paired = ((confirmation.get("verdict") or {}).get("paired")
-                  and "; the speed-up is the rounds' median ratio, not their quotient")
+        paired = (confirmation.get("verdict") or {}).get("paired")
+        quotient = "; the speed-up is the rounds' median ratio, not their quotient" if paired else ""
         line(f"baseline {fmt_seconds(result.baseline_step_s)}/step -> best {fmt_seconds(result.best_step_s)}/step "
-             f"({markup(result.metric)}, each side's median run{paired or ''})")
+             f"({markup(result.metric)}, each side's median run{quotient})")
     if confirmation.get("how"):
         line(f"measured: {markup(confirmation['how'])}")
     line(f"search stopped: {markup(result.stop_reason)}")
