@@ -27,7 +27,7 @@ demo: setup
 # Two workers, one per core of CI's 2-core machine; a test file stays on one worker (its module
 # fixtures run once). The timing tests compare configurations side by side, so one other test
 # running beside them is the load they are built to withstand; those marked `serial` need a free
-# core and run afterwards, alone.
+# core (or profile shares no neighbour distorts) and run afterwards, alone.
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not serial"
 	$(PY) -m pytest -q -m serial

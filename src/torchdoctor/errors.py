@@ -13,6 +13,9 @@ class ScriptNotFoundError(TorchDoctorError):
     """The script to observe does not exist or cannot be read."""
 
 
+class OutDirInUseError(TorchDoctorError):
+    """The folder given for an observation's artefacts holds another observation's results."""
+
 
 class RecordFormatError(TorchDoctorError):
     """A saved Record cannot be read (not JSON, unknown schema version, missing fields)."""

@@ -11,6 +11,9 @@ import pytest
 
 from tests.observe.helpers import FAST, SCRIPTS, run_diagnose
 
+from torchdoctor.errors import OutDirInUseError
+from torchdoctor.observe import ObserveConfig, observe
+
 pytestmark = pytest.mark.slow
 
 
@@ -60,6 +63,17 @@ def test_a_script_that_never_reaches_a_step_says_how_to_mark_one(tmp_path):
     assert record.exit.reason == "no_steps"
     assert "torchdoctor.step()" in proc.stdout
     assert "sum of squares computed" in proc.stdout
+
+
+def test_a_folder_holding_an_earlier_observation_is_refused_and_its_files_kept(tmp_path):
+    """Observed twice into one folder, the second Record read the first run's profiler trace."""
+    config = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_warmup=1, profile_active=2)
+    first = observe(SCRIPTS / "exits.py", ["12", "return", "0"], config, out_dir=tmp_path)
+    assert first.exit.reason == "completed" and first.artifacts["traces"]
+    kept = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    with pytest.raises(OutDirInUseError, match="already holds an observation's results .*rank0.json"):
+        observe(SCRIPTS / "exits.py", ["12", "return", "0"], config, out_dir=tmp_path)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == kept
 
 
 def test_except_exception_does_not_swallow_the_stop_and_finally_blocks_run(tmp_path):

@@ -47,8 +47,9 @@ def diagnosed(script: Path, tmp_path: Path, server: ForkServer) -> Record:
     return record
 
 
-def summary(record: Record) -> list[tuple[str, str, float]]:
-    return [(f["id"], f["severity"], f["upside"]) for f in record.findings]
+def summary(record: Record) -> list[tuple[str, str, float, dict]]:
+    """Each finding's id, severity and upside, with its evidence: a failure says what was measured."""
+    return [(f["id"], f["severity"], f["upside"], f["evidence"]) for f in record.findings]
 
 
 def disturbed_profile(record: Record, rule: str) -> bool:
@@ -70,6 +71,11 @@ def load_changed(record: Record) -> bool:
     return timed_spike or (len(profiled) > 1 and max(profiled) > DISTURBED_STEP * min(profiled))
 
 
+# Serial: a profile's shares are what the run measured, and a neighbouring test's burst can hold
+# through both observations of a workload. Seen in CI (stop 31), within one minute beside another
+# worker: compute_loop_optimizer's aten::mul measured 40% of the step in every profiled step (6-10% in
+# calm runs), ranked above TD-COMP-012; inference_unbatched missed TD-COMP-018 in both observations.
+@pytest.mark.serial
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
 def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server: ForkServer) -> None:
     record = diagnosed(workload_path(name), tmp_path / "first", server)
@@ -81,7 +87,8 @@ def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server:
     if threads_fix_measured_no_faster(record, WORKLOADS[name]):
         return
     assert record.findings, "no finding at all"
-    assert record.findings[0]["id"] == WORKLOADS[name], summary(record)
+    skipped = [s for s in diagnose(record).skipped if s.startswith(WORKLOADS[name])]
+    assert record.findings[0]["id"] == WORKLOADS[name], (summary(record), skipped, [s.wall_s for s in record.steps])
 
 
 def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import orjson
 
 from torchdoctor.distributed.launch import own_log_dir
-from torchdoctor.errors import ScriptNotFoundError
+from torchdoctor.errors import OutDirInUseError, ScriptNotFoundError
 from torchdoctor.observe.child import ChildEnd, own, run_owned
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.entry import command as bootstrap_command
@@ -91,6 +91,18 @@ def check_script(script: str | Path) -> Path:
     if not path.is_file() or not os.access(path, os.R_OK):
         raise ScriptNotFoundError(f"script is not a readable file: {script}")
     return path
+
+
+def _refuse_used_out_dir(out: Path) -> None:
+    """An observation reads back every rank's results and profiler trace it finds in its folder,
+    so a folder that holds an earlier observation's would mix the two runs: the new Record took
+    the earlier run's trace (its trace files sort first). The earlier run's files are the user's
+    to keep, so refuse rather than delete them."""
+    earlier = sorted(p.name for p in [*out.glob("rank*.json"), *out.glob("rank*.steps.jsonl"),
+                                      *out.glob("trace/*.json.gz")])
+    if earlier:
+        raise OutDirInUseError(f"{out} already holds an observation's results ({', '.join(earlier[:3])}"
+                               f"{', ...' if len(earlier) > 3 else ''}); give each observation a folder of its own")
 
 
 def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig,
@@ -220,6 +232,7 @@ def observe(
     run_id = run_id or new_run_id()
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    _refuse_used_out_dir(out)
     config = config or ObserveConfig()
     reader = _ProgressReader(out / "progress.fifo", progress) if progress else None
     child_config = ObserveConfig(**{**config.to_dict(), "out_dir": str(out),
