@@ -88,6 +88,8 @@ def test_each_value_is_judged_beside_runs_of_the_best_configuration_a_b_b_a(tmp_
     assert result.confirmed and result.confirmation["status"] == "confirmed"
     assert 1.9 < result.speedup < 2.1
     assert result.speedup_ci[0] <= result.speedup <= result.speedup_ci[1]
+    low, high = result.confirmation["verdict"]["ci_across_runs"]  # the rounds' scatter in, not the steps' alone
+    assert result.speedup_ci == pytest.approx([1 / high, 1 / low])
     assert "confirmed side by side over 2 interleaved rounds" in result.summary
 
 

@@ -63,7 +63,8 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     if ratio is None:
         console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']}{disagree}")
     else:
-        low, high = v.get("ci_low") or float("nan"), v.get("ci_high") or float("nan")
+        # the CI across runs where the runs give one (the run-to-run scatter in), else the bootstrap's
+        low, high = v.get("ci_across_runs") or (v.get("ci_low") or float("nan"), v.get("ci_high") or float("nan"))
         runs = f"{rounds} runs a side" if rounds > 1 else "one run a side"
         console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']} (step time ratio {ratio:.3f}, "
                       f"95% CI {low:.3f}-{high:.3f}, {runs}{disagree})")

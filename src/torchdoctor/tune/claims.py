@@ -18,7 +18,7 @@ from typing import Any, Collection, Sequence
 
 from torchdoctor.bench import SLOWER
 from torchdoctor.rules.workers_bound import speedup_with_workers
-from torchdoctor.tune.trial import KEPT, Trial
+from torchdoctor.tune.trial import KEPT, Trial, speedup_interval
 
 AGREES, OVER, UNDER, SLOWER_THAN_BEFORE, UNDECIDED, NOT_TRIED = (
     "agrees", "over-claims", "under-claims", "slower", "undecided", "not tried")
@@ -75,8 +75,7 @@ def _claim_for(finding: dict[str, Any], trial: Trial, claimed: float) -> float:
 
 def _measured(trial: Trial, claimed: float) -> dict[str, Any]:
     verdict = trial.verdict or {}
-    low, high = verdict.get("ci_low"), verdict.get("ci_high")  # of the ratio candidate / reference
-    ci = [1.0 / high, 1.0 / low] if low and high else None
+    ci = speedup_interval(verdict)
     if verdict.get("verdict") == SLOWER and verdict.get("decided"):
         assessment = SLOWER_THAN_BEFORE
     elif ci is None or not verdict.get("decided"):

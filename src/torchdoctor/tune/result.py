@@ -25,7 +25,7 @@ from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import knob_changes
 from torchdoctor.tune.errors import TuneInputError
-from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial
+from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial, speedup_interval
 
 SCHEMA_VERSION = 3
 #: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in all (2 and 3
@@ -104,8 +104,7 @@ class TuneResult:
         verdict = (confirmation or {}).get("verdict") or {}
         if kept and status == "confirmed":
             speedup = 1.0 / verdict["ratio"]
-            if verdict.get("ci_low") and verdict.get("ci_high"):
-                speedup_ci = [1.0 / verdict["ci_high"], 1.0 / verdict["ci_low"]]
+            speedup_ci = speedup_interval(verdict)
             baseline_s = _central(confirmation["baseline_runs"], per_sample) or baseline_s
             best_s = _central(confirmation["best_runs"], per_sample) or best_s
         elif kept and status == "unconfirmed":

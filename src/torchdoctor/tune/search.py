@@ -57,7 +57,8 @@ from torchdoctor.tune.numerics import (NOISE_MARGIN, NumericsCheck, check_losses
                                        distribution_difference, losses_identical, sampling_tolerance, unchecked)
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import (ACCEPTED, BASELINE_RUN, CANDIDATE, CONFIRM_BASELINE, CONFIRM_BEST,
-                                    FAILED, INTERRUPTED, KEPT, REFERENCE, REJECTED, Run, Trial, observe_run)
+                                    FAILED, INTERRUPTED, KEPT, REFERENCE, REJECTED, Run, Trial, observe_run,
+                                    speedup_interval)
 
 #: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
@@ -95,8 +96,8 @@ def _speed(ratio: float) -> str:
 
 
 def _speed_ci(verdict: dict[str, Any]) -> str:
-    low, high = verdict.get("ci_low"), verdict.get("ci_high")
-    return f"95% CI x{1 / high:.2f}-x{1 / low:.2f}" if low and high else "no CI (too few steps)"
+    ci = speedup_interval(verdict)
+    return f"95% CI x{ci[0]:.2f}-x{ci[1]:.2f}" if ci else "no CI (too few steps)"
 
 
 class Tuner:
@@ -562,13 +563,15 @@ class Tuner:
         if self.config.confirm_window_s:
             window += f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_STEPS_CAP}x " \
                       f"{self.config.timing_steps}, or to the script's end)"
+        paired = verdict is not None and verdict.paired
         statistic = ("the median of the rounds' ratios (each baseline run over the kept-knobs run next to it)"
-                     if verdict is not None and verdict.paired else "ratio of the medians")
+                     if paired else "ratio of the medians")
         hooks = "timed by the step hooks alone" if steps_only else "timed with every observation hook (" + (
             "a speed-up per sample reads the batch sizes)" if per_sample else "the steps are not an optimizer's)")
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
                f"{window}, {hooks}; speed-up = {statistic} of the runs' "
-               f"mean time per {what} (95% CI: bootstrap of each run's steps; noise floor: the spread between runs "
+               f"mean time per {what} (95% CI: the bootstrap of each run's steps, widened by the scatter between "
+               f"{'rounds' if paired else 'runs'}; noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%}"
                + (f" and the runs lasted {self.config.confirm_span_s:g} s in all" if self.config.confirm_span_s else "")

@@ -145,6 +145,15 @@ class Trial:
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
+def speedup_interval(verdict: dict[str, Any] | None) -> list[float] | None:
+    """The speed-up's (reference over candidate) 95% CI from a RunsVerdict's dict: its CI across
+    runs (`torchdoctor.bench.RunsVerdict.ci_across_runs`, the run-to-run scatter in), else, with
+    fewer than two agreeing runs a side, its bootstrap CI; None when it has neither."""
+    verdict = verdict or {}
+    low, high = verdict.get("ci_across_runs") or (verdict.get("ci_low"), verdict.get("ci_high"))
+    return [1.0 / high, 1.0 / low] if low and high else None
+
+
 def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
     """(status, reason) when the run did not measure its window, else None."""
     if record.exit.reason == "timeout":
