@@ -21,7 +21,7 @@ Goals (issues 13 and 15): the claim within 10% of the re-measurement on every ro
 fix at least 0.95 of the expert's.
 
     python benchmarks/tune_zoo.py [--rounds 3] [--max-rounds 12] [--precision 0.05] [--steps 30] [--confirm-window 1]
-                                  [--confirm-span 60]
+                                  [--confirm-span 60] [--confirm-max-rounds 12]
                                   [--time-budget 300] [--max-trials 8] [--workloads a,field/b] [--out FILE]
 """
 
@@ -179,6 +179,8 @@ def main() -> None:
                         help="seconds of steps each confirmation run and each re-measured run times at least")
     parser.add_argument("--confirm-span", type=float, default=60.0,
                         help="seconds tune's confirmation and the re-measurement last at least, each")
+    parser.add_argument("--confirm-max-rounds", type=int, default=12,
+                        help="tune's confirmation rounds at most (a longer --confirm-span may need more)")
     parser.add_argument("--time-budget", type=float, default=300.0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--max-trials", type=int, default=8)
@@ -199,7 +201,8 @@ def main() -> None:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,
                         time_budget_s=options.time_budget, max_trials=options.max_trials, trial_timeout_s=180.0,
-                        confirm_window_s=options.confirm_window, confirm_span_s=options.confirm_span)
+                        confirm_window_s=options.confirm_window, confirm_span_s=options.confirm_span,
+                        confirm_max_rounds=options.confirm_max_rounds)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in options.workloads.split(","):
