@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from torchdoctor.tune.config import CONFIRM_STEPS_CAP, TuneConfig
+from torchdoctor.tune.config import CONFIRM_MAX_STEPS, TuneConfig
 
 
 def test_short_steps_are_confirmed_over_the_window_and_long_ones_over_the_trials_steps() -> None:
     config = TuneConfig(timing_steps=20, confirm_window_s=1.0)
     assert config.confirm_steps(0.250) == 20  # 5 s of steps already
     assert config.confirm_steps(0.004) == 250  # 1 s of 4 ms steps
-    assert config.confirm_steps(0.0001) == CONFIRM_STEPS_CAP * 20  # capped
+    assert config.confirm_steps(0.0003) == 3334  # 1 s of 0.3 ms steps, not 20x --steps (0.12 s)
+    assert config.confirm_steps(0.00001) == CONFIRM_MAX_STEPS  # capped
     assert config.confirm_steps(None) == 20  # no pace measured: the trials' window
 
 

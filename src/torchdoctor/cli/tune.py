@@ -51,7 +51,7 @@ def tune(
         0.05, help="Relative half-width of the speed-up's 95% uncertainty the confirmation aims for."),
     confirm_window: float = typer.Option(
         1.0, help="Seconds of steps each confirmation run times at least: short steps get more than --steps "
-                  "(up to 20x), so that a one-off pause weighs little; 0: --steps."),
+                  "(up to 5000), so that a one-off pause weighs little; 0: --steps."),
     confirm_span: float = typer.Option(
         60.0, help="Seconds the confirmation's runs last at least, in all: on a shared machine a speed-up measured "
                    "within half a minute may not hold the next; 0: no span asked."),

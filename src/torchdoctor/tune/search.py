@@ -51,14 +51,14 @@ from torchdoctor.observe import STEPS_ONLY_SOURCES
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
-from torchdoctor.tune.config import CONFIRM_STEPS_CAP, TuneConfig
+from torchdoctor.tune.config import CONFIRM_MAX_STEPS, TuneConfig
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.numerics import (NOISE_MARGIN, NumericsCheck, check_losses, check_outputs,
                                        distribution_difference, losses_identical, sampling_tolerance, unchecked)
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import (ACCEPTED, BASELINE_RUN, CANDIDATE, CONFIRM_BASELINE, CONFIRM_BEST,
                                     FAILED, INTERRUPTED, KEPT, REFERENCE, REJECTED, Run, Trial, observe_run,
-                                    speedup_interval)
+                                    interval_source, speedup_interval)
 
 #: Passes over the candidates. Knobs interact (DataLoader workers and intra-op threads share the
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
@@ -561,17 +561,18 @@ class Tuner:
         window = (f"{steps[0]} timed steps each" if steps[0] == steps[1] else
                   f"{steps[0]} timed steps a baseline run and {steps[1]} a kept-knobs run")
         if self.config.confirm_window_s:
-            window += f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_STEPS_CAP}x " \
-                      f"{self.config.timing_steps}, or to the script's end)"
+            window += (f" (at least {self.config.confirm_window_s:g} s of steps, at most {CONFIRM_MAX_STEPS} steps for "
+                       "it, or to the script's end)")
         paired = verdict is not None and verdict.paired
+        verdict_dict = verdict.to_dict() if verdict else None
         statistic = ("the median of the rounds' ratios (each baseline run over the kept-knobs run next to it)"
                      if paired else "ratio of the medians")
         hooks = "timed by the step hooks alone" if steps_only else "timed with every observation hook (" + (
             "a speed-up per sample reads the batch sizes)" if per_sample else "the steps are not an optimizer's)")
         how = (f"{len(a_runs)} runs of the baseline and {len(b_runs)} of the kept knobs, interleaved (A B B A ...), "
                f"{window}, {hooks}; speed-up = {statistic} of the runs' "
-               f"mean time per {what} (95% CI: the bootstrap of each run's steps, widened by the scatter between "
-               f"{'rounds' if paired else 'runs'}; noise floor: the spread between runs "
+               f"mean time per {what} (95% CI: {interval_source(verdict_dict)}; "
+               "noise floor: the spread between runs "
                f"of one configuration; rounds added, up to {self.config.confirm_max_rounds}, until the speed-up's "
                f"95% uncertainty was within {self.config.confirm_precision:.0%}"
                + (f" and the runs lasted {self.config.confirm_span_s:g} s in all" if self.config.confirm_span_s else "")
@@ -583,7 +584,7 @@ class Tuner:
                                 "precise": half_width <= self.config.confirm_precision,
                                 "baseline_runs": [r.to_dict() for r in a_runs],
                                 "best_runs": [r.to_dict() for r in b_runs],
-                                "verdict": verdict.to_dict() if verdict else None, "per_sample": per_sample}
+                                "verdict": verdict_dict, "per_sample": per_sample}
         failed = next((r for r in b_runs if not r.ok), None)
         if verdict is not None and verdict.disturbed:
             info["how"] += f"; {verdict.disturbed} disturbed run(s), outweighed by the median"

@@ -154,6 +154,18 @@ def speedup_interval(verdict: dict[str, Any] | None) -> list[float] | None:
     return [1.0 / high, 1.0 / low] if low and high else None
 
 
+def interval_source(verdict: dict[str, Any] | None) -> str:
+    """Where `speedup_interval` took the interval from, in words for a report's `how`: a reader
+    told "widened by the scatter between rounds" must not be looking at the bootstrap alone."""
+    verdict = verdict or {}
+    if verdict.get("separated"):
+        return "the runs' ranks (the ratios of every pair of runs, Hodges-Lehmann), the runs too noisy to agree"
+    if verdict.get("ci_across_runs"):
+        between = "rounds" if verdict.get("paired") else "runs"
+        return f"the bootstrap of each run's steps, widened by the scatter between {between}"
+    return "the bootstrap of each run's steps alone (too few agreeing runs a side to know their scatter)"
+
+
 def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
     """(status, reason) when the run did not measure its window, else None."""
     if record.exit.reason == "timeout":
