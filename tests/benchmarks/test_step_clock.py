@@ -61,8 +61,7 @@ def run_clocked(tmp_path: Path, source: str, steps: int, limit: int) -> tuple[li
     """The stamps the clock wrote and the lines the script printed, for `steps` loop iterations."""
     script, log = tmp_path / "script.py", tmp_path / "steps.log"
     script.write_text(source)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(STEP_CLOCK), str(REPO_ROOT / "src")]),
-           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(limit)}
+    env = {**os.environ, "PYTHONPATH": str(STEP_CLOCK), "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(limit)}
     proc = subprocess.run([sys.executable, str(script), str(steps)], env=env, capture_output=True, text=True,
                           timeout=100, check=True)
     return [float(v) for v in log.read_text().split()], proc.stdout.splitlines()
