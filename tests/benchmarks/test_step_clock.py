@@ -44,7 +44,7 @@ OPTIMIZER_LOOP = NESTED_MODEL + """
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 for step in range(int(sys.argv[1])):
     optimizer.zero_grad()
-    model(x).sum().backward()
+    (model(x).sum() + model(x).sum()).backward()  # two forwards a step: a forward clock would stamp twice
     optimizer.step()
     print("done", step, flush=True)
 """
@@ -57,14 +57,20 @@ with torch.no_grad():
 """
 
 
+def run_script(tmp_path: Path, source: str, steps: int, env: dict[str, str]) -> list[str]:
+    """The lines the script printed in `steps` loop iterations, the clock's folder on PYTHONPATH."""
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    proc = subprocess.run([sys.executable, str(script), str(steps)], env={**env, "PYTHONPATH": str(STEP_CLOCK)},
+                          capture_output=True, text=True, timeout=100, check=True)
+    return proc.stdout.splitlines()
+
+
 def run_clocked(tmp_path: Path, source: str, steps: int, limit: int) -> tuple[list[float], list[str]]:
     """The stamps the clock wrote and the lines the script printed, for `steps` loop iterations."""
-    script, log = tmp_path / "script.py", tmp_path / "steps.log"
-    script.write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(STEP_CLOCK), "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(limit)}
-    proc = subprocess.run([sys.executable, str(script), str(steps)], env=env, capture_output=True, text=True,
-                          timeout=100, check=True)
-    return [float(v) for v in log.read_text().split()], proc.stdout.splitlines()
+    log = tmp_path / "steps.log"
+    printed = run_script(tmp_path, source, steps, {**os.environ, "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(limit)})
+    return [float(v) for v in log.read_text().split()], printed
 
 
 def test_an_optimizer_script_is_stamped_once_per_step_and_ended_at_the_limit(tmp_path: Path) -> None:
@@ -93,12 +99,9 @@ def test_a_script_that_ends_before_the_limit_keeps_its_stamps(tmp_path: Path) ->
 
 
 def test_without_a_log_the_clock_does_nothing(tmp_path: Path) -> None:
-    script = tmp_path / "script.py"
-    script.write_text(OPTIMIZER_LOOP)
-    env = {**os.environ, "PYTHONPATH": str(STEP_CLOCK), "TD_STEP_LIMIT": "2"}
+    env = {**os.environ, "TD_STEP_LIMIT": "2"}
     env.pop("TD_STEP_LOG", None)
 
-    proc = subprocess.run([sys.executable, str(script), "5"], env=env, capture_output=True, text=True, timeout=100,
-                          check=True)
+    printed = run_script(tmp_path, OPTIMIZER_LOOP, steps=5, env=env)
 
-    assert proc.stdout.splitlines()[-1] == "done 4"
+    assert printed[-1] == "done 4"
