@@ -57,24 +57,25 @@ def _wait_for_runs(marker: Path, runs: int, proc: subprocess.Popen, timeout_s: f
 
 def test_ctrl_c_keeps_the_trials_so_far_and_reports_the_best_and_the_baselines_noise(tmp_path: Path) -> None:
     out, db, marker = tmp_path / "tune.json", tmp_path / "runs.db", tmp_path / "runs.txt"
-    # Runs 1 and 2 are the baseline and its repeat; run 3, the first knob's trial, holds itself open
+    # Runs 1-3 are the baseline: its profiled run (10 timed steps) and two repeats that time the
+    # trials' window (25 of its 40 ms steps: 1 s). Run 4, the first knob's trial, holds itself open
     # in its timing window once it has announced itself, until Ctrl-C.
     command = [sys.executable, "-m", "torchdoctor", "tune", "--json", str(out), "--store", str(db),
                "--knobs", "zero_grad_set_to_none,optimizer_impl", "--warmup-steps", "2", "--steps", "10", "--no-seed",
-               "--", str(SCRIPTS / "noisy_slow.py"), str(marker), "3"]
+               "--", str(SCRIPTS / "noisy_slow.py"), str(marker), "4"]
     # Its own process group, as a terminal's foreground job: Ctrl-C reaches the tuner, which passes it
     # on to the trial (in a process group of its own).
     proc = subprocess.Popen(command, cwd=tmp_path, env=WIDE_ENV, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for_runs(marker, 3, proc, timeout_s=200)
+    _wait_for_runs(marker, 4, proc, timeout_s=200)
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr  # interrupted is not success
     result = orjson.loads(out.read_bytes())
     assert result["stop_reason"].startswith("interrupted (Ctrl-C)") and result["exit_status"] == 130
     statuses = [t["status"] for t in result["trials"]]
-    # The baseline trial (its two runs), then the held trial, and nothing after it.
-    assert statuses == ["baseline", "interrupted"] and len(result["trials"][0]["runs"]) == 2
+    # The baseline trial (its three runs), then the held trial, and nothing after it.
+    assert statuses == ["baseline", "interrupted"] and len(result["trials"][0]["runs"]) == 3
     assert result["best_step_s"] == result["baseline_step_s"] and result["kept"] == {}
     stored = RunStore(db).trials(result["tune_id"])
     assert [t["trial"] for t in stored] == [t["index"] for t in result["trials"]]

@@ -192,17 +192,34 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
 
 
 def test_each_side_of_the_confirmation_is_timed_for_at_least_its_window(tmp_path, monkeypatch) -> None:
-    """Baseline steps of 0.1 s and kept-knob steps of 0.05 s, a 6 s window: 60 and 120 timed steps,
-    where the trials timed 30. No trial run (30 steps) is reused as one of the confirmation's."""
+    """Baseline steps of 0.1 s and kept-knob steps of 0.05 s, a 6 s window: 60 and 120 timed steps
+    in the confirmation. The trials time the baseline's window (60 steps) on both sides, as do the
+    baseline's repeats (the numerics' reference): a trial measures a short step as the confirmation
+    does, and the trial's last run of the unmodified script is the confirmation's first."""
     runs = FakeRuns()
     result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_window_s=6.0).run()
     confirmation = result.confirmation
     assert result.confirmed and 1.9 < result.speedup < 2.1
     assert [r["timed_steps"] for r in confirmation["baseline_runs"]] == [60] * len(confirmation["baseline_runs"])
     assert [r["timed_steps"] for r in confirmation["best_runs"]] == [120] * len(confirmation["best_runs"])
-    assert {r["role"] for r in confirmation["baseline_runs"] + confirmation["best_runs"]} == {"confirm-baseline",
-                                                                                          "confirm-best"}
     assert "60 timed steps a baseline run and 120 a kept-knobs run (at least 6 s of steps" in confirmation["how"]
+    baseline, trial = result.trials[0], result.trials[1]
+    # The profiled first run, then two of the window: the script's noise compares runs of one window.
+    assert [r["timed_steps"] for r in baseline["runs"]] == [30, 60, 60]
+    assert {r["timed_steps"] for r in trial["runs"] + trial["reference"]} == {60}
+    assert [r["role"] for r in confirmation["baseline_runs"]][1:] == ["confirm-baseline"] * (
+        len(confirmation["baseline_runs"]) - 1)
+    assert {r["role"] for r in confirmation["best_runs"]} == {"confirm-best"}
+
+
+def test_without_a_repeated_baseline_the_trials_time_the_configured_steps(tmp_path, monkeypatch) -> None:
+    """No baseline run times a longer window then: the numerics (losses and outputs sampled after the
+    window) could not be compared step for step, so the trials keep `timing_steps`."""
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"], confirm_window_s=6.0,
+                    repeat_baseline=False).run()
+    trial = result.trials[1]
+    assert {r["timed_steps"] for r in trial["runs"] + trial["reference"]} == {30}
+    assert trial["numerics"]["ok"] and result.confirmed
 
 
 def test_the_confirmation_goes_on_until_its_runs_span_the_time_asked(tmp_path, monkeypatch) -> None:

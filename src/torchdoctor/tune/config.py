@@ -50,7 +50,10 @@ class TuneConfig:
     event its full weight: on the zoo's worker_restart (2 ms steps) a DataLoader worker's ~10 ms
     garbage collection fell inside tune's 20-step window in every run and outside the bare script's,
     and the claim came out 0.84-0.87 of the re-measurement; over 250 steps the two measured alike
-    (observed 2.34 ms, bare 2.45 ms a step, five interleaved rounds). 0: `timing_steps` only."""
+    (observed 2.34 ms, bare 2.45 ms a step, five interleaved rounds). The trials time the window
+    of the baseline's pace too (its repeats are their numerics' reference): with 20 steps of the
+    zoo's 0.45 ms grad-inference step, `inference_mode` measured x0.86 (x0.81-x0.91) in a trial and
+    x1.16 re-measured over whole runs. 0: `timing_steps` only."""
     confirm_span_s: float = 60.0
     """The confirmation's runs last at least this long in all (rounds are added until they do): a
     speed-up measured within half a minute holds for that half minute. On a shared 2-core machine

@@ -126,6 +126,9 @@ class Tuner:
         self.output_noise: float | None = None  # output distribution difference of two baseline runs
         self.deterministic: bool | None = None  # the baseline repeated identically (None: not measured)
         self.noisy: str | None = None  # why nothing could be decided, when so
+        # Timed steps of the trials' runs (set from the baseline's pace): the confirmation's window
+        # (TuneConfig.confirm_steps), so that a trial and the confirmation measure a short step alike.
+        self.trial_steps = self.config.timing_steps
         self.confirmation: dict[str, Any] | None = None
         self.unchecked_kept: list[str] = []
         self._tried_on: dict[str, dict[str, Any]] = {}  # knob -> the kept knobs it was last tried on
@@ -144,6 +147,8 @@ class Tuner:
         # finding's fix points (num_workers: the count TD-DATA-002/007 name).
         first.record.findings = findings_of(first.record)
         self.baseline = self.best = Trial(index=0, knob=None, value=None, knobs={}, runs=[first])
+        if self.config.repeat_baseline:  # a repeat times that window: the numerics' reference
+            self.trial_steps = self.config.confirm_steps(first.step_s)
         self.trials.append(self.baseline)
         order = ordered_candidates(first.record, allow_batch_size=self.config.allow_batch_size,
                                    only=self.config.only)
@@ -194,18 +199,20 @@ class Tuner:
         disagree (one was disturbed), run it again until two agree (or give up: too noisy)."""
         runs = self.baseline.runs
         while True:
-            repeat = self._observe({}, BASELINE_RUN)
+            repeat = self._observe({}, BASELINE_RUN, timing_steps=self.trial_steps)
             if not repeat.ok:
                 self.baseline.reason = f"baseline repeat failed ({repeat.failure[1]}): run-to-run noise not measured"
                 return
             runs.append(repeat)
-            if len(runs) == 2:
-                self._script_noise(runs[0], runs[1])
+            windowed = self._trial_window(runs)
+            if len(windowed) == 2:
+                self._script_noise(windowed[0], windowed[1])
             medians = [r.step_s or float("inf") for r in runs]
             agree = agreeing_runs(medians, self.config.run_tolerance)
             for index, run in enumerate(runs):
                 run.disturbed = index not in agree
-            if len(agree) >= 2 and len(agree) > len(runs) / 2:  # a majority corroborates
+            # A majority corroborates, and two runs timed the trials' window (the numerics' reference).
+            if len(agree) >= 2 and len(agree) > len(runs) / 2 and len(windowed) >= 2:
                 return
             if len(runs) >= max(self.config.max_rounds, 3) or not self._room(1):
                 # Go on: only effects larger than this noise (every run beyond every other) can be
@@ -214,6 +221,11 @@ class Tuner:
                               f"{', '.join(_ms(m) for m in medians)} per step, no majority of them within "
                               f"{self.config.run_tolerance:.0%} of each other")
                 return
+
+    def _trial_window(self, runs: list[Run]) -> list[Run]:
+        """`runs` that timed the trials' window: those whose losses and outputs (sampled after the
+        window) a trial's can be compared with, step for step."""
+        return [r for r in runs if r.ok and r.timing_steps == self.trial_steps]
 
     def _script_noise(self, first: Run, repeat: Run) -> None:
         """Loss and output differences between two baseline runs, and whether they are identical."""
@@ -430,7 +442,7 @@ class Tuner:
             a_runs, b_runs, verdict = self._interleave(
                 dict(self.kept), trial.knobs, (REFERENCE, CANDIDATE), rounds=self.config.rounds,
                 max_rounds=self.config.max_rounds, per_sample=per_sample,
-                first_b=lambda run: self._first_checks(trial, knob, run))
+                steps=(self.trial_steps, self.trial_steps), first_b=lambda run: self._first_checks(trial, knob, run))
         except (_Interrupted, KeyboardInterrupt):
             trial.reference, trial.runs = self._pending
             trial.status, trial.reason = INTERRUPTED, f"interrupted ({self._stopped_by()})"
@@ -456,8 +468,10 @@ class Tuner:
         other batches than the baseline did, whatever it does itself (`prefetch_factor` beside a kept
         `persistent_workers` was rejected for a 58% per-step loss difference that was the kept
         knob's other shuffles, on a script that repeats identically)."""
-        base = self.baseline.runs[0]
+        base = next(iter(self._trial_window(self.baseline.runs)), self.baseline.runs[0])
         losses, base_losses = run.losses(), base.losses()
+        count = min(len(losses), len(base_losses))  # the steps both timed (a script may end sooner)
+        losses, base_losses = losses[:count], base_losses[:count]
         if any(v is not None for v in losses) and any(v is not None for v in base_losses):
             stream_changed = any(REGISTRY[name].changes_data_stream for name in run.knobs)
             if self.deterministic and not stream_changed:
