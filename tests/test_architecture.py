@@ -117,3 +117,35 @@ def test_diagnose_leaves_torch_to_the_observed_script(tmp_path):
     proc = subprocess.run([sys.executable, "-c", report], cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert (tmp_path / "record.json").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "MODULES False True" in proc.stderr, proc.stderr[-2000:]  # the rules ran, torch was not imported
+
+
+def test_the_scripts_process_carries_no_source_editor(tmp_path):
+    """`run --apply` and an observed run import torchdoctor's knobs into the user's process; the
+    code that writes knobs into source files (libcst) stays out of it: it cost every run ~0.25 s
+    and 15,000 objects the script's garbage collections walked."""
+    from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+
+    script = tmp_path / "train.py"
+    script.write_text("import sys, torch\n"
+                      "print('LIBCST', 'libcst' in sys.modules, file=sys.stderr)\n"
+                      "model = torch.nn.Linear(2, 1)\n"
+                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                      "for _ in range(12):\n"
+                      "    model(torch.randn(4, 2)).sum().backward(); opt.step(); opt.zero_grad()\n")
+    kept = tmp_path / "kept.json"
+    kept.write_text('{"schema_version": 1, "kept": {"zero_grad_set_to_none": true}}')
+    applied = subprocess.run([sys.executable, "-m", "torchdoctor", "run", "--apply", str(kept), "--", str(script)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert "LIBCST False" in applied.stderr, applied.stderr[-2000:]
+    log = tmp_path / "observed.log"
+    with log.open("w") as sink:  # the observed script's stderr is this process's: sent to a file
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            record = observe(script, [], ObserveConfig(warmup_steps=2, timing_steps=5, profile=False, memory=False,
+                                                       knobs={"zero_grad_set_to_none": True}),
+                             LaunchConfig(), out_dir=tmp_path / "run")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    assert record.steps and "LIBCST False" in log.read_text(), log.read_text()[-2000:]

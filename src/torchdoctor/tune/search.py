@@ -596,6 +596,8 @@ class Tuner:
                                 "span_s": span_s, "steps_only": steps_only,
                                 "half_width": half_width if math.isfinite(half_width) else None,
                                 "precise": half_width <= self.config.confirm_precision,
+                                "rounds_for_precision": rounds_for_precision(
+                                    (len(a_runs) + len(b_runs)) // 2, half_width, self.config.confirm_precision),
                                 "baseline_runs": [r.to_dict() for r in a_runs],
                                 "best_runs": [r.to_dict() for r in b_runs],
                                 "verdict": verdict_dict, "per_sample": per_sample}
@@ -618,10 +620,23 @@ class Tuner:
             return {**info, "status": "not faster", "reason": reason}
         confirmed = f"confirmed {_speed(speed.ratio)} ({_speed_ci(verdict.to_dict())})"
         if not info["precise"]:
-            uncertainty = f"+-{half_width:.0%}" if math.isfinite(half_width) else "unknown"
-            confirmed += (f"; its uncertainty, run to run, is {uncertainty}, wider than the "
-                          f"{self.config.confirm_precision:.0%} aimed at (rounds or budget ran out)")
+            confirmed += "; " + self._imprecision(info)
         return {**info, "status": "confirmed", "reason": confirmed}
+
+    def _imprecision(self, info: dict[str, Any]) -> str:
+        """Why a confirmed speed-up is less precise than aimed at, and what would make it so: a
+        user told only "+-15%" cannot tell whether twice the budget would do or fifty times."""
+        rounds, needed, half_width = info["rounds"], info["rounds_for_precision"], info["half_width"]
+        uncertainty = f"+-{half_width:.0%}" if half_width is not None else "unknown"
+        limit = (f"its {rounds} rounds were the most allowed (--confirm-max-rounds)"
+                 if rounds >= self.config.confirm_max_rounds else f"the time budget ended it after {rounds} rounds")
+        text = (f"its uncertainty, run to run, is {uncertainty}, wider than the {self.config.confirm_precision:.0%} "
+                f"aimed at: {limit}")
+        if needed and rounds:
+            more_s = (needed - rounds) * info["span_s"] / rounds
+            more = f"{more_s / 60:.0f} min" if more_s >= 120 else f"{more_s:.0f} s"
+            text += f"; about {needed} rounds (~{more} more) would reach it if the machine stays this noisy"
+        return text
 
     def _unconfirmed(self, why: str) -> None:
         """A stop before or during the confirmation: the best so far, said to be unconfirmed; the
@@ -666,6 +681,16 @@ class Tuner:
     def _save(self, trial: Trial) -> None:
         self.store.save_trial(self.tune_id, trial.index, run_id=trial.run_id, knobs=trial.knobs,
                               verdict=trial.status, reason=trial.reason, figures=trial.figures())
+
+
+def rounds_for_precision(rounds: int, half_width: float, precision: float) -> int | None:
+    """About how many rounds would have brought a confirmation of `rounds` rounds, uncertain by
+    +-`half_width`, within +-`precision`: the run-to-run part of the half-width shrinks as
+    1 / sqrt(rounds) (RunsVerdict.half_width), so rounds x (half_width / precision)^2, if the
+    machine stays as noisy as it was. None when it is precise already, or its uncertainty unknown."""
+    if rounds < 1 or not math.isfinite(half_width) or half_width <= precision:
+        return None
+    return math.ceil(rounds * (half_width / precision) ** 2)
 
 
 def _span(runs: list[Run]) -> float:
