@@ -235,3 +235,20 @@ def test_paired_runs_come_in_rounds() -> None:
     # a round whose run timed no step has no ratio: the other rounds stand
     result = compare_runs(a, [b[0], [], b[2]], paired=True)
     assert result.a_means == pytest.approx([x[0] for x in (a[0], a[2])], rel=0.01) and len(result.b_means) == 2
+
+
+def test_a_ranked_verdict_beside_a_steady_baseline_is_as_uncertain_as_the_other_sides_runs() -> None:
+    # Session 30's worker-restart confirmation: 1 s sleeps make the baseline runs 0.5% apart, the
+    # tuned runs scatter 2.77-4.55 ms; 8 of 16 rounds agree. The rank interval alone said +-4%, the
+    # agreeing rounds +-2.3%; the robust scatter of all 16 rounds +-6.8%.
+    a_ms = [262.5, 265.2, 265.2, 266.3, 266.0, 265.7, 265.6, 265.0, 263.6, 266.3, 262.5, 265.2, 265.6, 265.0,
+            264.9, 263.5]
+    b_ms = [2.77, 4.02, 3.78, 4.55, 2.80, 3.57, 3.86, 2.79, 4.36, 3.61, 3.44, 3.56, 4.30, 4.25, 3.80, 3.69]
+    a, b = _rounds(a_ms, b_ms)
+    result = compare_runs(a, b, paired=True)
+    assert result.separated and result.verdict.verdict == FASTER
+    rank_half = math.sqrt(result.verdict.ci_high / result.verdict.ci_low) - 1
+    assert rank_half < 0.05 and 0.06 < result.half_width < 0.08
+    low, high = result.ci_across_runs
+    assert low < result.verdict.ci_low and high > result.verdict.ci_high  # widened beyond the ranks'
+    assert high / low > 1.12
