@@ -138,14 +138,7 @@ def test_the_scripts_process_carries_no_source_editor(tmp_path):
                              cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert "LIBCST False" in applied.stderr, applied.stderr[-2000:]
     log = tmp_path / "observed.log"
-    with log.open("w") as sink:  # the observed script's stderr is this process's: sent to a file
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
-        try:
-            record = observe(script, [], ObserveConfig(warmup_steps=2, timing_steps=5, profile=False, memory=False,
-                                                       knobs={"zero_grad_set_to_none": True}),
-                             LaunchConfig(), out_dir=tmp_path / "run")
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+    record = observe(script, [], ObserveConfig(warmup_steps=2, timing_steps=5, profile=False, memory=False,
+                                               knobs={"zero_grad_set_to_none": True}),
+                     LaunchConfig(log_path=str(log)), out_dir=tmp_path / "run")
     assert record.steps and "LIBCST False" in log.read_text(), log.read_text()[-2000:]

@@ -592,12 +592,13 @@ class Tuner:
                + (f" and the runs lasted {self.config.confirm_span_s:g} s in all" if self.config.confirm_span_s else "")
                + f", or the budget ran out; they lasted {span_s:.0f} s)")
         half_width = verdict.half_width if verdict is not None else math.inf
-        info: dict[str, Any] = {"rounds": (len(a_runs) + len(b_runs)) // 2, "how": how,
+        rounds = (len(a_runs) + len(b_runs)) // 2
+        info: dict[str, Any] = {"rounds": rounds, "how": how,
                                 "span_s": span_s, "steps_only": steps_only,
                                 "half_width": half_width if math.isfinite(half_width) else None,
                                 "precise": half_width <= self.config.confirm_precision,
-                                "rounds_for_precision": rounds_for_precision(
-                                    (len(a_runs) + len(b_runs)) // 2, half_width, self.config.confirm_precision),
+                                "rounds_for_precision": rounds_for_precision(rounds, half_width,
+                                                                             self.config.confirm_precision),
                                 "baseline_runs": [r.to_dict() for r in a_runs],
                                 "best_runs": [r.to_dict() for r in b_runs],
                                 "verdict": verdict_dict, "per_sample": per_sample}
