@@ -46,7 +46,7 @@ def run_once(argv: list[str], log: Path, steps: int, warmup: int) -> list[float]
     """One run of `argv` timed by step_clock/sitecustomize.py: the times of steps `warmup + 1` to
     `warmup + steps` (`warmup` >= 1)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(STEP_CLOCK), os.environ.get("PYTHONPATH", "")]),
-           "TD_STEP_LOG": str(log), "TD_STEP_LIMIT": str(warmup + steps)}
+           "TD_STEP_LOG": str(log), "TD_STEP_FIRST": str(warmup), "TD_STEP_LIMIT": str(warmup + steps)}
     log.unlink(missing_ok=True)
     proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           timeout=RUN_TIMEOUT_S)

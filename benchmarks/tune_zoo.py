@@ -68,10 +68,16 @@ WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any] | None]] = {
     # The field scripts, with their originals' command lines: nobody here wrote the fix to expect.
     **{f"field/{name}": (FIELD_SCRIPTS / f"{name}.py", args, None) for name, args in FIELD_RUNS.items()},
 }
+#: Workloads that need a CUDA device: chosen by name only (benchmarks/tune_gpu.sh), never by default.
+GPU_WORKLOADS: dict[str, tuple[Path, list[str], dict[str, Any] | None]] = {
+    # A GPT-style model (~27 M parameters) trained in fp32 on a bf16-capable GPU: bf16 autocast.
+    "gpu/gpt": (Path(__file__).resolve().parent / "gpu_gpt_train.py", ["--steps", "1000000"],
+                {"autocast_bf16": True}),
+}
 
 
 def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, work: Path) -> dict[str, Any]:
-    script, args, expert = WORKLOADS[name]
+    script, args, expert = {**WORKLOADS, **GPU_WORKLOADS}[name]
     work.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with RunStore(work / "runs.db") as store:
@@ -194,9 +200,9 @@ def main() -> None:
         rows = orjson.loads(options.table_from.read_bytes())["rows"]
         print(markdown_table(rows) + "\n\n" + claims_table(rows))
         return
-    unknown = sorted(set(options.workloads.split(",")) - set(WORKLOADS))
+    unknown = sorted(set(options.workloads.split(",")) - set(WORKLOADS) - set(GPU_WORKLOADS))
     if unknown:  # before any tuning: a typo must not cost the runs before it
-        parser.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+        parser.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join([*WORKLOADS, *GPU_WORKLOADS])}")
     if options.omp_threads:
         os.environ["OMP_NUM_THREADS"] = options.omp_threads
     config = TuneConfig(warmup_steps=options.warmup_steps, timing_steps=options.steps,

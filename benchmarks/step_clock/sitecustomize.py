@@ -6,7 +6,9 @@ script without an optimizer, of every call of an outermost module), and after TD
 stamps writes them to TD_STEP_LOG (one per line) and ends the process (`os._exit(0)`), so that a
 workload meant to run for hours stops once it was measured; a script that ends sooner has the
 stamps it made written at its exit (as tune times such a script to its end). No torchdoctor code is
-involved.
+involved. On a GPU the stamps that open and close the timed window (TD_STEP_FIRST, TD_STEP_LIMIT)
+wait for the device first, as torchdoctor's StepClock does at its window's ends: otherwise the
+host's lead over queued kernels (up to the script's next sync) would fall in or out of the window.
 """
 
 import os
@@ -21,6 +23,7 @@ if os.environ.get("TD_STEP_LOG"):
 
     _LOG = os.environ["TD_STEP_LOG"]
     _LIMIT = int(os.environ.get("TD_STEP_LIMIT", "0"))
+    _SYNC_AT = {int(os.environ.get("TD_STEP_FIRST", "0")), _LIMIT} - {0}  # 1-based stamp numbers
     _PID = os.getpid()
     _optimizer_stamps: list = []
     _forward_stamps: list = []
@@ -41,12 +44,17 @@ if os.environ.get("TD_STEP_LOG"):
         if os.getpid() == _PID and (_optimizer_stamps or _forward_stamps):
             _write(_optimizer_stamps or _forward_stamps)
 
+    def _stamp(stamps: list) -> None:
+        if len(stamps) + 1 in _SYNC_AT and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        stamps.append(time.perf_counter())
+
     def _optimizer_step(optimizer, args, kwargs) -> None:
         if os.getpid() != _PID:
             return
         if not _optimizer_stamps:  # a script with an optimizer: its steps need no module hooks
             _remove(_module_hooks)
-        _optimizer_stamps.append(time.perf_counter())
+        _stamp(_optimizer_stamps)
         if _LIMIT and len(_optimizer_stamps) >= _LIMIT:
             _finish(_optimizer_stamps)
 
@@ -55,7 +63,7 @@ if os.environ.get("TD_STEP_LOG"):
             handles.pop().remove()
 
     def _stamp_forward() -> None:
-        _forward_stamps.append(time.perf_counter())
+        _stamp(_forward_stamps)
         if _LIMIT and len(_forward_stamps) >= _LIMIT:
             _finish(_forward_stamps)
 

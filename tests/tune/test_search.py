@@ -191,15 +191,18 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
     assert noisy.confirmation["half_width"] > 0.05 and "wider than the 5% aimed at" in noisy.confirmation["reason"]
     # ... and it says what stopped it and, at the scatter seen, about how many rounds would reach 5%
     needed = noisy.confirmation["rounds_for_precision"]
-    assert needed == math.ceil(6 * (noisy.confirmation["half_width"] / 0.05) ** 2) and needed > 6
+    assert needed == search.rounds_for_precision(6, noisy.confirmation["half_width"], 0.05) and needed > 6
     assert "its 6 rounds were the most allowed (--confirm-max-rounds)" in noisy.confirmation["reason"]
     assert f"about {needed} rounds (~" in noisy.confirmation["reason"]
     assert quiet.confirmation["rounds_for_precision"] is None
 
 
-def test_rounds_for_precision_scales_with_the_square_of_the_uncertainty() -> None:
-    assert search.rounds_for_precision(12, 0.10, 0.05) == 48  # twice as wide: four times the rounds
-    assert search.rounds_for_precision(12, 0.15, 0.05) == 108
+def test_rounds_for_precision_scales_about_with_the_square_of_the_uncertainty() -> None:
+    # Twice as wide: about four times the rounds, fewer as more rounds also pin the scatter down
+    # (Student's t for 11 degrees of freedom 2.20, for 40 2.02).
+    assert search.rounds_for_precision(12, 0.10, 0.05) == 41
+    assert search.rounds_for_precision(12, 0.15, 0.05) == 89
+    assert search.rounds_for_precision(4, 0.10, 0.05) == 9  # t 3.18 for 4 rounds, 2.31 for 9
     assert search.rounds_for_precision(12, 0.04, 0.05) is None  # precise already
     assert search.rounds_for_precision(12, math.inf, 0.05) is None  # one run a side: nothing to scale
 
@@ -283,15 +286,17 @@ def test_the_budget_ends_the_confirmations_extra_rounds(tmp_path, monkeypatch) -
 
 
 def test_a_confirmation_the_budget_ends_imprecise_says_so_and_what_more_would_take(tmp_path, monkeypatch) -> None:
-    # Runs of 10 s scattered +-10%: the budget ends the confirmation after 4 rounds at +-7%; at that
-    # scatter 9 rounds would reach 5%, five more rounds of two 10 s runs.
+    # Runs of 10 s scattered +-10%: the budget ends the confirmation after 4 rounds at +-17% (the
+    # scatter of the 3 rounds whose runs agree, Student's t for 2 degrees of freedom); at that scatter
+    # about 20 rounds would reach 5%, sixteen more rounds of two 10 s runs. (The normal quantile said
+    # +-7% and 9 rounds; ratios of two runs scattered +-10% each need about 24.)
     runs = FakeRuns(slow=_confirmation_scatter(0.10), duration_s=10.0)
     result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], time_budget_s=140.0).run()
     confirmation = result.confirmation
     assert result.confirmed and not confirmation["precise"] and confirmation["rounds"] == 4
-    assert confirmation["rounds_for_precision"] == 9
-    assert ("wider than the 5% aimed at: the time budget ended it after 4 rounds; about 9 rounds (~100 s more) "
-            "would reach it if the machine stays this noisy") in confirmation["reason"]
+    assert confirmation["rounds_for_precision"] == 20
+    assert ("is +-17%, wider than the 5% aimed at: the time budget ended it after 4 rounds; about 20 rounds "
+            "(~5 min more) would reach it if the machine stays this noisy") in confirmation["reason"]
 
 
 def test_diminishing_returns_waits_for_the_knobs_the_findings_name_and_says_what_happened(

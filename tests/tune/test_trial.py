@@ -18,7 +18,7 @@ def _rounds(a_means: tuple[float, ...], b_means: tuple[float, ...]) -> tuple[lis
             [_run(m, seed=100 + i) for i, m in enumerate(b_means)])
 
 
-def test_rounds_that_agree_give_the_ci_across_runs_and_say_it_is_widened_by_their_scatter() -> None:
+def test_a_few_rounds_that_agree_give_the_ci_across_runs_and_say_it_is_widened_by_their_scatter() -> None:
     a, b = _rounds((0.100, 0.104, 0.098, 0.101), (0.050, 0.049, 0.052, 0.050))
     verdict = compare_runs(a, b, paired=True).to_dict()
     low, high = verdict["ci_across_runs"]
@@ -45,3 +45,12 @@ def test_runs_too_noisy_to_agree_are_said_to_be_read_by_their_ranks() -> None:
 def test_no_verdict_has_no_interval() -> None:
     assert speedup_interval(None) is None
     assert "alone" in interval_source(None)
+
+
+def test_enough_rounds_give_the_interval_of_their_own_scatter_and_say_so() -> None:
+    a, b = _rounds((0.100, 0.104, 0.098, 0.101, 0.099, 0.102), (0.050, 0.049, 0.052, 0.050, 0.051, 0.050))
+    verdict = compare_runs(a, b, paired=True).to_dict()
+    assert verdict["from_scatter"]
+    low, high = verdict["ci_across_runs"]
+    assert speedup_interval(verdict) == pytest.approx([1 / high, 1 / low])
+    assert interval_source(verdict).startswith("the scatter between rounds")

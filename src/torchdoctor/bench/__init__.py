@@ -33,6 +33,7 @@ from torchdoctor.bench.stats import (
     compare_runs,
     compare_samples,
     geometric_median,
+    t_quantile_95,
 )
 
 __all__ = [
@@ -40,5 +41,5 @@ __all__ = [
     "BenchInputError", "BenchResult", "Command", "MismatchedDevicesError", "Policy", "RoundInfo", "RunsVerdict",
     "Variant", "VariantFailedError", "VariantTimeoutError", "Verdict",
     "agreeing_runs", "compare_processes", "compare_runs", "compare_samples", "compare_statements", "control_name",
-    "geometric_median", "run_interleaved",
+    "geometric_median", "run_interleaved", "t_quantile_95",
 ]

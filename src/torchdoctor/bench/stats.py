@@ -170,6 +170,15 @@ RUN_TOLERANCE = 0.15
 Z_95 = NormalDist().inv_cdf(0.975)
 #: Standard error of a median over that of a mean, for normal data (sqrt(pi / 2)).
 MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
+#: Rounds (runs a side, unpaired) from which the scatter of the runs' means alone is the ratio's
+#: uncertainty (`RunsVerdict.half_width`). The bootstrap of a run's steps treats them as independent
+#: draws, and a script's steps are not: a DataLoader whose workers restart every 4 batches makes
+#: every fourth step a 1 s wait, so a 20-step run holds exactly five of them, its mean steady to 1%
+#: run after run, while resampled steps hold anywhere from one to ten (session 30: "+-35%" printed
+#: where 11 rounds' ratios scattered +-6% and a re-measurement landed 6% away). Periodic logging,
+#: gradient accumulation and prefetch bursts do the same; correlated steps (a slow minute) do the
+#: opposite. How the runs' means actually differ counts all of that, once there are enough of them.
+SCATTER_ROUNDS = 6
 #: Runs a side needs before complete separation decides for runs that disagree among themselves:
 #: with 3 + 3 interleaved runs, every B run faster than every A run happens by chance with
 #: probability 1 / C(6, 3) = 5% when nothing changed.
@@ -220,7 +229,9 @@ class RunsVerdict:
         from each side's agreeing runs; paired, s is the scatter of the log ratios of the rounds
         whose two runs agree with their sides (what the machine's moves leave of them); in either
         case at least the robust scatter of all of them (`_robust_variance`), as the median is
-        taken over all. Infinite while unknown (fewer than two such runs or rounds)."""
+        taken over all. As s is itself estimated from the n runs, the quantile is Student's t
+        with n - 1 degrees of freedom (`t_quantile_95`), not the normal's: with 6 rounds 2.57,
+        not 1.96. Infinite while unknown (fewer than two such runs or rounds)."""
         if len(self.a_kept) < 2 or len(self.b_kept) < 2:
             return math.inf
         if self.paired:  # the rounds' log ratios, those of rounds with a disturbed run left out, as below
@@ -228,18 +239,30 @@ class RunsVerdict:
             if len(steady) < 2:
                 return math.inf
             logs = np.log([self.b_means[i] / self.a_means[i] for i in steady])
-            every_round = np.log(np.divide(self.b_means, self.a_means))
-            variance = max(float(np.var(logs, ddof=1)), _robust_variance(every_round)) / len(self.a_means)
+            scatter, count = _scatter(logs, np.log(np.divide(self.b_means, self.a_means)))
+            variance = scatter / len(self.a_means)
         else:
-            variance = sum(max(float(np.var(np.log([means[i] for i in kept]), ddof=1)),
-                               _robust_variance(np.log(means))) / len(means)
-                           for means, kept in ((self.a_means, self.a_kept), (self.b_means, self.b_kept)))
-        return math.expm1(Z_95 * MEDIAN_SE_FACTOR * math.sqrt(variance))
+            sides = [_scatter(np.log([means[i] for i in kept]), np.log(means))
+                     for means, kept in ((self.a_means, self.a_kept), (self.b_means, self.b_kept))]
+            variance = sum(scatter / len(means) for (scatter, _), means in zip(sides, (self.a_means, self.b_means)))
+            count = min(count for _, count in sides)
+        return math.expm1(t_quantile_95(count - 1) * MEDIAN_SE_FACTOR * math.sqrt(variance))
+
+    @property
+    def from_scatter(self) -> bool:
+        """Whether the ratio's uncertainty is the scatter of the runs' means alone: from
+        SCATTER_ROUNDS rounds (runs a side) on, where that scatter is known; a verdict decided by
+        the runs' ranks keeps its rank interval."""
+        rounds = min(len(self.a_means), len(self.b_means))
+        return not self.separated and rounds >= SCATTER_ROUNDS and math.isfinite(self.run_to_run)
 
     @property
     def half_width(self) -> float:
-        """The ratio's relative 95% uncertainty, the larger of two: half the bootstrap CI (the
-        noise of the steps within runs) and `run_to_run`. Infinite while either is unknown."""
+        """The ratio's relative 95% uncertainty: `run_to_run` where it is known from enough rounds
+        (`from_scatter`), else the larger of it and half the bootstrap CI (the noise of the steps
+        within runs, taken as independent: see SCATTER_ROUNDS). Infinite while either is unknown."""
+        if self.from_scatter:
+            return self.run_to_run
         ci_low, ci_high = self.verdict.ci_low, self.verdict.ci_high
         if not (ci_low > 0 and ci_high > 0):
             return math.inf
@@ -254,11 +277,14 @@ class RunsVerdict:
         its rank interval, widened alike: that interval assumes both sides scatter alike, and beside
         a nearly constant baseline (1 s sleeps) it is that of the median of the other side's runs
         at about 80% coverage (session 30: "+-4%" where the rounds said +-7-10%). None while the
-        run-to-run part is unknown, but for a rank interval, then as it is."""
+        run-to-run part is unknown, but for a rank interval, then as it is. From enough rounds
+        (`from_scatter`) the run-to-run interval alone: the bootstrap's can be far too wide."""
         ci_low, ci_high, ratio = self.verdict.ci_low, self.verdict.ci_high, self.verdict.ratio
+        runs = self.run_to_run
+        if self.from_scatter:
+            return ratio / (1.0 + runs), ratio * (1.0 + runs)
         if not (ci_low > 0 and ci_high > 0):
             return None
-        runs = self.run_to_run
         if not math.isfinite(runs):
             return (ci_low, ci_high) if self.separated else None
         return min(ci_low, ratio / (1.0 + runs)), max(ci_high, ratio * (1.0 + runs))
@@ -267,7 +293,32 @@ class RunsVerdict:
         return {**self.verdict.to_dict(), "a_run_means": self.a_means, "b_run_means": self.b_means,
                 "a_kept": self.a_kept, "b_kept": self.b_kept, "spread": self.spread,
                 "corroborated": self.corroborated, "separated": self.separated, "decided": self.decided,
-                "paired": self.paired, "ci_across_runs": _finite_pair(self.ci_across_runs)}
+                "paired": self.paired, "ci_across_runs": _finite_pair(self.ci_across_runs),
+                "from_scatter": self.from_scatter}
+
+
+def t_quantile_95(df: int) -> float:
+    """Student's t 97.5% quantile (a two-sided 95% interval) for `df` degrees of freedom: exact
+    for 1 and 2 (closed forms), else the Cornish-Fisher expansion around the normal's (Abramowitz
+    & Stegun 26.7.5, four terms: within 1% of the exact value from 3 on); by hand because scipy
+    is not a dependency. Infinite below 1."""
+    if df < 1:
+        return math.inf
+    if df == 1:
+        return math.tan(math.pi * 0.475)
+    if df == 2:
+        return 0.95 / math.sqrt(2 * 0.975 * 0.025)
+    z = Z_95
+    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+
+
+def _scatter(agreeing: np.ndarray, every: np.ndarray) -> tuple[float, int]:
+    """The variance of the log means (or log ratios) the median is taken over, the larger of the
+    agreeing ones' sample variance and the robust variance of all of them, with the count it
+    was estimated from (its degrees of freedom plus one)."""
+    sample, robust = float(np.var(agreeing, ddof=1)), _robust_variance(every)
+    return (sample, len(agreeing)) if sample >= robust else (robust, len(every))
 
 
 def _robust_variance(logs: np.ndarray) -> float:

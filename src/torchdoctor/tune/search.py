@@ -45,7 +45,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import optuna
 
-from torchdoctor.bench import FASTER, RunsVerdict, agreeing_runs, compare_runs
+from torchdoctor.bench import FASTER, RunsVerdict, agreeing_runs, compare_runs, t_quantile_95
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.observe import STEPS_ONLY_SOURCES
 from torchdoctor.record import Record, new_run_id
@@ -686,12 +686,18 @@ class Tuner:
 
 def rounds_for_precision(rounds: int, half_width: float, precision: float) -> int | None:
     """About how many rounds would have brought a confirmation of `rounds` rounds, uncertain by
-    +-`half_width`, within +-`precision`: the run-to-run part of the half-width shrinks as
-    1 / sqrt(rounds) (RunsVerdict.half_width), so rounds x (half_width / precision)^2, if the
-    machine stays as noisy as it was. None when it is precise already, or its uncertainty unknown."""
-    if rounds < 1 or not math.isfinite(half_width) or half_width <= precision:
+    +-`half_width`, within +-`precision`, if the machine stays as noisy as it was: the run-to-run
+    part of the half-width is t(n - 1) x the rounds' scatter / sqrt(n) (RunsVerdict.half_width), so
+    the fewest n whose t(n - 1) / sqrt(n) is within precision / half_width of t(rounds - 1) /
+    sqrt(rounds): about rounds x (half_width / precision)^2, fewer as more rounds also estimate the
+    scatter better. None when it is precise already, or its uncertainty unknown."""
+    if rounds < 2 or not math.isfinite(half_width) or half_width <= precision:
         return None
-    return math.ceil(rounds * (half_width / precision) ** 2)
+    scatter = half_width * math.sqrt(rounds) / t_quantile_95(rounds - 1)
+    needed = max(rounds + 1, math.ceil((statistics.NormalDist().inv_cdf(0.975) * scatter / precision) ** 2))  # t >= z
+    while t_quantile_95(needed - 1) * scatter / math.sqrt(needed) > precision:
+        needed += 1
+    return needed
 
 
 def _span(runs: list[Run]) -> float:

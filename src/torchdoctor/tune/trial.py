@@ -160,8 +160,10 @@ def interval_source(verdict: dict[str, Any] | None) -> str:
     verdict = verdict or {}
     if verdict.get("separated"):
         return "the runs' ranks (the ratios of every pair of runs, Hodges-Lehmann), the runs too noisy to agree"
+    between = "rounds" if verdict.get("paired") else "runs"
+    if verdict.get("from_scatter"):
+        return f"the scatter between {between} (a run's steps are not independent draws: bench.stats.SCATTER_ROUNDS)"
     if verdict.get("ci_across_runs"):
-        between = "rounds" if verdict.get("paired") else "runs"
         return f"the bootstrap of each run's steps, widened by the scatter between {between}"
     return "the bootstrap of each run's steps alone (too few agreeing runs a side to know their scatter)"
 
