@@ -37,6 +37,7 @@ import orjson
 from field import RUNS as FIELD_RUNS
 from field import SCRIPTS as FIELD_SCRIPTS
 from remeasure import judge, remeasure, write_apply_file
+from tune_zoo import GPU_WORKLOADS
 
 from torchdoctor.bench import FASTER, SLOWER
 from torchdoctor.knobs import REGISTRY
@@ -52,6 +53,9 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     **{f"field/{name}": (FIELD_SCRIPTS / f"{name}.py", args) for name, args in FIELD_RUNS.items()},
     **{name: (workload_path(name), []) for name, expected in ZOO.items() if expected is not None},
 }
+#: Cases that need a CUDA device (tune_zoo's GPU workloads): chosen by name only, never by default.
+GPU_CASES: dict[str, tuple[Path, list[str]]] = {
+    name: (script, args) for name, (script, args, _) in GPU_WORKLOADS.items()}
 #: Evidence keys in which a finding names the value of its knob it recommends.
 EVIDENCE_VALUE = {"num_workers": "workers_needed", "threads": "threads_in_fix"}
 
@@ -98,10 +102,13 @@ def direction(verdict: str, decided: bool) -> str:
 def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path, more_args: list[str]
                ) -> list[dict[str, Any]]:
     """One row per finding of the case's diagnosis (the case's arguments, then `more_args`)."""
-    script, args = CASES[case]
+    script, args = {**CASES, **GPU_CASES}[case]
     args = [*args, *more_args]
     work.mkdir(parents=True, exist_ok=True)
     record = diagnose(script, args, work)
+    for finding in record.findings:  # before the re-measurement, so that a run cut short still shows them
+        print(f"{case}: {finding['id']} upside {finding['upside']:.0%} knob {finding.get('knob')}: {finding['title']}",
+              flush=True)
     load_before = os.getloadavg()
     rows, variants = [], {"plain": None}
     for index, finding in enumerate(record.findings):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,16 @@ def test_legacy_category_names_are_read_as_kernels_and_runtime(gpu_traces: Path)
     assert (trace.kind == KERNEL).sum() == 4
     assert (trace.kind == RUNTIME).sum() == 8
     assert trace.rank == 1  # distributedInfo after traceEvents is still read
+
+
+def test_a_gzip_trace_is_read_and_its_file_closed(gpu_traces: Path) -> None:
+    # GzipFile leaves a file object it was given open: every gzip trace loaded leaked one file
+    # (a ResourceWarning in the output of every `diagnose` run under `python -W default`).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_trace(gpu_traces / "legacy-format-inference.json.gz")
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_python_function_events_are_skipped_unless_asked_for(gpu_traces: Path) -> None:

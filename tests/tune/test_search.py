@@ -197,6 +197,30 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
     assert quiet.confirmation["rounds_for_precision"] is None
 
 
+def test_rounds_in_which_the_kept_knobs_gained_far_less_are_named_beside_the_confirmed_speed_up(
+        tmp_path, monkeypatch) -> None:
+    # Two of eight confirmation rounds find the kept knobs' run 40% slower (the second core busy, as
+    # two threads on a shared 2-core machine meet it): the median round's x2.00 stands, and the
+    # result says the speed-up depends on the machine's state.
+    confirming_best = {"runs": 0}
+    def slow(n: int, knobs: dict[str, Any]) -> float:
+        if n < 5 or not knobs:  # the baseline, its repeat and the trial: undisturbed
+            return 1.0
+        confirming_best["runs"] += 1
+        return 1.4 if confirming_best["runs"] in (3, 6) else 1.0
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(slow=slow), only=["zero_grad_set_to_none"], confirm_rounds=8,
+                    confirm_max_rounds=8).run()
+    confirmation = result.confirmation
+    assert result.confirmed and result.speedup == pytest.approx(2.0, rel=0.03)
+    assert [r["speedup"] for r in confirmation["lagging_rounds"]] == pytest.approx([2.0 / 1.4] * 2, rel=0.03)
+    assert "in 2 of 8 rounds the kept knobs gained only x1.43, x1.43: the speed-up depends on the machine's state" \
+        in confirmation["reason"]
+    quiet = _tuner(tmp_path / "quiet", monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"], confirm_rounds=8,
+                   confirm_max_rounds=8).run()
+    assert quiet.confirmation["lagging_rounds"] == [] and "rounds the kept knobs gained only" not in \
+        quiet.confirmation["reason"]
+
+
 def test_rounds_for_precision_scales_about_with_the_square_of_the_uncertainty() -> None:
     # Twice as wide: about four times the rounds, fewer as more rounds also pin the scatter down
     # (Student's t for 11 degrees of freedom 2.20, for 40 2.02).
@@ -412,3 +436,19 @@ def test_a_knob_tried_on_top_of_kept_workers_is_not_compared_step_by_step_with_o
     assert on_top.ok and on_top.method == "loss, window mean", on_top
     alone = tuner._numerics(prefetch, _loss_run({"prefetch_factor": 4}, 1))
     assert not alone.ok and alone.method == "loss, step by step"  # alone it cannot change the batches
+
+
+def test_each_knob_answers_for_its_own_numerics_not_for_those_of_the_knobs_kept_before_it(
+        tmp_path, monkeypatch) -> None:
+    # channels_last moves the loss 0.5% (within its 1%) and is kept; zero_grad_set_to_none, tried on
+    # top of it with a 0.1% tolerance, changes nothing itself. Against the baseline it measured
+    # channels_last's 0.5% and was rejected (as optimizer_impl was behind a kept bf16 autocast's 4.1%
+    # on the zoo's tiny-ops script, session 31).
+    monkeypatch.setitem(EFFECT, "channels_last", 0.6)
+    runs = FakeRuns(loss=lambda knobs: 1.005 if "channels_last" in knobs else 1.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["channels_last", "zero_grad_set_to_none"]).run()
+    by_knob = {t["knob"]: t for t in result.trials}
+    assert [t["knob"] for t in result.trials] == [None, "channels_last", "zero_grad_set_to_none"]
+    assert by_knob["channels_last"]["status"] == "kept"
+    assert by_knob["zero_grad_set_to_none"]["status"] == "kept", by_knob["zero_grad_set_to_none"]["reason"]
+    assert result.kept == {"channels_last": True, "zero_grad_set_to_none": True}

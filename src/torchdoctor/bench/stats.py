@@ -249,12 +249,30 @@ class RunsVerdict:
         return math.expm1(t_quantile_95(count - 1) * MEDIAN_SE_FACTOR * math.sqrt(variance))
 
     @property
+    def lagging_rounds(self) -> list[int]:
+        """Paired rounds in which B gained far less than in the median round: B's run slower,
+        relative to its A, than the median round's by more than three robust standard deviations
+        of the rounds' log ratios and by more than RUN_TOLERANCE. The median outweighs them,
+        and rightly for the figure; but they say the effect depends on the machine's state (two
+        intra-op threads gain only while the second core is free: on a shared 2-core machine 2 of
+        11 rounds of the zoo's grad-inference confirmation gained x0.93-x1.08 against a median of
+        x1.40, and a re-measurement minutes later, with more of its rounds like those, x1.10).
+        Empty when unpaired or with fewer than SEPARATION_RUNS + 2 rounds (no scale to judge by)."""
+        if not self.paired or len(self.a_means) < SEPARATION_RUNS + 2:
+            return []
+        logs = np.log(np.divide(self.b_means, self.a_means))
+        centre = float(np.median(logs))
+        limit = max(3.0 * math.sqrt(_robust_variance(logs)), math.log1p(RUN_TOLERANCE))
+        return [i for i, value in enumerate(logs) if value - centre > limit]
+
+    @property
     def from_scatter(self) -> bool:
         """Whether the ratio's uncertainty is the scatter of the runs' means alone: from
         SCATTER_ROUNDS rounds (runs a side) on, where that scatter is known; a verdict decided by
         the runs' ranks keeps its rank interval."""
         rounds = min(len(self.a_means), len(self.b_means))
-        return not self.separated and rounds >= SCATTER_ROUNDS and math.isfinite(self.run_to_run)
+        return (not self.separated and rounds >= SCATTER_ROUNDS and math.isfinite(self.verdict.ratio)
+                and math.isfinite(self.run_to_run))
 
     @property
     def half_width(self) -> float:

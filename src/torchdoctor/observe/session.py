@@ -10,6 +10,7 @@ could write its results.
 from __future__ import annotations
 
 import errno
+import inspect
 import os
 import socket
 import statistics
@@ -192,6 +193,10 @@ class ObservationSession:
             record_shapes=cfg.record_shapes,
             profile_memory=cfg.profile_memory,
             with_stack=cfg.with_stack,
+            # One cycle (repeat=1): keeping its events is what happens anyway; without it torch warns
+            # "Profiler clears events at the end of each cycle" into the user's stderr (the option
+            # and the warning came together: older torch has neither).
+            **({"acc_events": True} if "acc_events" in inspect.signature(torch.profiler.profile).parameters else {}),
         )
         self.profiler.start()
 

@@ -118,7 +118,20 @@ def _open(path: Path) -> tuple[IO[bytes], int | None]:
     raw.seek(0)
     if magic != b"\x1f\x8b":
         return raw, None
-    return gzip.GzipFile(fileobj=raw, mode="rb"), max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * size)
+    # A GzipFile given a file object leaves it open when closed: one file leaked per trace read.
+    return _GzipOwningFile(fileobj=raw, mode="rb"), max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * size)
+
+
+class _GzipOwningFile(gzip.GzipFile):
+    """A GzipFile that closes the file it reads when it is closed."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 class _Parse:

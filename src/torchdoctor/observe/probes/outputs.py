@@ -94,9 +94,12 @@ class OutputCapture:
             return
         with torch.no_grad():
             detached = tensor.detach()
+            values = detached.float()
+            # A model that returns its loss outputs one number, whose sample std is undefined: torch
+            # warns into the user's stderr on every step (a GPT on a GPU printed it in each tune run).
+            std = values.std() if values.numel() > 1 else values.new_zeros(())
             call: dict[str, Any] = {"shape": list(detached.shape), "sample": _strided(detached, SAMPLE),
-                                    "mean": detached.float().mean(), "std": detached.float().std(),
-                                    "input": self._input}
+                                    "mean": values.mean(), "std": std, "input": self._input}
             if detached.dim() >= 2 and detached.shape[-1] >= 2:
                 rows = detached.reshape(-1, detached.shape[-1])
                 if rows.shape[0] > ROWS:
