@@ -429,7 +429,7 @@ def test_a_knob_tried_on_top_of_kept_workers_is_not_compared_step_by_step_with_o
     differ from the baseline's after the first epoch; prefetch_factor tried on top of it sees those
     batches too, and must be judged as a changed data stream, not step by step."""
     tuner = _tuner(tmp_path, monkeypatch, FakeRuns())
-    tuner.baseline = Trial(index=0, knob=None, value=None, knobs={}, runs=[_loss_run({}, 0)])
+    tuner.baseline = tuner.best = Trial(index=0, knob=None, value=None, knobs={}, runs=[_loss_run({}, 0)])
     tuner.deterministic = True
     prefetch = REGISTRY["prefetch_factor"]
     on_top = tuner._numerics(prefetch, _loss_run({"persistent_workers": True, "prefetch_factor": 4}, 1))

@@ -707,7 +707,7 @@ def rounds_for_precision(rounds: int, half_width: float, precision: float) -> in
     if rounds < 2 or not math.isfinite(half_width) or half_width <= precision:
         return None
     scatter = half_width * math.sqrt(rounds) / t_quantile_95(rounds - 1)
-    needed = max(rounds + 1, math.ceil((statistics.NormalDist().inv_cdf(0.975) * scatter / precision) ** 2))  # t >= z
+    needed = rounds + 1
     while t_quantile_95(needed - 1) * scatter / math.sqrt(needed) > precision:
         needed += 1
     return needed
