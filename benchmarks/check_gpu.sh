@@ -8,14 +8,7 @@
 # libcst for the machine's Python) in .whl/; results under $OUT (or ./check-gpu-out).
 #   bash benchmarks/check_gpu.sh
 set -u
-OUT=${OUT:-$PWD/check-gpu-out}; mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
-fi
-export PYTHONPATH=$PWD/src:${PYTHONPATH:-} PYTHONUNBUFFERED=1 COLUMNS=160
-nvidia-smi --query-gpu=name,memory.used --format=csv
+source benchmarks/gpu_env.sh check-gpu-out
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
 repo=$(mktemp -d)/repo; mkdir -p "$repo"; cp benchmarks/check_gpu_train.py "$repo/train.py"
 g() { git -C "$repo" -c user.name=t -c user.email=t@example.com "$@"; }

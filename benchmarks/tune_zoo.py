@@ -113,7 +113,7 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "mean_step_s": pace, "independent": independent, "load_average": os.getloadavg(),
             "confirmation": {k: (result.confirmation or {}).get(k)
                              for k in ("status", "reason", "verdict", "rounds", "half_width", "precise", "span_s",
-                                       "steps_only")},
+                                       "steps_only", "lagging_rounds")},
             "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials],
             "findings": result.findings}
 
