@@ -255,7 +255,7 @@ class RunsVerdict:
         of the rounds' log ratios and by more than RUN_TOLERANCE. The median outweighs them,
         and rightly for the figure; but they say the effect depends on the machine's state (two
         intra-op threads gain only while the second core is free: on a shared 2-core machine 2 of
-        11 rounds of the zoo's grad-inference confirmation gained x0.93-x1.08 against a median of
+        11 rounds of the zoo's grad-inference confirmation gained x0.98 and x1.08 against a median of
         x1.40, and a re-measurement minutes later, with more of its rounds like those, x1.10).
         Empty when unpaired or with fewer than SEPARATION_RUNS + 2 rounds (no scale to judge by)."""
         if not self.paired or len(self.a_means) < SEPARATION_RUNS + 2:

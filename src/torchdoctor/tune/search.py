@@ -630,7 +630,7 @@ class Tuner:
         if not info["precise"]:
             confirmed += "; " + self._imprecision(info)
         if info["lagging_rounds"]:
-            gains = ", ".join(_speed(1.0 / r["speedup"]) for r in info["lagging_rounds"])
+            gains = ", ".join(f"x{r['speedup']:.2f}" for r in info["lagging_rounds"])
             confirmed += (f"; in {len(info['lagging_rounds'])} of {rounds} rounds the kept knobs gained only {gains}: "
                           "the speed-up depends on the machine's state (other processes' load), and a busier "
                           "machine may see less")
