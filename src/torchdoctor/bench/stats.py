@@ -30,6 +30,7 @@ from statistics import NormalDist
 import numpy as np
 
 from torchdoctor.bench.errors import BenchInputError
+from torchdoctor.bench.periodic import bootstrap_blocks
 
 FASTER = "faster"
 SLOWER = "slower"
@@ -178,6 +179,8 @@ MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
 #: where 11 rounds' ratios scattered +-6% and a re-measurement landed 6% away). Periodic logging,
 #: gradient accumulation and prefetch bursts do the same; correlated steps (a slow minute) do the
 #: opposite. How the runs' means actually differ counts all of that, once there are enough of them.
+#: Before that the bootstrap resamples a periodic run in whole cycles (`bench.periodic`), which
+#: covers the cycles a run holds at least three of, not the rest.
 SCATTER_ROUNDS = 6
 #: Runs a side needs before complete separation decides for runs that disagree among themselves:
 #: with 3 + 3 interleaved runs, every B run faster than every A run happens by chance with
@@ -526,5 +529,6 @@ def _bootstrap_log_means(runs: list[np.ndarray], rng: np.random.Generator) -> np
     steps: shape (runs, N_BOOT), medians over the runs (or the rounds) taken by the caller. The
     runs themselves are not resampled: with the handful of runs a tuner can afford, resampling
     them would let one disturbed run of three decide a quarter of the draws; their disagreement
-    is the noise floor's business instead."""
-    return np.log(np.stack([_bootstrap_statistic(r, rng, np.mean) for r in runs]))
+    is the noise floor's business instead. A run whose steps repeat with a period (a `loss.item()`
+    every 4 steps) is resampled in whole cycles (`bench.periodic`): its steps are no independent draws."""
+    return np.log(np.stack([bootstrap_blocks(r, rng, np.mean, N_BOOT, _MAX_CELLS) for r in runs]))
