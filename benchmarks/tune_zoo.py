@@ -114,7 +114,10 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
             "confirmation": {k: (result.confirmation or {}).get(k)
                              for k in ("status", "reason", "verdict", "rounds", "half_width", "precise", "span_s",
                                        "steps_only", "lagging_rounds")},
-            "trials": [{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")} for t in result.trials],
+            # each trial's runs kept (pace, duration, steps): a keep the re-measurement does not reproduce
+            # (session 31's tiny-ops bf16 at x1.59) can then be read run by run
+            "trials": [{**{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")},
+                        "reference": t["reference"], "runs": t["runs"]} for t in result.trials],
             "findings": result.findings}
 
 
