@@ -309,3 +309,20 @@ def test_rounds_that_gained_far_less_than_the_median_round_are_named() -> None:
     steady = compare_runs(*_rounds(a_ms, [t * 0.7 * (1 + 0.05 * (-1) ** i) for i, t in enumerate(a_ms)]), paired=True)
     assert steady.lagging_rounds == []
     assert compare_runs(*_rounds(a_ms, b_ms)).lagging_rounds == []
+
+
+def test_a_ranked_verdicts_printed_interval_is_the_ranks_95_percent_one_not_the_decisions_90() -> None:
+    # Eight runs a side that disagree among themselves (tolerance 0): decided by their ranks at the
+    # one-sided 5% level, a 90% interval; the CI tune prints is the 95% one (2.5% a side), wider.
+    rng = np.random.default_rng(4)
+    a = [[m] * 6 for m in np.exp(rng.normal(0.0, 0.2, 8)) / 100]
+    b = [[m] * 6 for m in np.exp(rng.normal(-0.7, 0.2, 8)) / 100]
+    result = compare_runs(a, b, tolerance=0.0)
+    assert result.separated and result.verdict.verdict == FASTER
+    low, high = result.ci_across_runs
+    assert low < result.verdict.ci_low and high > result.verdict.ci_high
+    ratios = np.sort(np.divide.outer([r[0] for r in b], [r[0] for r in a]).ravel())
+    # Mann-Whitney, 8 + 8: P(U <= 13) = 0.0249, P(U <= 15) = 0.0415, P(U <= 16) = 0.0524; the printed
+    # interval drops the 13 smallest and 13 largest of the 64 pair ratios, the decision's 15
+    assert (low, high) == (ratios[13], ratios[-14])
+    assert (result.verdict.ci_low, result.verdict.ci_high) == (ratios[15], ratios[-16])

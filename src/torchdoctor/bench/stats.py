@@ -284,7 +284,7 @@ class RunsVerdict:
         within runs, taken as independent: see SCATTER_ROUNDS). Infinite while either is unknown."""
         if self.from_scatter:
             return self.run_to_run
-        ci_low, ci_high = self.verdict.ci_low, self.verdict.ci_high
+        ci_low, ci_high = self._interval_95
         if not (ci_low > 0 and ci_high > 0):
             return math.inf
         return max(math.sqrt(ci_high / ci_low) - 1.0, self.run_to_run)
@@ -295,12 +295,12 @@ class RunsVerdict:
         the steps within each run, widened to ratio / (1 + `run_to_run`) .. ratio * (1 +
         `run_to_run`). The bootstrap alone told a user "x2.33-x2.37" where the confirmation's own
         rounds scattered +-4% (tune_zoo, session 24). A verdict decided by the runs' ranks starts from
-        its rank interval, widened alike: that interval assumes both sides scatter alike, and beside
+        their 95% interval (`_interval_95`), widened alike: that interval assumes both sides scatter alike, and beside
         a nearly constant baseline (1 s sleeps) it is that of the median of the other side's runs
         at about 80% coverage (session 30: "+-4%" where the rounds said +-7-10%). None while the
         run-to-run part is unknown, but for a rank interval, then as it is. From enough rounds
         (`from_scatter`) the run-to-run interval alone: the bootstrap's can be far too wide."""
-        ci_low, ci_high, ratio = self.verdict.ci_low, self.verdict.ci_high, self.verdict.ratio
+        (ci_low, ci_high), ratio = self._interval_95, self.verdict.ratio
         runs = self.run_to_run
         if self.from_scatter:
             return ratio / (1.0 + runs), ratio * (1.0 + runs)
@@ -309,6 +309,16 @@ class RunsVerdict:
         if not math.isfinite(runs):
             return (ci_low, ci_high) if self.separated else None
         return min(ci_low, ratio / (1.0 + runs)), max(ci_high, ratio * (1.0 + runs))
+
+    @property
+    def _interval_95(self) -> tuple[float, float]:
+        """The two-sided 95% interval the uncertainty starts from: the bootstrap CI, or, decided by
+        the runs' ranks, their interval at 2.5% a side. The verdict's own rank interval is the
+        one-sided 5% test's, a 90% interval, which was printed among 95% ones; with 3 runs a side
+        both are the range of the run ratios (no narrower set of pairs reaches 95%)."""
+        if self.separated:
+            return _rank_interval(self.a_means, self.b_means, alpha=0.025)
+        return self.verdict.ci_low, self.verdict.ci_high
 
     def to_dict(self) -> dict:
         return {**self.verdict.to_dict(), "a_run_means": self.a_means, "b_run_means": self.b_means,
