@@ -43,6 +43,7 @@ from remeasure import judge, remeasure, write_apply_file
 
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner
+from torchdoctor.tune.trial import speedup_interval
 from torchdoctor.zoo import demo_script, workload_path
 
 CORES = len(os.sched_getaffinity(0))
@@ -158,7 +159,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
                 width = confirmation.get("half_width")
                 claim += f", {confirmation['rounds']} rounds" + (f" +-{width:.0%}" if width is not None else "")
             tuned = r["independent"].get("tuned", {})
-            ci = tuned.get("speedup_ci")
+            ci = speedup_interval(tuned.get("verdict"))  # from the verdict: files of before session 32 held the bootstrap's
             remeasured = f"x{r['remeasured_speedup']:.2f} ({'x%.2f-x%.2f, ' % tuple(ci) if ci else ''}" \
                          f"{r.get('remeasure_rounds', '?')} rounds, {tuned.get('verdict', {}).get('verdict', '')})"
             ratio = f"{r['claim_over_remeasured']:.2f}"

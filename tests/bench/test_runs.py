@@ -326,3 +326,20 @@ def test_a_ranked_verdicts_printed_interval_is_the_ranks_95_percent_one_not_the_
     # interval drops the 13 smallest and 13 largest of the 64 pair ratios, the decision's 15
     assert (low, high) == (ratios[13], ratios[-14])
     assert (result.verdict.ci_low, result.verdict.ci_high) == (ratios[15], ratios[-16])
+
+
+def test_paired_rounds_whose_runs_split_between_two_machine_states_still_have_a_run_to_run_uncertainty() -> None:
+    # tune_zoo session 32, the anomaly row's confirmation (ms a step): the machine moved between two
+    # states, so each side's runs split into two groups and only one round had both runs in the
+    # larger ones; "run to run unknown" was printed where the rounds' ratios scatter about 10%.
+    a_ms = [5.1, 7.36, 5.04, 5.71, 5.5, 7.71, 7.84, 7.52, 7.83, 6.15, 5.95, 6.6]
+    b_ms = [3.42, 4.14, 3.21, 3.25, 3.41, 4.11, 4.15, 4.66, 3.61, 3.64, 3.51, 3.76]
+    result = compare_runs(*_rounds(a_ms, b_ms), paired=True)
+    assert len([i for i in result.a_kept if i in result.b_kept]) < 2
+    logs = np.log(np.divide(b_ms, a_ms))
+    robust_sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+    assert result.run_to_run == pytest.approx(math.expm1(t_quantile_95(11) * 1.2533 * robust_sd / math.sqrt(12)),
+                                              rel=0.01)
+    assert 0.03 < result.run_to_run < 0.12 and math.isfinite(result.half_width)  # the ranks' 95% interval may be wider
+    # two rounds are no scale
+    assert compare_runs(*_rounds(a_ms[:2], b_ms[:2]), paired=True, tolerance=0.0).run_to_run == math.inf

@@ -93,6 +93,23 @@ def test_each_value_is_judged_beside_runs_of_the_best_configuration_a_b_b_a(tmp_
     assert "confirmed side by side over 2 interleaved rounds" in result.summary
 
 
+def test_a_trials_reason_gives_the_interval_it_was_decided_on_and_the_wider_one_across_its_runs(
+        tmp_path, monkeypatch) -> None:
+    # Runs 4-8% apart, their steps within 1%: the steps' CI is narrow, the interval across two
+    # rounds (Student's t for one degree of freedom) wide. Printed alone, the second read "kept,
+    # faster: x1.10 (95% CI x0.83-x1.46)" (tune_zoo, session 32).
+    runs = FakeRuns(slow=lambda n, knobs: (1.0, 1.08, 0.96, 1.04)[n % 4])
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2).run()
+    trial = result.trials[1]
+    assert trial["status"] == "kept"
+    steps_low, steps_high = (1 / trial["verdict"][k] for k in ("ci_high", "ci_low"))
+    across_low, across_high = (1 / v for v in reversed(trial["verdict"]["ci_across_runs"]))
+    assert across_low < steps_low < steps_high < across_high
+    assert (f"the steps' 95% CI x{steps_low:.2f}-x{steps_high:.2f}, noise floor "
+            f"{trial['verdict']['noise_floor']:.0%}; across its 2+2 runs x{across_low:.2f}-x{across_high:.2f}"
+            in trial["reason"])
+
+
 def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path, monkeypatch) -> None:
     runs = FakeRuns(slow=lambda n, knobs: 10.0 if n == 0 else 1.0)  # another process during the first run
     result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()

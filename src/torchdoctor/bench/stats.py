@@ -234,16 +234,24 @@ class RunsVerdict:
         case at least the robust scatter of all of them (`_robust_variance`), as the median is
         taken over all. As s is itself estimated from the n runs, the quantile is Student's t
         with n - 1 degrees of freedom (`t_quantile_95`), not the normal's: with 6 rounds 2.57,
-        not 1.96. Infinite while unknown (fewer than two such runs or rounds)."""
-        if len(self.a_kept) < 2 or len(self.b_kept) < 2:
-            return math.inf
+        not 1.96. Paired with fewer than two rounds whose runs both agree with their sides, the
+        robust scatter of every round alone, from 3 rounds: a machine that moves between two states
+        splits each side's runs into two groups, so that few rounds have both runs in the larger
+        ones, while the rounds' ratios stay steady (tune_zoo, session 32: the anomaly row's baseline at
+        5.0-5.7 or 7.4-7.8 ms, 1 steady round of 12, "run to run unknown" where the rounds' ratios
+        scattered about 10%). Infinite while unknown (fewer than two such runs or rounds)."""
         if self.paired:  # the rounds' log ratios, those of rounds with a disturbed run left out, as below
+            every = np.log(np.divide(self.b_means, self.a_means))
             steady = [i for i in self.a_kept if i in self.b_kept]
-            if len(steady) < 2:
+            if len(steady) >= 2:
+                scatter, count = _scatter(np.log([self.b_means[i] / self.a_means[i] for i in steady]), every)
+            elif len(every) >= 3:
+                scatter, count = _robust_variance(every), len(every)
+            else:
                 return math.inf
-            logs = np.log([self.b_means[i] / self.a_means[i] for i in steady])
-            scatter, count = _scatter(logs, np.log(np.divide(self.b_means, self.a_means)))
             variance = scatter / len(self.a_means)
+        elif len(self.a_kept) < 2 or len(self.b_kept) < 2:
+            return math.inf
         else:
             sides = [_scatter(np.log([means[i] for i in kept]), np.log(means))
                      for means, kept in ((self.a_means, self.a_kept), (self.b_means, self.b_kept))]
