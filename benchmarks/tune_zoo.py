@@ -159,7 +159,8 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
                 width = confirmation.get("half_width")
                 claim += f", {confirmation['rounds']} rounds" + (f" +-{width:.0%}" if width is not None else "")
             tuned = r["independent"].get("tuned", {})
-            ci = speedup_interval(tuned.get("verdict"))  # from the verdict: files of before session 32 held the bootstrap's
+            # from the verdict: the files of before session 32 held the bootstrap's interval
+            ci = speedup_interval(tuned.get("verdict"))
             remeasured = f"x{r['remeasured_speedup']:.2f} ({'x%.2f-x%.2f, ' % tuple(ci) if ci else ''}" \
                          f"{r.get('remeasure_rounds', '?')} rounds, {tuned.get('verdict', {}).get('verdict', '')})"
             ratio = f"{r['claim_over_remeasured']:.2f}"

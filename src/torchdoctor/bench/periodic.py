@@ -48,12 +48,12 @@ def step_period(steps: np.ndarray) -> int:
 
 
 def bootstrap_blocks(x: np.ndarray, rng: np.random.Generator, statistic: Callable[..., np.ndarray],
-                     resamples: int, max_cells: int) -> np.ndarray:
+                     resamples: int, max_cells: int, period: int | None = None) -> np.ndarray:
     """`statistic` (np.mean, np.median) of `resamples` moving-block resamples of `x`, computed in
     chunks of at most `max_cells` values: each resample is len(x) // period blocks of `period`
-    consecutive steps (`step_period`), their starts drawn uniformly among the whole blocks the run
-    holds. With a period of 1 this is the plain bootstrap, draw for draw."""
-    period = step_period(x)
+    consecutive steps (`step_period` unless given), their starts drawn uniformly among the whole
+    blocks the run holds. With a period of 1 this is the plain bootstrap, draw for draw."""
+    period = period or step_period(x)
     blocks = x.size // period
     starts_max = x.size - period + 1
     offsets = np.arange(period)

@@ -23,7 +23,7 @@ detectable effect), and scipy would be a heavy dependency for a dozen lines of n
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
@@ -127,21 +127,9 @@ def _decide(ci_low: float, ci_high: float, floor: float) -> str:
 
 
 def _bootstrap_medians(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Medians of `N_BOOT` resamples (with replacement) of `x`."""
-    return _bootstrap_statistic(x, rng, np.median)
-
-
-def _bootstrap_statistic(x: np.ndarray, rng: np.random.Generator, statistic: Callable[..., np.ndarray]
-                         ) -> np.ndarray:
-    """`statistic` (np.median, np.mean) of `N_BOOT` resamples (with replacement) of `x`,
-    computed in bounded chunks."""
-    rows_per_chunk = max(1, _MAX_CELLS // x.size)
-    out = np.empty(N_BOOT)
-    for start in range(0, N_BOOT, rows_per_chunk):
-        rows = min(rows_per_chunk, N_BOOT - start)
-        idx = rng.integers(0, x.size, size=(rows, x.size))
-        out[start : start + rows] = statistic(x[idx], axis=1)
-    return out
+    """Medians of `N_BOOT` resamples (with replacement) of `x`: samples that are independent
+    draws (a statement's timings), so no cycles are looked for."""
+    return bootstrap_blocks(x, rng, np.median, N_BOOT, _MAX_CELLS, period=1)
 
 
 def _as_times(values: Sequence[float], side: str) -> np.ndarray:
@@ -303,8 +291,8 @@ class RunsVerdict:
         the steps within each run, widened to ratio / (1 + `run_to_run`) .. ratio * (1 +
         `run_to_run`). The bootstrap alone told a user "x2.33-x2.37" where the confirmation's own
         rounds scattered +-4% (tune_zoo, session 24). A verdict decided by the runs' ranks starts from
-        their 95% interval (`_interval_95`), widened alike: that interval assumes both sides scatter alike, and beside
-        a nearly constant baseline (1 s sleeps) it is that of the median of the other side's runs
+        their 95% interval (`_interval_95`), widened alike: that interval assumes both sides scatter
+        alike, and beside a nearly constant baseline (1 s sleeps) it is that of the median of the other side's runs
         at about 80% coverage (session 30: "+-4%" where the rounds said +-7-10%). None while the
         run-to-run part is unknown, but for a rank interval, then as it is. From enough rounds
         (`from_scatter`) the run-to-run interval alone: the bootstrap's can be far too wide."""
