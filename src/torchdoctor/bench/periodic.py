@@ -18,7 +18,6 @@ pulling in a statistics stack (arch, scipy), and the period detection is the par
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -36,15 +35,34 @@ def step_period(steps: np.ndarray) -> int:
     errors of the correlation of independent steps (1 / sqrt(pairs)), with at least PERIOD_CYCLES
     cycles in the run; 1 (no period) otherwise. Lag 1 is left out: a high correlation of
     neighbouring steps is drift (a slow minute), which the scatter between runs measures."""
+    lags = np.arange(2, steps.size // PERIOD_CYCLES + 1)
+    if not lags.size:
+        return 1
+    correlation = _lagged_correlations(steps, lags)
+    passing = np.flatnonzero(correlation > np.maximum(PERIOD_CORRELATION, 3.0 / np.sqrt(steps.size - lags)))
+    return int(lags[passing[0]]) if passing.size else 1
+
+
+def _lagged_correlations(steps: np.ndarray, lags: np.ndarray) -> np.ndarray:
+    """Pearson's correlation of steps[:-k] with steps[k:] for every k in `lags` (NaN where either
+    side is constant), from running sums and one FFT autocorrelation: O(n log n) for all lags at
+    once, where a correlation per lag cost 77 ms on a confirmation's 5000-step run and a verdict
+    over 12 rounds reads 24 of them after every round."""
     n = steps.size
-    for lag in range(2, n // PERIOD_CYCLES + 1):
-        head, tail = steps[:-lag], steps[lag:]
-        if np.ptp(head) == 0 or np.ptp(tail) == 0:
-            continue
-        correlation = float(np.corrcoef(head, tail)[0, 1])
-        if correlation > max(PERIOD_CORRELATION, 3.0 / math.sqrt(n - lag)):
-            return lag
-    return 1
+    x = steps - steps.mean()  # Pearson's correlation ignores a shift; centred sums lose no digits
+    sums = np.concatenate(([0.0], np.cumsum(x)))
+    squares = np.concatenate(([0.0], np.cumsum(x * x)))
+    spectrum = np.fft.rfft(x, 2 * n)
+    products = np.fft.irfft(spectrum * np.conj(spectrum), 2 * n)[lags]  # sum_t x[t] x[t + k]
+    pairs = n - lags
+    head_sum, tail_sum = sums[n - lags], sums[n] - sums[lags]
+    head_var = squares[n - lags] - head_sum**2 / pairs
+    tail_var = squares[n] - squares[lags] - tail_sum**2 / pairs
+    covariance = products - head_sum * tail_sum / pairs
+    scale = 1e-12 * squares[n]  # below this a side is constant, up to rounding
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((head_var > scale) & (tail_var > scale),
+                        covariance / np.sqrt(np.abs(head_var * tail_var)), np.nan)
 
 
 def bootstrap_blocks(x: np.ndarray, rng: np.random.Generator, statistic: Callable[..., np.ndarray],
@@ -62,6 +80,6 @@ def bootstrap_blocks(x: np.ndarray, rng: np.random.Generator, statistic: Callabl
     for start in range(0, resamples, rows_per_chunk):
         rows = min(rows_per_chunk, resamples - start)
         starts = rng.integers(0, starts_max, size=(rows, blocks))
-        idx = (starts[:, :, None] + offsets).reshape(rows, blocks * period)
+        idx = starts if period == 1 else (starts[:, :, None] + offsets).reshape(rows, blocks * period)
         out[start : start + rows] = statistic(x[idx], axis=1)
     return out
