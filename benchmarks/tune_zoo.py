@@ -23,6 +23,7 @@ fix at least 0.95 of the expert's.
     python benchmarks/tune_zoo.py [--rounds 3] [--max-rounds 12] [--precision 0.05] [--steps 30] [--confirm-window 1]
                                   [--confirm-span 60] [--confirm-max-rounds 12]
                                   [--time-budget 300] [--max-trials 8] [--workloads a,field/b] [--out FILE]
+    python benchmarks/tune_zoo.py --table-from FILE [FILE ...]   # one run's tables, or several runs' repeatability
 """
 
 from __future__ import annotations
@@ -178,6 +179,30 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def repeatability_table(runs: list[tuple[str, list[dict[str, Any]]]]) -> str:
+    """Each workload's claim / re-measured in several runs of this benchmark (`--table-from A B ...`),
+    how many are within the 10% goal, and, in the runs where tune kept the expert's own knobs, that
+    one configuration's two `run --apply` variants against each other in the same rounds (tuned /
+    expert): how closely the re-measurement reproduces itself, which bounds how finely one run's
+    row can be judged against a 10% goal on a shared machine."""
+    names = list(dict.fromkeys(r["workload"] for _, rows in runs for r in rows))
+    header = " | ".join(label for label, _ in runs)
+    lines = [f"| workload | {header} | within 10% | same configuration twice: tuned / expert |",
+             "|---|" + "---|" * len(runs) + "---|---|"]
+    for name in names:
+        cells, within, twice = [], 0, []
+        for _, rows in runs:
+            row = next((r for r in rows if r["workload"] == name), None)
+            ratio = row.get("claim_over_remeasured") if row and row["kept"] else None
+            cells.append(f"{ratio:.2f}" if ratio else "-")
+            within += ratio is not None and abs(ratio - 1) <= 0.10
+            if row and row["kept"] and row["kept"] == row["expert"] and row.get("tuned_over_expert"):
+                twice.append(f"{row['tuned_over_expert']:.2f}")
+        judged = sum(cell != "-" for cell in cells)
+        lines.append(f"| {name} | {' | '.join(cells)} | {within} of {judged} | {', '.join(twice) or '-'} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="re-measurement rounds, at least")
@@ -196,14 +221,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--max-trials", type=int, default=8)
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset to run")
-    parser.add_argument("--table-from", type=Path, default=None, help="print the table of an --out file and exit")
+    parser.add_argument("--table-from", type=Path, nargs="+", default=None,
+                        help="print the table of an --out file and exit; given several, each row's claim / "
+                             "re-measured across them (repeatability_table)")
     parser.add_argument("--omp-threads", default="1",
                         help="OMP_NUM_THREADS for every run ('' leaves it unset): on a shared 2-core machine two "
                              "intra-op threads make identical runs differ many times over, drowning every effect")
     options = parser.parse_args()
     if options.table_from:
-        rows = orjson.loads(options.table_from.read_bytes())["rows"]
-        print(markdown_table(rows) + "\n\n" + claims_table(rows))
+        runs = [(path.stem, orjson.loads(path.read_bytes())["rows"]) for path in options.table_from]
+        if len(runs) > 1:
+            print(repeatability_table(runs))
+        else:
+            print(markdown_table(runs[0][1]) + "\n\n" + claims_table(runs[0][1]))
         return
     unknown = sorted(set(options.workloads.split(",")) - set(WORKLOADS) - set(GPU_WORKLOADS))
     if unknown:  # before any tuning: a typo must not cost the runs before it
