@@ -190,16 +190,15 @@ def repeatability_table(runs: list[tuple[str, list[dict[str, Any]]]]) -> str:
     lines = [f"| workload | {header} | within 10% | same configuration twice: tuned / expert |",
              "|---|" + "---|" * len(runs) + "---|---|"]
     for name in names:
-        cells, within, twice = [], 0, []
-        for _, rows in runs:
-            row = next((r for r in rows if r["workload"] == name), None)
-            ratio = row.get("claim_over_remeasured") if row and row["kept"] else None
-            cells.append(f"{ratio:.2f}" if ratio else "-")
-            within += ratio is not None and abs(ratio - 1) <= 0.10
-            if row and row["kept"] and row["kept"] == row["expert"] and row.get("tuned_over_expert"):
-                twice.append(f"{row['tuned_over_expert']:.2f}")
-        judged = sum(cell != "-" for cell in cells)
-        lines.append(f"| {name} | {' | '.join(cells)} | {within} of {judged} | {', '.join(twice) or '-'} |")
+        found = [next((r for r in rows if r["workload"] == name), None) for _, rows in runs]
+        kept = [row for row in found if row and row["kept"]]  # a run that kept nothing claims nothing
+        ratios = [row.get("claim_over_remeasured") if row and row["kept"] else None for row in found]
+        cells = " | ".join(f"{ratio:.2f}" if ratio else "-" for ratio in ratios)
+        within = sum(1 for ratio in ratios if ratio and abs(ratio - 1) <= 0.10)
+        judged = sum(1 for ratio in ratios if ratio)
+        twice = [f"{row['tuned_over_expert']:.2f}" for row in kept
+                 if row["kept"] == row["expert"] and row.get("tuned_over_expert")]
+        lines.append(f"| {name} | {cells} | {within} of {judged} | {', '.join(twice) or '-'} |")
     return "\n".join(lines)
 
 
