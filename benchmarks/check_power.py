@@ -29,12 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 import orjson
 from rich.console import Console
 
+from torchdoctor.check import DEFAULT_POLICY
 from torchdoctor.workflow.check import CheckOptions, CheckOutputs, check_against_ref
 from torchdoctor.zoo import workload_path
 
@@ -158,8 +160,8 @@ def run_cell(name: str, effect: float, checks: int, pace_s: float, matmul_s: flo
                 outputs = CheckOutputs(console=Console(file=io.StringIO()), progress=False,
                                        store_path=folder / "store" / "runs.db")
                 start = time.monotonic()
-                result = check_against_ref("train.py", ARGS.get(name, []), ref, CheckOptions(seed=seed, **options),
-                                           outputs)
+                policy = replace(DEFAULT_POLICY, seed=seed, **options)
+                result = check_against_ref("train.py", ARGS.get(name, []), ref, CheckOptions(policy=policy), outputs)
                 step = result.metric("step_time")
                 outcomes.append({"decision": result.decision, "exit_code": result.exit_code,
                                  "wall_s": time.monotonic() - start, "rounds": result.rounds,

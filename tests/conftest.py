@@ -88,7 +88,7 @@ def no_instrumentation_left_behind():
 def python_wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An 'interpreter' that is this one started through a shell script which sets TD_CHECK_SPEED=0.66
     (the check tests' script then sleeps a third less per step): another environment, as
-    `--against-python` sees one. Session-wide, so the fork server kept for it starts once."""
+    `--against-python` sees one. Made once for the whole test run."""
     import sys
 
     path = tmp_path_factory.mktemp("python") / "python-wrapper"

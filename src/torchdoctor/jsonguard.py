@@ -43,6 +43,11 @@ class JsonLimits:
     max_token_bytes: int | None = None
 
 
+#: Bounds on a `torchdoctor check` baseline (a JSON file from elsewhere, or a document in the run
+#: store) before it is parsed: one nests 4 deep (observations[].phases.PHASE); 32 keeps every reader
+#: far from Python's recursion limit.
+BASELINE_LIMITS = JsonLimits(max_depth=32)
+
 class JsonGuard:
     """Feed it the bytes of one document in order; it raises JsonBoundError at the first breach."""
 

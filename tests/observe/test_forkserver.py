@@ -1,7 +1,5 @@
 """The fork server: observations forked from one interpreter that imported torch once, each a fresh
-process with its own cwd, environment, import path, log, exit status and Ctrl-C.
-
-The server is the one `torchdoctor check` keeps for this interpreter, so the check tests reuse it."""
+process with its own cwd, environment, import path, log, exit status and Ctrl-C."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
@@ -17,7 +16,6 @@ import pytest
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe import forkserver
 from torchdoctor.observe.forkserver import ForkServer, ForkServerError
-from torchdoctor.workflow.check import _server
 
 pytestmark = pytest.mark.slow
 
@@ -37,10 +35,11 @@ sys.exit(int(sys.argv[2]))
 
 
 @pytest.fixture(scope="module")
-def server() -> ForkServer:
-    srv = _server(sys.executable)
+def server() -> Iterator[ForkServer]:
+    srv = ForkServer(sys.executable).start()
     srv.wait_ready()
-    return srv
+    yield srv
+    srv.close()
 
 
 @pytest.fixture
@@ -76,16 +75,19 @@ def test_exit_status_and_a_script_that_ends_early(server, script, tmp_path) -> N
     assert record.exit.reason == "sys_exit" and record.exit.status == 7 and not record.steps
 
 
-def test_the_caller_changes_the_servers_environment_not_replaces_it(python_wrapper, tmp_path, script,
+def test_the_caller_changes_the_servers_environment_not_replaces_it(server, python_wrapper, tmp_path, script,
                                                                    monkeypatch) -> None:
     """A wrapper that stands for the interpreter keeps its own settings (TD_CHECK_SPEED), and the
     caller's own changes (TD_FORK_TEST) come on top."""
     monkeypatch.setenv("TD_FORK_TEST", "from-the-caller")
-    srv = _server(str(python_wrapper))
-    record, log = _observe(srv, script, tmp_path, "1000", "0", name="wrapped")
+    wrapped = ForkServer(str(python_wrapper)).start()
+    try:
+        record, log = _observe(wrapped, script, tmp_path, "1000", "0", name="wrapped")
+    finally:
+        wrapped.close()
     assert record.exit.reason == "completed"
     assert "var from-the-caller speed 0.66" in log
-    record, log = _observe(_server(sys.executable), script, tmp_path, "1000", "0", name="plain")
+    record, log = _observe(server, script, tmp_path, "1000", "0", name="plain")
     assert "var from-the-caller speed None" in log
 
 

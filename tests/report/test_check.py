@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import orjson
 from rich.console import Console
 
-from torchdoctor.analyse.check import ERROR, PASS, REGRESSION, UNDECIDED, CheckResult, Location, Metric
+from torchdoctor.check import ERROR, PASS, REGRESSION, UNDECIDED, CheckResult, Location, Metric
 from torchdoctor.report.check import render_check, to_annotations, to_json, to_junit, to_markdown
 
 #: The top-level keys of the JSON document, schema_version 1 (docs/check.md).

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from torchdoctor.analyse import RunComparison
-from torchdoctor.analyse.check import REGRESSION, CheckResult, Location, Metric
+from torchdoctor.check import REGRESSION, CheckResult, Location, Metric
 from torchdoctor.bench.adaptive import BenchResult
 from torchdoctor.bench.stats import Verdict
 from torchdoctor.infer.result import BatchMeasurement, InferResult, Recommendation, VariantResult
@@ -137,7 +137,7 @@ def _check_result() -> CheckResult:
 
 
 def _check_progress(console: Console) -> None:
-    with check_report.CheckProgress(console) as progress:
+    with check_report.RichCheckProgress(console) as progress:
         progress.phase(HOSTILE)
 
 

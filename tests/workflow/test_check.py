@@ -6,20 +6,21 @@ sleep inside forward (+50% of a ~8 ms step, so that a shared, noisy machine cann
 from __future__ import annotations
 
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
 from typer.testing import CliRunner
 
-from torchdoctor.analyse.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED
+from torchdoctor.check import DEFAULT_POLICY, ERROR, PASS, REGRESSION, SAVED, UNDECIDED
+from torchdoctor.check import servers as servers_module
 from torchdoctor.cli import app
+from torchdoctor.observe.forkserver import ForkServerError
 from torchdoctor.store import RunStore
 from torchdoctor.workflow.check import (
-    CheckOptions, CheckOutputs, check_against_baseline, check_against_python, check_against_ref, demo_repository,
-    save_baseline,
+    CheckOptions, CheckOutputs, check_against_baseline, check_against_python, check_against_ref, save_baseline,
 )
 
 pytestmark = pytest.mark.slow
@@ -52,7 +53,8 @@ FAST = TRAIN.format(extra=0.0, fail="")
 SLOW = TRAIN.format(extra=0.004, fail="")  # +4 ms on a ~8 ms step: +50%
 BROKEN = TRAIN.format(extra=0.0, fail='raise RuntimeError("broken at this commit")')
 #: Exactly 6 timed steps (no longer window for the short step): the tests here are about the gate.
-OPTIONS = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0, max_slowdown=0.2, budget_s=60, max_rounds=12)
+OPTIONS = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0, max_slowdown=0.2,
+                       policy=replace(DEFAULT_POLICY, budget_s=60, max_rounds=12))
 GATE = ["--warmup-steps", "2", "--steps", "6", "--timed-window", "0", "--max-slowdown", "20%", "--budget", "60",
         "--max-rounds", "12"]
 
@@ -124,7 +126,8 @@ def test_a_against_a_is_no_regression(in_repo, tmp_path) -> None:
 
 def test_short_steps_are_timed_over_a_longer_window_and_the_rounds_fill_the_budget(in_repo) -> None:
     in_repo(FAST)  # a ~8.5 ms step: 0.2 s of timed steps is about 24 of them, not 6
-    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2, budget_s=60, max_rounds=12)
+    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2,
+                           policy=replace(DEFAULT_POLICY, budget_s=60, max_rounds=12))
     result = check_against_ref("train.py", [], "HEAD", options)
     assert result.decision == PASS, result.reason
     assert 15 <= result.settings["steps"] <= 30 and result.settings["timed_window_s"] == 0.2
@@ -134,7 +137,8 @@ def test_short_steps_are_timed_over_a_longer_window_and_the_rounds_fill_the_budg
 
 def test_a_script_that_ends_before_the_longer_window_keeps_its_steps(in_repo) -> None:
     in_repo(FAST.replace("range(100000)", "range(20)"))  # 20 steps: 2 warm-up + 18, never 24
-    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2, budget_s=60, max_rounds=6)
+    options = CheckOptions(warmup_steps=2, steps=6, timed_window_s=0.2, max_slowdown=0.2,
+                           policy=replace(DEFAULT_POLICY, budget_s=60, max_rounds=6))
     result = check_against_ref("train.py", [], "HEAD", options)
     assert result.decision == PASS, result.reason
     assert result.settings["steps"] == 6
@@ -223,43 +227,59 @@ def test_a_stored_baseline_catches_a_slowdown_and_refuses_another_machine(in_rep
 
 def test_a_budget_too_small_is_undecided_and_says_why(in_repo) -> None:
     in_repo(FAST)
-    result = check_against_ref("train.py", [], "HEAD", CheckOptions(warmup_steps=2, steps=6, budget_s=0.5))
+    options = CheckOptions(warmup_steps=2, steps=6, policy=replace(DEFAULT_POLICY, budget_s=0.5))
+    result = check_against_ref("train.py", [], "HEAD", options)
     assert result.decision == UNDECIDED and result.exit_code == 2
     assert result.stop_reason == "budget" and result.rounds < 5
     assert "cannot decide within the budget of 0.5 s" in result.reason and "5 needed" in result.reason
 
 
-def test_the_demo_repository_holds_the_demo_and_a_slower_commit() -> None:
-    with demo_repository() as repo:
-        log = git(repo, "log", "--format=%s")
-        diff = git(repo, "diff", "HEAD~1", "HEAD")
-        assert log.splitlines() == ["tokeniser: blake2b n-gram hashes (fewer collisions)",
-                                    "demo: a data-bound text classifier"]
-        assert "+import hashlib" in diff and "hashlib.blake2b(" in diff
-        assert subprocess.run([sys.executable, "-c", f"import ast; ast.parse(open({str(repo / 'demo.py')!r}).read())"],
-                              check=False).returncode == 0
-    assert not repo.exists()
+class StuckServer:
+    """A fork server that never gets ready (`error`: how it fails); it records whether it was closed."""
+
+    made: list[StuckServer] = []
+
+    def __init__(self, python: str, error: BaseException) -> None:
+        self.python, self.error, self.closed = python, error, False
+        StuckServer.made.append(self)
+
+    def start(self) -> StuckServer:
+        return self
+
+    alive = True
+
+    def wait_ready(self) -> None:
+        raise self.error
+
+    def close(self) -> None:
+        self.closed = True
 
 
-def test_a_stop_between_observations_starts_no_other_and_every_output_is_written(tmp_path) -> None:
-    import os
-    import signal
+@pytest.mark.parametrize("error", [ForkServerError("could not start: no torch"), RuntimeError("unexpected")])
+def test_the_checks_fork_servers_are_closed_when_it_ends_on_an_error_or_an_exception(
+        in_repo, tmp_path, monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    in_repo(FAST)
+    StuckServer.made = []
+    monkeypatch.setattr(servers_module, "ForkServer", lambda python: StuckServer(python, error))
+    outputs = CheckOutputs(store_path=tmp_path / "runs.db", progress=False)
+    if isinstance(error, ForkServerError):
+        result = check_against_ref("train.py", [], "HEAD", OPTIONS, outputs)
+        assert result.decision == ERROR and result.error["kind"] == "side_failed" and "no torch" in result.reason
+    else:
+        with pytest.raises(RuntimeError, match="unexpected"):
+            check_against_ref("train.py", [], "HEAD", OPTIONS, outputs)
+    assert StuckServer.made and all(server.closed for server in StuckServer.made)
 
-    from rich.console import Console
 
-    from torchdoctor.workflow.check import _Check, _Runner
-
-    out = tmp_path / "check.json"
-    outputs = CheckOutputs(json_out=str(out), store_path=tmp_path / "runs.db", progress=False,
-                           console=Console(file=open(os.devnull, "w")))
-    check = _Check("ref", "train.py", [], OPTIONS, outputs)
-
-    def body(check: _Check) -> None:
-        os.kill(os.getpid(), signal.SIGTERM)  # held while no observation runs: torchdoctor goes on
-        _Runner([], [], OPTIONS, check.work_dir, check.progress, check.stops).observe("A")
-        raise AssertionError("an observation was started after the stop")
-
-    result = check.run(body)
+def test_a_check_stopped_before_any_round_is_undecided_and_every_output_is_written(in_repo, tmp_path,
+                                                                                   monkeypatch) -> None:
+    in_repo(FAST)
+    monkeypatch.setattr(servers_module, "ForkServer", lambda python: StuckServer(python, KeyboardInterrupt()))
+    out = {k: tmp_path / f"out.{k}" for k in ("json", "md", "xml")}
+    outputs = CheckOutputs(json_out=str(out["json"]), markdown_out=out["md"], junit_out=out["xml"],
+                           store_path=tmp_path / "runs.db", progress=False)
+    result = check_against_ref("train.py", [], "HEAD", OPTIONS, outputs)
     assert result.decision == UNDECIDED and result.stop_reason == "interrupted"
-    assert result.reason.startswith("interrupted (SIGTERM) after 0 complete round(s)")
-    assert orjson.loads(out.read_bytes())["reason"] == result.reason
+    assert result.reason == "interrupted (Ctrl-C) after 0 complete round(s): nothing was measured"
+    assert orjson.loads(out["json"].read_bytes())["reason"] == result.reason
+    assert out["md"].exists() and ET.parse(out["xml"]).getroot() is not None

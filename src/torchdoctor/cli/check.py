@@ -81,6 +81,7 @@ def check(
 ) -> None:
     """Fail CI on a slowdown: compare the step time (and memory) of SCRIPT with a git ref, another
     interpreter or a saved baseline, interleaved on this machine, with a CI and a noise floor."""
+    from torchdoctor.bench import Policy
     from torchdoctor.workflow import check as workflow
 
     modes = [name for name, given in (("--against", against), ("--against-python", against_python),
@@ -101,11 +102,12 @@ def check(
             if ctx.get_parameter_source(name) == ParameterSource.DEFAULT:
                 warmup_steps, steps = (value, steps) if name == "warmup_steps" else (warmup_steps, value)
     try:
+        policy = Policy(min_rounds=min_rounds, max_rounds=max_rounds, budget_s=budget,
+                        min_effect=fraction(min_effect), confidence=confidence, aa_control=aa, seed=seed)
         options = workflow.CheckOptions(
-            max_slowdown=fraction(max_slowdown), max_memory_growth=fraction(max_memory_growth), budget_s=budget,
-            warmup_steps=warmup_steps, steps=steps, timed_window_s=timed_window, min_rounds=min_rounds,
-            max_rounds=max_rounds, min_effect=fraction(min_effect), confidence=confidence, aa_control=aa, seed=seed,
-            timeout_s=timeout, memory=memory, locate=locate, fork_server=fork_server, same_cwd=same_cwd)
+            max_slowdown=fraction(max_slowdown), max_memory_growth=fraction(max_memory_growth), policy=policy,
+            warmup_steps=warmup_steps, steps=steps, timed_window_s=timed_window, timeout_s=timeout, memory=memory,
+            locate=locate, fork_server=fork_server, same_cwd=same_cwd)
     except (ValueError, TorchDoctorError) as exc:  # bad numbers: a usage error
         raise typer.BadParameter(str(exc)) from None
     outputs = workflow.CheckOutputs(json_out=json_out, markdown_out=markdown_out, junit_out=junit_out,

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from torchdoctor.analyse.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Metric
+from torchdoctor.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Metric
 from torchdoctor.bench import RoundInfo
 from torchdoctor.report.format import fmt_bytes, fmt_seconds
 from torchdoctor.report.safe_text import cell, markup
@@ -307,8 +307,9 @@ def write_outputs(result: CheckResult, *, console: Console, json_out: str | None
 
 
 # -- progress ------------------------------------------------------------------------------------------------------
-class CheckProgress:
-    """A progress bar on a terminal; elsewhere (CI logs) one plain line per phase and per round."""
+class RichCheckProgress:
+    """`check.CheckProgress` as a progress bar on a terminal; elsewhere (CI logs) one plain line per
+    phase and per round."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -317,7 +318,7 @@ class CheckProgress:
                              TimeElapsedColumn(), console=console, transient=True, disable=not self.live)
         self._task = self._bar.add_task("starting", total=None)
 
-    def __enter__(self) -> CheckProgress:
+    def __enter__(self) -> RichCheckProgress:
         self._bar.start()
         return self
 

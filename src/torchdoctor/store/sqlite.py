@@ -19,9 +19,8 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import orjson
 
-from torchdoctor.analyse.check import BASELINE_LIMITS
 from torchdoctor.errors import StoreError
-from torchdoctor.jsonguard import JsonBoundError, loads_bounded
+from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
 
 DEFAULT_STORE = Path(".torchdoctor") / "runs.db"

@@ -1,0 +1,86 @@
+"""What the gate keeps of one observation (`observation_figures`: its pace, time per sample,
+samples/s, peak memory, compile time, time per phase) and of its machine (`fingerprint`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torchdoctor.record import Record
+
+#: Parts of a step, as the Record's per-step samples time them; "other" is the rest of the step.
+PHASES = ("data_wait", "forward", "backward", "optimizer", "other")
+#: The environment that must match for a stored baseline to mean anything.
+FINGERPRINT_KEYS = ("cpu_model", "logical_cores", "gpus", "torch", "cuda", "hip")
+
+
+def uses_accelerator(record: Record) -> bool:
+    """Whether the script's model lives on an accelerator (CUDA, ROCm, XPU, MPS)."""
+    for model in record.env.get("models") or []:
+        if any(not str(d).startswith("cpu") for d in model.get("parameter_devices") or []):
+            return True
+    return False
+
+
+def observation_figures(record: Record) -> dict[str, Any]:
+    """What the gate keeps of one observation: the step time and its one-off figures.
+
+    The step time is the observation's pace: on CPU the mean of its timed steps (their wall time
+    per step), with the model on an accelerator the timing window's wall time over its steps, since
+    the device is synchronised only at the window's two edges (a step's host time does not include
+    the device work it queued). Not the median step: a cost paid every few steps (a checkpoint or
+    a log every 10 steps, DataLoader workers restarted or delivering in bursts) slows training as
+    much as one spread over every step, and a median step does not see it (the same choice as
+    `bench.compare_runs`; measured there: x92 by medians beside x24 by pace)."""
+    steps = record.steps
+    wall = [s.wall_s for s in steps]
+    sizes = [s.batch_size for s in steps if s.batch_size]
+    window_step_s = record.summary.window_s / len(steps) if steps and record.summary.window_s else None
+    device = uses_accelerator(record) and window_step_s is not None
+    step_s = window_step_s if device else (float(np.mean(wall)) if wall else None)
+    batch = float(np.median(sizes)) if sizes else None
+    if device:
+        sample_s = step_s / batch if batch else None
+    else:
+        sized = [s for s in steps if s.batch_size]
+        sample_s = sum(s.wall_s for s in sized) / sum(s.batch_size for s in sized) if sized else None
+    phases: dict[str, float] | None = None
+    if steps:
+        means = {p: float(np.mean([getattr(s, f"{p}_s") for s in steps])) for p in PHASES[:-1]}
+        means["other"] = max(0.0, float(np.mean(wall)) - sum(means.values()))
+        phases = means
+    memory = (record.memory or {}).get("breakdown") or {}
+    compile_s = (record.compile or {}).get("compile_time_s")
+    return {
+        "step_s": step_s,
+        "sample_s": sample_s,
+        "batch_size": int(batch) if batch else None,
+        "samples_per_s": 1.0 / sample_s if sample_s else None,  # the pace too, not the Record's median step
+        "clock": "window" if device else "mean step",
+        "peak_bytes": memory.get("peak_bytes"),
+        "memory_method": memory.get("method"),
+        "memory_categories": memory.get("categories_bytes") or {},
+        "compile_s": compile_s if compile_s else None,
+        "phases": phases,
+    }
+
+
+def fingerprint(env: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a Record's env that decide what a step costs: CPU and GPU models, core count,
+    torch and its CUDA/HIP build."""
+    versions, cpu, devices = env.get("versions") or {}, env.get("cpu") or {}, env.get("devices") or {}
+    return {
+        "cpu_model": cpu.get("model"),
+        "logical_cores": cpu.get("logical_cores"),
+        "gpus": [g.get("name") for g in devices.get("gpus") or []],
+        "torch": versions.get("torch"),
+        "cuda": versions.get("cuda"),
+        "hip": versions.get("hip"),
+        "python": versions.get("python"),
+    }
+
+
+def fingerprint_differences(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Keys of FINGERPRINT_KEYS whose values differ (python is shown, never compared)."""
+    return [{"key": k, "a": a.get(k), "b": b.get(k)} for k in FINGERPRINT_KEYS if a.get(k) != b.get(k)]
