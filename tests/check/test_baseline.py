@@ -8,7 +8,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from torchdoctor.check.baseline import baseline_document, baseline_source, load_baseline, read_baseline, write_baseline
+from torchdoctor.check.baseline import (BaselineOrigin, baseline_document, baseline_source, load_baseline,
+                                         read_baseline, write_baseline)
 from torchdoctor.check.figures import observation_figures
 from torchdoctor.errors import CheckError
 from torchdoctor.jsonguard import BASELINE_LIMITS
@@ -17,9 +18,8 @@ from tests.check.values import record
 
 def test_baseline_documents_round_trip_and_bad_ones_are_refused() -> None:
     observations = [observation_figures(record([0.010 + 0.001 * (i % 2)] * 3)) for i in range(6)]
-    document = baseline_document(name="main", script="train.py", argv=["--x"], created_at="now", commit="abc",
-                                 dirty=False, env={"cpu": {"model": "Xeon"}}, settings={"steps": 3},
-                                 observations=observations)
+    document = baseline_document(BaselineOrigin("main", "train.py", ["--x"], "now", "abc", False),
+                                 {"cpu": {"model": "Xeon"}}, {"steps": 3}, observations)
     assert read_baseline(document, "b") is document
     assert document["noise"] == pytest.approx(0.1)  # alternate observations: 10 ms and 11 ms
     with pytest.raises(ValueError, match="not a torchdoctor check baseline"):
@@ -58,8 +58,8 @@ class MemoryStore:
 
 def _document() -> dict[str, Any]:
     observations = [observation_figures(record([0.010] * 3)) for _ in range(4)]
-    return baseline_document(name="main", script="train.py", argv=[], created_at="now", commit=None, dirty=False,
-                             env={}, settings={"steps": 3}, observations=observations)
+    return baseline_document(BaselineOrigin("main", "train.py", [], "now", None, False), {}, {"steps": 3},
+                             observations)
 
 
 def test_a_name_with_a_path_or_json_suffix_is_a_file_any_other_lives_in_the_store() -> None:

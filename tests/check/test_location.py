@@ -23,7 +23,8 @@ def test_grown_rows_merge_profiler_steps_and_drop_small_changes() -> None:
                 "count_per_step_b": 1.0, "delta_us_per_step": b - a, "status": status}
 
     rows = [row("aten::mm", 100, 400, "slower"), row("aten::add", 50, 52, "slower"),
-            row("aten::cumsum", 0, 90, "added"), row("aten::relu", 80, 10, "faster"), row("ProfilerStep#2", 10, 500, "slower"),
+            row("aten::cumsum", 0, 90, "added"), row("aten::relu", 80, 10, "faster"),
+            row("ProfilerStep#2", 10, 500, "slower"),
             row("ProfilerStep#3", 10, 500, "slower")]
     grown = grown_rows(rows, min_delta_us=20)
     assert [r["name"] for r in grown] == ["ProfilerStep (Python between operators)", "aten::mm", "aten::cumsum"]

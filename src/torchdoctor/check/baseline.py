@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
@@ -34,8 +35,20 @@ class BaselineStore(Protocol):
 StoreOpener = Callable[[], AbstractContextManager[BaselineStore]]
 
 
-def baseline_document(*, name: str, script: str, argv: Sequence[str], created_at: str, commit: str | None,
-                      dirty: bool, env: dict[str, Any], settings: dict[str, Any],
+@dataclass(frozen=True, slots=True)
+class BaselineOrigin:
+    """Where a baseline was measured: its name, the script and arguments, when, and the commit of
+    the tree (None outside a git repository) with whether it had uncommitted changes."""
+
+    name: str
+    script: str
+    argv: Sequence[str]
+    created_at: str
+    commit: str | None
+    dirty: bool
+
+
+def baseline_document(origin: BaselineOrigin, env: dict[str, Any], settings: dict[str, Any],
                       observations: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A stored baseline: the per-observation figures of one side and its environment fingerprint.
     `noise` is the difference of the medians of its two halves (interleaved), a floor for later checks."""
@@ -45,8 +58,9 @@ def baseline_document(*, name: str, script: str, argv: Sequence[str], created_at
         first, second = float(np.median(steps[0::2])), float(np.median(steps[1::2]))
         noise = abs(second / first - 1.0)
     return {
-        "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "name": name, "created_at": created_at,
-        "script": script, "argv": list(argv), "commit": commit, "dirty": dirty,
+        "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "name": origin.name,
+        "created_at": origin.created_at, "script": origin.script, "argv": list(origin.argv), "commit": origin.commit,
+        "dirty": origin.dirty,
         "fingerprint": fingerprint(env), "settings": dict(settings), "noise": noise,
         "observations": list(observations),
     }  # fmt: skip

@@ -7,11 +7,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from torchdoctor.bench import SLOWER, TOO_FEW, UNCLEAR, Verdict, compare_samples
+from torchdoctor.bench import SLOWER, TOO_FEW, UNCLEAR, Policy, Verdict, compare_samples
 from torchdoctor.check.config import CheckOptions
 from torchdoctor.check.decisions import PASS, REGRESSION, UNDECIDED
 from torchdoctor.check.gate import pass_bound, time_gate
-from torchdoctor.check.metric import Metric, finite
+from torchdoctor.check.metric import (COMPILE_TIME, PEAK_MEMORY, SAMPLES_PER_S, STEP_TIME, TIME_PER_SAMPLE, Measure,
+                                      Metric, finite)
 from torchdoctor.check.result import CheckResult
 
 
@@ -24,44 +25,40 @@ def _worse_or_better(verdict: Verdict, better: str) -> str:
     return "worse" if higher == (better == "lower") else "better"
 
 
-def metric_from_verdict(name: str, label: str, verdict: Verdict, a: Sequence[float], b: Sequence[float], *,
-                        unit: str = "s", better: str = "lower", threshold: float | None = None,
-                        confidence: float | None = None, pass_confidence: float = 0.95, gated: bool = True) -> Metric:
+def metric_from_verdict(measure: Measure, verdict: Verdict, a: Sequence[float], b: Sequence[float], *,
+                        threshold: float, confidence: float | None = None, pass_confidence: float = 0.95) -> Metric:
     """A metric from a bench Verdict over samples `a` and `b` (its CI at `confidence`, the last
     look's); gated by `time_gate` at `threshold`, as at the last look."""
-    metric = Metric(name, label, unit, better, a=_median(a), b=_median(b), ratio=finite(verdict.ratio),
-                    ci_low=finite(verdict.ci_low), ci_high=finite(verdict.ci_high), confidence=confidence,
-                    pass_bound=finite(pass_bound(verdict, confidence, pass_confidence)),
-                    noise_floor=verdict.noise_floor,
-                    min_detectable_effect=finite(verdict.min_detectable_effect),
-                    verdict=_worse_or_better(verdict, better), threshold=threshold, n_a=verdict.n_a, n_b=verdict.n_b)
-    if gated and threshold is not None:
-        metric.gate = time_gate(verdict, threshold, look_confidence=confidence, confidence=pass_confidence)
-    return metric
+    return measure.metric(a=_median(a), b=_median(b), ratio=finite(verdict.ratio), ci_low=finite(verdict.ci_low),
+                          ci_high=finite(verdict.ci_high), confidence=confidence,
+                          pass_bound=finite(pass_bound(verdict, confidence, pass_confidence)),
+                          noise_floor=verdict.noise_floor, min_detectable_effect=finite(verdict.min_detectable_effect),
+                          verdict=_worse_or_better(verdict, measure.better),
+                          gate=time_gate(verdict, threshold, look_confidence=confidence, confidence=pass_confidence),
+                          threshold=threshold, n_a=verdict.n_a, n_b=verdict.n_b)
 
 
-def compare_figures(name: str, label: str, a: Sequence[float | None], b: Sequence[float | None], *,
-                    unit: str, better: str, min_effect: float, confidence: float = 0.95, seed: int = 0,
+def compare_figures(measure: Measure, a: Sequence[float | None], b: Sequence[float | None], policy: Policy, *,
                     threshold: float | None = None) -> Metric | None:
-    """A metric from per-observation figures (unpaired); None when neither side measured it.
-    With `threshold` it is gated: "regression" when worse with the whole CI beyond the threshold
-    (the threshold is then the noise floor too), "pass" when not, "undecided" with too few samples."""
+    """A metric from per-observation figures (unpaired; the policy's `min_effect` as the noise floor,
+    its confidence and seed); None when neither side measured it. With `threshold` it is gated:
+    "regression" when worse with the whole CI beyond the threshold (the threshold is then the noise
+    floor too), "pass" when not, "undecided" with too few samples."""
     va = [float(v) for v in a if v is not None and v > 0]
     vb = [float(v) for v in b if v is not None and v > 0]
     if not va and not vb:
         return None
-    metric = Metric(name, label, unit, better, a=_median(va), b=_median(vb), n_a=len(va), n_b=len(vb),
-                    threshold=threshold)
+    metric = measure.metric(a=_median(va), b=_median(vb), n_a=len(va), n_b=len(vb), threshold=threshold)
     if not va or not vb:
         metric.note = f"measured on side {'B' if vb else 'A'} only"
         return metric
-    floor = threshold if threshold is not None else min_effect
-    verdict = compare_samples(va, vb, min_effect=min(floor, 0.99), confidence=confidence, seed=seed)
+    floor = threshold if threshold is not None else policy.min_effect
+    verdict = compare_samples(va, vb, min_effect=min(floor, 0.99), confidence=policy.confidence, seed=policy.seed)
     metric.ratio, metric.ci_low = finite(verdict.ratio), finite(verdict.ci_low)
     metric.ci_high = finite(verdict.ci_high)
-    metric.confidence, metric.noise_floor = confidence, verdict.noise_floor
+    metric.confidence, metric.noise_floor = policy.confidence, verdict.noise_floor
     metric.min_detectable_effect = finite(verdict.min_detectable_effect)
-    metric.verdict = _worse_or_better(verdict, better)
+    metric.verdict = _worse_or_better(verdict, measure.better)
     if threshold is not None:
         metric.gate = (UNDECIDED if verdict.verdict == TOO_FEW
                        else REGRESSION if metric.verdict == "worse" else PASS)
@@ -72,8 +69,8 @@ def _median(values: Sequence[float]) -> float | None:
     return float(np.median(values)) if len(values) else None
 
 
-#: The gate's metric ("step_s" or "sample_s" of the figures): its JSON name and label.
-METRIC_LABELS = {"step_s": ("step_time", "step time"), "sample_s": ("time_per_sample", "time per sample")}
+#: The gate's metric by the figure it compares ("step_s" or "sample_s").
+GATE_MEASURES = {"step_s": STEP_TIME, "sample_s": TIME_PER_SAMPLE}
 
 
 def choose_metric(result: CheckResult, a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -94,25 +91,19 @@ def secondary_metrics(options: CheckOptions, a: list[dict[str, Any]], b: list[di
         return [f.get(key) for f in figures]
 
     policy = options.policy
-    common = {"min_effect": policy.min_effect, "confidence": policy.confidence, "seed": policy.seed}
     metrics = []
     if gate_metric != "step_s":
-        metrics.append(compare_figures("step_time", "step time", values(a, "step_s"), values(b, "step_s"), unit="s",
-                                       better="lower", **common))
-    metrics.append(compare_figures("samples_per_s", "samples/s", values(a, "samples_per_s"), values(b, "samples_per_s"),
-                                   unit="samples/s", better="higher", **common))
+        metrics.append(compare_figures(STEP_TIME, values(a, "step_s"), values(b, "step_s"), policy))
+    metrics.append(compare_figures(SAMPLES_PER_S, values(a, "samples_per_s"), values(b, "samples_per_s"), policy))
     if options.memory:
-        metrics.append(_memory_metric(options, values(a, "peak_bytes"), values(b, "peak_bytes"), a + b, common))
-    metrics.append(compare_figures("compile_time", "compile time", values(a, "compile_s"), values(b, "compile_s"),
-                                   unit="s", better="lower", **common))
+        metrics.append(_memory_metric(options, values(a, "peak_bytes"), values(b, "peak_bytes"), a + b))
+    metrics.append(compare_figures(COMPILE_TIME, values(a, "compile_s"), values(b, "compile_s"), policy))
     return [m for m in metrics if m is not None]
 
 
-def _memory_metric(options: CheckOptions, a: list[Any], b: list[Any], figures: list[dict[str, Any]],
-                   common: dict[str, Any]) -> Metric | None:
+def _memory_metric(options: CheckOptions, a: list[Any], b: list[Any], figures: list[dict[str, Any]]) -> Metric | None:
     """Peak memory, gated at `max_memory_growth` only when both sides measured it."""
-    memory = compare_figures("peak_memory", "peak memory", a, b, unit="bytes", better="lower",
-                             threshold=options.max_memory_growth, **common)
+    memory = compare_figures(PEAK_MEMORY, a, b, options.policy, threshold=options.max_memory_growth)
     if memory is not None:
         methods = {f.get("memory_method") for f in figures if f.get("memory_method")}
         memory.note = (memory.note + "; " if memory.note else "") + "measured by " + ", ".join(sorted(methods))

@@ -44,3 +44,24 @@ class Metric:
 def finite(value: Any) -> Any:
     """`value`, or None for a float that is infinite or NaN (JSON has neither)."""
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """What a metric measures: its JSON name, its label, its unit and which way is better."""
+
+    name: str
+    label: str
+    unit: str  # "s" | "samples/s" | "bytes"
+    better: str  # "lower" | "higher"
+
+    def metric(self, **values: Any) -> Metric:
+        """A metric of this measure with `values` (Metric's fields) filled in."""
+        return Metric(self.name, self.label, self.unit, self.better, **values)
+
+
+STEP_TIME = Measure("step_time", "step time", "s", "lower")
+TIME_PER_SAMPLE = Measure("time_per_sample", "time per sample", "s", "lower")
+SAMPLES_PER_S = Measure("samples_per_s", "samples/s", "samples/s", "higher")
+PEAK_MEMORY = Measure("peak_memory", "peak memory", "bytes", "lower")
+COMPILE_TIME = Measure("compile_time", "compile time", "s", "lower")

@@ -11,7 +11,7 @@ from typing import Any
 
 from torchdoctor.bench import RoundInfo, Verdict, compare_samples, run_interleaved
 from torchdoctor.bench.adaptive import look_schedule
-from torchdoctor.check.comparisons import METRIC_LABELS, choose_metric, metric_from_verdict, secondary_metrics
+from torchdoctor.check.comparisons import GATE_MEASURES, choose_metric, metric_from_verdict, secondary_metrics
 from torchdoctor.check.conclude import conclude
 from torchdoctor.check.context import CheckContext
 from torchdoctor.check.decisions import UNDECIDED
@@ -41,10 +41,9 @@ def interleaved(context: CheckContext, runner: Runner) -> None:
     result.rounds, result.stop_reason, result.aa_ratio = bench.rounds, bench.stop_reason, bench.aa_ratio
     result.samples_s = bench.samples_s
     result.warnings.extend(bench.warnings)
-    name, label = METRIC_LABELS[runner.metric]
-    time_metric = metric_from_verdict(name, label, bench.verdicts["B"], bench.samples_s["A"], bench.samples_s["B"],
-                                      threshold=options.max_slowdown, confidence=bench.look_confidence,
-                                      pass_confidence=options.policy.confidence)
+    time_metric = metric_from_verdict(GATE_MEASURES[runner.metric], bench.verdicts["B"], bench.samples_s["A"],
+                                      bench.samples_s["B"], threshold=options.max_slowdown,
+                                      confidence=bench.look_confidence, pass_confidence=options.policy.confidence)
     time_metric.note = (f"95% CI over all {len(looks)} looks (each look at {100 * bench.look_confidence:.2f}%); "
                         f"paired by round; A-vs-A {_ratio_text(bench.aa_ratio)}")
     a_figures, b_figures = runner.figures["A"][:], runner.figures["B"][:]  # A and A (again): both are A
@@ -114,8 +113,7 @@ def against_stored(context: CheckContext, runner: Runner, stored: list[dict[str,
     result.stop_reason = _rounds_of_b(context, runner, judge, looks, policy.budget_s)
     verdict = judge.verdict()
     result.samples_s = {"baseline": judge.stored, "B": judge.samples}
-    name, label = METRIC_LABELS[runner.metric]
-    time_metric = metric_from_verdict(name, label, verdict, judge.stored, judge.samples,
+    time_metric = metric_from_verdict(GATE_MEASURES[runner.metric], verdict, judge.stored, judge.samples,
                                       threshold=options.max_slowdown, confidence=judge.look_confidence,
                                       pass_confidence=options.policy.confidence)
     time_metric.note = (f"95% CI over all {len(looks)} looks; unpaired against the stored observations; noise floor "

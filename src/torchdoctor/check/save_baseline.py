@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from torchdoctor.bench import RoundInfo
-from torchdoctor.check.baseline import baseline_document, write_baseline
+from torchdoctor.check.baseline import BaselineOrigin, baseline_document, write_baseline
 from torchdoctor.check.comparisons import compare_figures, secondary_metrics
 from torchdoctor.check.config import CheckOptions
 from torchdoctor.check.context import CheckContext, Collaborators
 from torchdoctor.check.decisions import SAVED
+from torchdoctor.check.metric import STEP_TIME
 from torchdoctor.check.result import CheckResult
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.sides import script_path, this_tree
@@ -28,11 +29,10 @@ def record_baseline(script: str, args: Sequence[str], name: str, options: CheckO
         runner = Runner.started(context, [side], args)
         pilot = _pilot(context, runner)
         _observe_b(context, runner)
-        document = baseline_document(
-            name=name, script=side.script.name, argv=args, created_at=pilot.created_at, commit=side.info["commit"],
-            dirty=side.info["dirty"], env=pilot.env,
-            settings={"warmup_steps": context.options.warmup_steps, "steps": context.options.steps},
-            observations=runner.figures["B"])
+        origin = BaselineOrigin(name, side.script.name, args, pilot.created_at, side.info["commit"],
+                                side.info["dirty"])
+        document = baseline_document(origin, pilot.env, {"warmup_steps": context.options.warmup_steps,
+                                                         "steps": context.options.steps}, runner.figures["B"])
         _saved(context, runner, name, document, write_baseline(name, document, context.open_store))
 
     return context.run(body)
@@ -71,8 +71,7 @@ def _saved(context: CheckContext, runner: Runner, name: str, document: dict[str,
     result.baseline = {"name": name, "saved_to": where, "noise": document["noise"],
                        "observations": len(figures), "fingerprint": document["fingerprint"]}
     result.metrics = secondary_metrics(options, [], figures, "step_s")
-    result.metrics.insert(0, compare_figures("step_time", "step time", [], [f["step_s"] for f in figures],
-                                             unit="s", better="lower", min_effect=options.policy.min_effect))
+    result.metrics.insert(0, compare_figures(STEP_TIME, [], [f["step_s"] for f in figures], options.policy))
     result.decision = SAVED
     result.reason = (f"baseline {name!r} saved to {where}: {len(figures)} observations of "
                      f"{options.steps} steps")
