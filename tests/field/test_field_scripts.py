@@ -1,8 +1,8 @@
-"""The field suite: recreations of the scripts of issue 15 (pytorch/examples imagenet `--dummy`,
+"""The field suite: recreations of third-party scripts (pytorch/examples imagenet `--dummy`,
 dcgan `--dataset fake`, time_sequence_prediction's LBFGS, regression; a Hugging Face Trainer on a
 tiny GPT-2; a Lightning module; a slow `__getitem__`; a tabular autoencoder that switches anomaly
 detection on every step), each run unmodified under `torchdoctor
-diagnose` in a subprocess: the step detection, shares adding to 1, the top finding, and the median
+diagnose` in a subprocess: the step detection, shares adding to 1, the findings the script's code implies (present and absent), and the median
 step against the script's own printed timing of the same steps.
 
 One intra-op thread (OMP_NUM_THREADS=1, see helpers.ENV), as the figures of docs/field.md.
@@ -35,40 +35,65 @@ def options(script: str) -> list[str]:
             "--profile-wait", "0", "--profile-warmup", "1", "--profile-active", str(PROFILED_STEPS.get(script, 1))]
 
 
-# script, its arguments, the step detection, the ids the top finding may have (None: no finding).
-# imagenet's, dcgan's, the Trainer's and Lightning's leaders depend on how busy the two cores are (two workers
-# keep up with the tiny CNN only when they get a core): each listed was measured; any other leader fails.
-# Lightning's TDL101 (a static hint) leads when neither runtime finding passes its threshold: seen once in a
-# full local run (session 16), its 28% outside the phases then under TD-COMP-013's 20%.
+# script, its arguments, the step detection, the findings that must appear among all findings, those that must
+# not. Which finding *leads* is not asserted: where two sit near each other or near a threshold it depends on how
+# busy the two cores are (imagenet's and dcgan's workers keep up with the tiny CNN only when they get a core; the
+# Trainer's TD-COMP-003 and TD-COMP-013, Lightning's TD-COMP-013 and TDL101 were each seen leading). What is
+# asserted follows from the script's code, whatever the load:
+# - a finding that reads a fact of the script: anomaly mode on (TD-COMP-007), a hand-written update outside any
+#   module or optimizer (regression's TD-COMP-013, 60% of its step), a 2 ms sleep per item (TD-DATA-007, 96%);
+# - a finding whose precondition the script lacks: TD-COMP-007 without anomaly mode, TD-DATA-002 (loading in the
+#   main process) with workers, TD-DATA-003 (too few workers) without them, any TD-DATA finding without a
+#   DataLoader, the CUDA-only findings on a CPU run.
+NO_ANOMALY = {"TD-COMP-007"}
+NO_WORKERS = {"TD-DATA-003", "TD-DATA-004"}  # workers too few, workers restarting: need workers
+WORKERS = {"TD-DATA-002"}  # loading in the main process
+NO_LOADER = {"TD-DATA-001", "TD-DATA-002", "TD-DATA-003", "TD-DATA-004", "TD-DATA-005", "TD-DATA-006", "TD-DATA-007",
+             "TD-DATA-008", "TD-DATA-009"}
 FIELD = [
-    pytest.param("imagenet_dummy", ["--dummy", "--workers", "2", "--steps", "14"], "optimizer", {None, "TD-DATA-003"},
-                 marks=pytest.mark.slow, id="imagenet_dummy"),
-    pytest.param("dcgan_fake", ["--dataset", "fake", "--workers", "2", "--steps", "14"], "optimizer",
-                 {None, "TD-COMP-003", "TD-DATA-003"}, marks=pytest.mark.slow, id="dcgan_fake"),
-    pytest.param("time_sequence_prediction", ["--steps", "14"], "optimizer", {None}, id="time_sequence_prediction"),
-    pytest.param("regression", ["--steps", "210"], "backward", {"TD-COMP-013"}, id="regression"),
-    pytest.param("hf_trainer_gpt2", ["--steps", "40"], "optimizer", {"TD-COMP-003", "TD-COMP-013"},
+    pytest.param("imagenet_dummy", ["--dummy", "--workers", "2", "--steps", "14"], "optimizer", set(),
+                 NO_ANOMALY | WORKERS, marks=pytest.mark.slow, id="imagenet_dummy"),
+    pytest.param("dcgan_fake", ["--dataset", "fake", "--workers", "2", "--steps", "14"], "optimizer", set(),
+                 NO_ANOMALY | WORKERS, marks=pytest.mark.slow, id="dcgan_fake"),
+    pytest.param("time_sequence_prediction", ["--steps", "14"], "optimizer", set(), NO_ANOMALY | NO_LOADER,
+                 id="time_sequence_prediction"),
+    pytest.param("regression", ["--steps", "210"], "backward", {"TD-COMP-013"}, NO_ANOMALY | NO_LOADER,
+                 id="regression"),
+    pytest.param("hf_trainer_gpt2", ["--steps", "40"], "optimizer", set(), NO_ANOMALY | NO_WORKERS,
                  marks=pytest.mark.slow, id="hf_trainer_gpt2"),
-    pytest.param("lightning_module", ["--steps", "14"], "optimizer", {"TD-COMP-013", "TD-DATA-002", "TDL101"},
-                 marks=pytest.mark.slow,
-                 id="lightning_module"),
-    pytest.param("slow_getitem", ["--steps", "14"], "optimizer", {"TD-DATA-007"}, id="slow_getitem"),
-    pytest.param("tabular_autoencoder", ["--steps", "14"], "optimizer", {"TD-COMP-007"}, id="tabular_autoencoder"),
+    pytest.param("lightning_module", ["--steps", "14"], "optimizer", set(), NO_ANOMALY | NO_WORKERS,
+                 marks=pytest.mark.slow, id="lightning_module"),
+    pytest.param("slow_getitem", ["--steps", "14"], "optimizer", {"TD-DATA-007"}, NO_ANOMALY | NO_WORKERS,
+                 id="slow_getitem"),
+    pytest.param("tabular_autoencoder", ["--steps", "14"], "optimizer", {"TD-COMP-007"}, NO_WORKERS,
+                 id="tabular_autoencoder"),
 ]
+#: A DataLoader built without num_workers loads in the main process, and lint says so (TDL101) unless
+#: TD-DATA-002, which covers the same topic, was raised from the measurement: one of the two, never both.
+MAIN_PROCESS_LOADING = {"lightning_module", "slow_getitem", "tabular_autoencoder"}
 
 
-@pytest.mark.parametrize("script, args, detection, top_finding", FIELD)
-def test_a_field_script_is_diagnosed_with_its_steps_shares_and_top_finding(tmp_path, script, args, detection,
-                                                                          top_finding):
+@pytest.mark.parametrize("script, args, detection, required, forbidden", FIELD)
+def test_a_field_script_is_diagnosed_with_its_steps_shares_and_the_findings_its_code_implies(
+        tmp_path, script, args, detection, required, forbidden):
     timing_steps = LONG_TIMING_STEPS.get(script, TIMING_STEPS)
     proc, record = diagnose(tmp_path, SCRIPTS / f"{script}.py", args, options(script))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert record.exit.reason == "completed"
     assert record.step_detection == detection
     assert record.summary.num_steps == timing_steps
+    assert len(record.steps) == timing_steps
     assert_shares_add_up(record)
-    ranked = [finding["id"] for finding in record.findings]
-    assert (ranked[0] if ranked else None) in top_finding, ranked
+    ids = [finding["id"] for finding in record.findings]
+    assert len(ids) == len(set(ids)), ids
+    assert required <= set(ids), ids
+    assert not forbidden & set(ids), ids
+    if script in MAIN_PROCESS_LOADING:
+        assert len({"TD-DATA-002", "TDL101"} & set(ids)) == 1, ids
+    for finding in record.findings:  # ranked by upside, largest first
+        assert 0.0 <= finding["upside"] <= 1.0, finding
+    upsides = [finding["upside"] for finding in record.findings]
+    assert upsides == sorted(upsides, reverse=True), list(zip(ids, upsides))
     if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
         # The probe runs only where the bound on the rule's estimate reaches 12%: 17-22% here, under 12% in
         # one CI run, which then probed nothing. Once it runs, the script's 40 steps let it complete.
@@ -90,7 +115,8 @@ def test_anomaly_detection_switched_on_every_step_is_held_off_measured_and_claim
     assert proc.returncode == 0, proc.stdout + proc.stderr
     probe = record.anomaly_probe
     assert probe["complete"], probe
-    assert probe["step_s_anomaly_on"] > 1.3 * probe["step_s_anomaly_off"]  # x2.8 measured here
-    finding = record.findings[0]
-    assert finding["id"] == "TD-COMP-007" and finding["evidence"]["upside_basis"] == "measured"
-    assert finding["upside"] == pytest.approx(1 - 1 / probe["speedup"], abs=1e-3)
+    # How much faster the step is with the mode off depends on the machine's load (x2.8 measured here), so
+    # only the claim's arithmetic is held: TD-COMP-007 claims what the probe measured, whatever it was.
+    finding = next(finding for finding in record.findings if finding["id"] == "TD-COMP-007")
+    assert finding["evidence"]["upside_basis"] == "measured"
+    assert finding["upside"] == pytest.approx(max(0.0, 1 - 1 / probe["speedup"]), abs=1e-3)
