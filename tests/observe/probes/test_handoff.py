@@ -11,8 +11,9 @@ import torch
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.data_workers import io_workers_cap, io_workers_needed
 from torchdoctor.knobs.base import machine_cores
+from torchdoctor.observe.batch_layout import batch_layout, layout_bytes
 from torchdoctor.observe.probes.handoff import FETCHES, MAX_BATCH_BYTES, MIN_FETCHES, MIN_SIMULATED_STEPS, \
-    LoadingPlan, batch_layout, layout_bytes, measure_handoff, simulate_workers
+    LoadingPlan, measure_handoff, simulate_workers
 from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules import diagnose
 from torchdoctor.zoo import workload_path
