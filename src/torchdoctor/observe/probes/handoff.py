@@ -5,7 +5,7 @@ The data rules bound what workers can win by the step's compute plus this hand-o
 workers hide the loading, never the receiving (the result queue, unpickling, mapping the
 shared-memory tensors, pinning). They assumed 1 ms, what benchmarks/worker_handoff.py measured on the
 2-core development machine; measured in the run there, it is 0.7-1.4 ms, more on a busy host, less
-on a fast one (docs/field.md, session 15).
+on a fast one (docs/field.md).
 
 After the windows, when the timed steps waited for data, one worker serves batches of zero tensors
 with the shapes and dtypes of the first batch the script received (`batch_layout`); the main process
