@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from torchdoctor.discovery import import_submodules
@@ -105,7 +105,6 @@ class Probe:
     applies: Callable[[ProbeContext], bool]
     start: Callable[[ProbeContext], Any]
     needs: frozenset[str] = frozenset()
-    doc: str = field(default="", repr=False)
 
 
 REGISTRY: dict[str, Probe] = {}
@@ -120,7 +119,7 @@ def probe(name: str, phase: Phase, *, order: int, applies: Callable[[ProbeContex
     def register(start: Callable[[ProbeContext], Any]) -> Callable[[ProbeContext], Any]:
         if name in REGISTRY and REGISTRY[name].start.__qualname__ != start.__qualname__:
             raise ValueError(f"probe {name} registered twice")
-        REGISTRY[name] = Probe(name, phase, order, applies, start, needs, (start.__doc__ or "").strip())
+        REGISTRY[name] = Probe(name, phase, order, applies, start, needs)
         return start
 
     return register
