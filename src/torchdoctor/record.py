@@ -30,7 +30,7 @@ import orjson
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Records that torchdoctor writes nest 9 deep at most (a trace section's top operators); 64
 #: leaves room for new sections and keeps every reader (renderers, HTML) far from Python's
 #: recursion limit.
@@ -130,10 +130,9 @@ class Record:
     trace: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None
     compile: dict[str, Any] | None = None
-    threads_probe: dict[str, Any] | None = None  # observe.probes.threads: steps with fewer intra-op threads
-    anomaly_probe: dict[str, Any] | None = None  # observe.probes.anomaly: steps with anomaly detection off
-    compile_probe: dict[str, Any] | None = None  # observe.probes.compile_speed: steps with the model compiled
-    handoff_probe: dict[str, Any] | None = None  # observe.probes.handoff: a worker's batch hand-off, measured
+    # each in-run probe's value by its name (observe/probes/), only those that measured; read through
+    # torchdoctor.probe_values
+    probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -213,6 +212,12 @@ def _problem(value: Any, hint: Any, name: str) -> str | None:
             if problem:
                 return problem
         return None
+    if origin is dict and isinstance(value, dict):
+        for key, item in value.items():
+            problem = _problem(item, args[1], f"{name}.{key}")
+            if problem:
+                return problem
+        return None
     if _fits(value, hint):
         return None
     return f"Record field {name!r} should be {_describe(hint)}, not {_kind(value)}"
@@ -261,8 +266,20 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__} in a Record")
 
 
+#: Schema 1's field of each probe, and the probe's name in schema 2's `probes`.
+_SCHEMA_1_PROBE_FIELDS = {"threads_probe": "threads", "anomaly_probe": "anomaly",
+                          "compile_probe": "compile_speed", "handoff_probe": "handoff"}
+
+
+def _probes_into_one_mapping(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 -> 2: the four probe fields (null when not probed) become `probes`' entries."""
+    kept = {key: value for key, value in data.items() if key not in _SCHEMA_1_PROBE_FIELDS}
+    probes = {name: data[old] for old, name in _SCHEMA_1_PROBE_FIELDS.items() if data.get(old) is not None}
+    return {**kept, "probes": probes}
+
+
 #: Upgrade steps: _UPGRADES[n] turns a schema-n dict into a schema-(n+1) dict.
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _probes_into_one_mapping}
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import statistics
 import pytest
 
 from tests.field.helpers import SCRIPTS, assert_shares_add_up, diagnose, own_step_times_s
+from torchdoctor.probe_values import ANOMALY, COMPILE_SPEED
 
 WARMUP_STEPS, TIMING_STEPS = 2, 6
 #: regression's steps take 0.25 ms: six of them make a 1.5 ms window, and one time slice lost to another
@@ -97,7 +98,8 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_the_findings_its_
     if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
         # The probe runs only where the bound on the rule's estimate reaches 12%: 17-22% here, under 12% in
         # one CI run, which then probed nothing. Once it runs, the script's 40 steps let it complete.
-        assert record.compile_probe is None or record.compile_probe["complete"], record.compile_probe
+        compiled = COMPILE_SPEED.of(record)
+        assert compiled is None or compiled["complete"], compiled
         for finding in record.findings:
             assert finding["id"] != "TD-COMP-003" or finding["evidence"]["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
@@ -113,7 +115,7 @@ def test_anomaly_detection_switched_on_every_step_is_held_off_measured_and_claim
                "--profile-active", "1"]
     proc, record = diagnose(tmp_path, SCRIPTS / "tabular_autoencoder.py", ["--steps", "60"], probing)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    probe = record.anomaly_probe
+    probe = ANOMALY.of(record)
     assert probe["complete"], probe
     # How much faster the step is with the mode off depends on the machine's load (x2.8 measured here), so
     # only the claim's arithmetic is held: TD-COMP-007 claims what the probe measured, whatever it was.

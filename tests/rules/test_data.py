@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from torchdoctor.probe_values import HANDOFF
 from torchdoctor.record import Record, StepSample
 from torchdoctor.rules import diagnose
 from torchdoctor.rules.data import WORKER_HANDOFF_MS
@@ -48,12 +49,12 @@ def test_a_long_wait_claims_the_wait_less_the_hand_off():
 
 def test_a_hand_off_the_observation_measured_replaces_the_assumed_one():
     record = _loading(10.0, 5.0)
-    record.handoff_probe = {"complete": True, "handoff_ms": 2.5, "workers": 1}
+    record.probes[HANDOFF.name] = {"complete": True, "handoff_ms": 2.5, "workers": 1}
     (finding,) = diagnose(record, select=["TD-DATA-002"]).findings
     assert finding.upside == pytest.approx((5.0 - 2.5) / 10.0, abs=1e-4)
     assert finding.evidence["worker_handoff_ms"] == 2.5 and finding.evidence["worker_handoff_basis"] == "measured"
     assert "2.5 ms to receive (measured)" in finding.explanation
-    record.handoff_probe = {"complete": False, "handoff_ms": None, "reason": "the worker failed: ..."}
+    record.probes[HANDOFF.name] = {"complete": False, "handoff_ms": None, "reason": "the worker failed: ..."}
     (finding,) = diagnose(record, select=["TD-DATA-002"]).findings
     assert finding.evidence["worker_handoff_basis"] == "assumed"
 
@@ -62,7 +63,7 @@ def test_a_storage_wait_claims_what_its_fix_simulated_on_this_machine_when_slowe
     # The slow `__getitem__` field script: the bound for 16 workers said 2.3 ms a step (x15.8), the fix
     # measured x11.2, and the observation's simulation of it 3.2-3.5 ms.
     record = _loading(36.3, 35.0, threads=1, wait_cpu_ms=1.5)
-    record.handoff_probe = {"complete": True, "handoff_ms": 1.0,
+    record.probes[HANDOFF.name] = {"complete": True, "handoff_ms": 1.0,
                             "simulation": {"complete": True, "workers": 16, "step_ms": 3.3}}
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
     evidence = finding.evidence
@@ -73,7 +74,7 @@ def test_a_storage_wait_claims_what_its_fix_simulated_on_this_machine_when_slowe
     assert speedup_with_workers(evidence, 16) == pytest.approx(36.3 / 3.3, rel=1e-3)
     assert speedup_with_workers(evidence, 8) == pytest.approx(36.3 / (35.0 / 8), rel=1e-3)  # the bound: not simulated
     # a simulation faster than the bound (noise) claims no more than the bound
-    record.handoff_probe["simulation"]["step_ms"] = 1.0
+    HANDOFF.of(record)["simulation"]["step_ms"] = 1.0
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
     assert finding.evidence["step_ms_best_case"] == finding.evidence["step_ms_bound"]
 
@@ -82,7 +83,7 @@ def test_a_storage_wait_is_bounded_by_the_measured_hand_off():
     # The slow `__getitem__` field script: 16 workers took 3.5 ms a step against a bound of 1.3 ms of
     # compute plus the assumed 1 ms (docs/field.md, session 12); a 2 ms hand-off measured bounds it at 3.3 ms.
     record = _loading(36.3, 35.0, threads=1, wait_cpu_ms=0.5)
-    record.handoff_probe = {"complete": True, "handoff_ms": 2.0}
+    record.probes[HANDOFF.name] = {"complete": True, "handoff_ms": 2.0}
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
     assert finding.evidence["worker_handoff_basis"] == "measured"
     assert finding.evidence["step_ms_best_case"] >= 1.3 + 2.0 - 1e-6

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 
@@ -104,7 +105,7 @@ def _probed(record: Record, speedup: float | None, *, complete: bool = True, ver
             interval: list[float] | None = None) -> Record:
     """The compile probe's section as observe.probes.compile_speed writes it (a Record from before the
     probe's verdict when `verdict` is None)."""
-    record.compile_probe = {"value": {"mode": "default", "dynamic": False}, "ops_per_step": 1185.0,
+    record.probes[COMPILE_SPEED.name] = {"value": {"mode": "default", "dynamic": False}, "ops_per_step": 1185.0,
                             "complete": complete, "reason": None if complete else "the script ended during the probe",
                             "samples": 12 if complete else 3, "lead_in_s": 7.9, "step_s_eager": 0.0115,
                             "step_s_compiled": 0.0115 / speedup if speedup else None,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from torchdoctor.probe_values import THREADS
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 
@@ -67,7 +68,7 @@ def _compute_threads_with_probe(speedup: float | None, tried: int = 2, complete:
     record.env["torch"]["num_threads"] = 8
     record.summary.forward_fraction, record.summary.backward_fraction = 0.4, 0.4
     record.summary.optimizer_fraction = 0.16
-    record.threads_probe = {"threads": 8, "tried_threads": tried, "complete": complete, "reason": None,
+    record.probes[THREADS.name] = {"threads": 8, "tried_threads": tried, "complete": complete, "reason": None,
                             "samples": 12, "step_s_script_threads": 0.030,
                             "step_s_tried_threads": 0.030 / speedup if speedup else None, "speedup": speedup,
                             "speedup_ci": None, "verdict": verdict}

@@ -22,6 +22,7 @@ from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import FASTER
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer
+from torchdoctor.probe_values import THREADS
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose, diagnose_record
 from torchdoctor.rules.compute import DISTURBED_STEP
@@ -96,7 +97,7 @@ def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
     process (another test worker), the cores' own count of threads can measure several times slower
     than the oversubscribed count (spinning OpenMP threads wait on a descheduled one), and then the
     rule must stay silent: its fix would make this run slower (or, not judged faster, could)."""
-    probe = record.threads_probe
+    probe = THREADS.of(record)
     if rule != "TD-COMP-009" or not probe or not probe["complete"]:
         return False
     if probe["speedup"] >= 1 / 0.95 and probe["verdict"] == "faster":

@@ -81,7 +81,7 @@ class InLoopObservation:
             self._session.facts.add_dataloader(loader)
 
     def poll(self) -> Record | None:
-        """At a step end: finish once every window (and the memory step, and the threads probe) is
+        """At a step end: finish once every window (and the memory step, and the probes after it) is
         measured."""
         session = self._session
         if session is None or not session.clock.done or session.measuring_after_windows:

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from torchdoctor.observe.probes.distributed import RuntimeProbe
-from torchdoctor.observe.probes.handoff import Layout
+from torchdoctor.observe.batch_layout import Layout
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
 _MAX_LAYER_SHAPES = 64  # distinct Linear/Conv shapes recorded per model
@@ -130,7 +130,7 @@ class Facts:
     script_tools: dict[str, Any] | None = None  # script_tools() at the timing window's start
     gradcheck_calls: int = 0  # torch.autograd.gradcheck/gradgradcheck calls in the timing window
     gradcheck_ns: int = 0  # their wall time
-    batch_layout: Layout | None = None  # the first batch's tensors (probes/handoff.py); not in the Record
+    batch_layout: Layout | None = None  # the first batch's tensors (observe/batch_layout.py); not in the Record
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)

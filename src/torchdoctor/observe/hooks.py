@@ -39,7 +39,7 @@ from torch.utils.hooks import RemovableHandle
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
-from torchdoctor.observe.probes.handoff import batch_layout
+from torchdoctor.observe.batch_layout import batch_layout
 from torchdoctor.observe.probes.outputs import OutputCapture
 from torchdoctor.observe.steps import PhaseTimer, StepClock
 

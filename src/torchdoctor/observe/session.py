@@ -1,5 +1,6 @@
 """One rank's observation inside the child process: wires the step clock, the hooks, the
-profiler window, the system sampler and the progress channel, and writes the rank's results.
+profiler window, the system sampler, the probes (observe/probes/runner.py) and the progress
+channel, and writes the rank's results.
 
 The results file (`rank<RANK>.json` in the out folder) is this rank's raw measurement; the parent
 (`torchdoctor.observe.run`) turns the files of all ranks into one Record. Each timed step is also
@@ -13,7 +14,6 @@ import errno
 import inspect
 import os
 import socket
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -22,20 +22,13 @@ from typing import Any, Callable
 import orjson
 import torch
 
-from torchdoctor.data_workers import io_workers_cap, io_workers_needed, loads_on_storage
 from torchdoctor.knobs import apply_knobs
-from torchdoctor.knobs.base import machine_cores
 from torchdoctor.knobs.guard import intercepted_calls
-from torchdoctor.observe.probes.anomaly import AnomalyProbe
-from torchdoctor.observe.probes.blocks import BlockProbe
+from torchdoctor.observe.probes.base import ProbeContext
 from torchdoctor.observe.probes.compile import CompileCapture
-from torchdoctor.observe.probes.compile_speed import (
-    MAX_OPS_PER_STEP, MIN_OPS_PER_STEP, MIN_OVERHEAD_BOUND, CompileProbe, ProfiledOps, host_only, profiled_ops)
-from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, LoadingPlan, measure_handoff, simulate_workers
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
-from torchdoctor.observe.probes.threads import ThreadsProbe
+from torchdoctor.observe.probes.runner import ProbeRunner
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
@@ -44,10 +37,6 @@ from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.system import SystemSampler
-
-
-#: The probes run after the windows, in this order, each when it applies (`_new_<name>`).
-PROBES = ("threads_probe", "anomaly_probe", "compile_probe")
 
 
 def synchronize_devices() -> None:
@@ -123,13 +112,8 @@ class ObservationSession:
         self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
                                    budget_bytes=config.memory_budget_bytes) if config.memory else None
-        self.threads_probe: ThreadsProbe | None = None  # started after the windows, when it applies
-        self.anomaly_probe: AnomalyProbe | None = None  # after the threads probe, when it applies
-        self.compile_probe: CompileProbe | None = None  # last, when it applies
-        self._probes_left = list(PROBES)
-        self._profiled_ops: ProfiledOps | None = None  # the profiled steps' host operators (the compile probe's)
-        self.handoff_probe: dict[str, Any] | None = None  # measured after the windows, when the steps waited
-        self._probe: BlockProbe | None = None  # the probe measuring the script's steps now
+        self.probes = ProbeRunner(ProbeContext(config, self.facts, self.clock, self.hooks, self.sampler),
+                                  progress=self.progress.send)
         self.compile_capture = CompileCapture() if config.compile else None
         self.compile_summary: dict[str, Any] | None = None
         self.profiler: torch.profiler.profile | None = None
@@ -207,122 +191,29 @@ class ObservationSession:
     def _all_done(self) -> None:
         self._stop_profiler()
         self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
-        if self._steps_waited_for_data() and self._may_probe():
-            self._measure_handoff()
+        self.probes.windows_ended(script_compiles=self.compile_summary is not None)
         if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
             return  # the next step is measured; `_extra_step` goes on from there
         self._start_next_probe()
 
     def _extra_step(self) -> None:
-        """A step after the windows ended: the memory step's, then the probes' (PROBES)."""
+        """A step after the windows ended: the memory step's, then the probes' (observe/probes/runner.py)."""
         if self.memory is not None and self.memory.measuring:
             self.memory.end(self.clock.current.batch_size)
             self._start_next_probe()
-        elif self._probe is not None:
-            if self._probe.step_end():
-                self._probe = None
-                self._start_next_probe()
-            else:
-                self.progress.send(self._probe.label, *self._probe.progress)
+        elif self.probes.measuring and self.probes.step_end():
+            self._start_next_probe()
 
     @property
     def measuring_after_windows(self) -> bool:
         """Whether the memory step or a probe is measuring the script's steps."""
-        return bool((self.memory is not None and self.memory.measuring) or self._probe is not None)
+        return bool((self.memory is not None and self.memory.measuring) or self.probes.measuring)
 
     def _start_next_probe(self) -> None:
-        """Begin the next probe (PROBES) that applies here; with none left, stop a script that is
-        only measured (`stop_after_windows`)."""
-        while self._probes_left:
-            name = self._probes_left.pop(0)
-            probe = getattr(self, f"_new_{name}")()
-            if probe is not None:
-                setattr(self, name, probe)
-                self._probe = probe
-                probe.begin()
-                self.progress.send(probe.label, *probe.progress)
-                return
-        if self.config.stop_after_windows:
+        """Begin the next probe that applies here; with none left, stop a script that is only
+        measured (`stop_after_windows`)."""
+        if not self.probes.start_next() and self.config.stop_after_windows:
             raise self.stop_exc()
-
-    def _new_anomaly_probe(self) -> AnomalyProbe | None:
-        # On at a step boundary now, or at the timing window's start (a `detect_anomaly()` block per step).
-        return AnomalyProbe() if self._may_probe() and self._anomaly_on() else None
-
-    def _anomaly_on(self) -> bool:
-        return bool(torch.is_anomaly_enabled() or (self.facts.script_tools or {}).get("anomaly_detection"))
-
-    def _new_compile_probe(self) -> CompileProbe | None:
-        """Only where TD-COMP-003 could speak on a CPU: enough operators a profiled step (not so many
-        that compiling takes minutes: MAX_OPS_PER_STEP), a bound on its estimate above its threshold
-        (`ProfiledOps.overhead_bound`), a model, and none of the cases in which the rule is silent
-        (anomaly mode: TD-COMP-007 explains the overhead; one sample a forward: batching is
-        TD-COMP-018's fix); nor a script that compiles (its graphs are its own)."""
-        root, ops, samples = self.hooks._first_root, self._profiled_ops, self.clock.samples
-        if not (self.config.compile_probe and self._may_probe()) or root is None or ops is None or not samples:
-            return None
-        if not MIN_OPS_PER_STEP <= ops.ops_per_step <= MAX_OPS_PER_STEP or self.compile_summary is not None:
-            return None
-        one_sample = statistics.median(parts.batch_size or 0 for _, parts in samples) == 1
-        if self._anomaly_on() or (self.clock.source == "forward" and one_sample):
-            return None
-        model_share = sum(parts.forward_ns + parts.backward_ns for _, parts in samples) / sum(w for w, _ in samples)
-        if ops.overhead_bound(model_share) < MIN_OVERHEAD_BOUND:
-            return None
-        return CompileProbe(root, ops, model_share, compiler=self.hooks.compile_unrecorded)
-
-    def _may_probe(self) -> bool:
-        """Probes run on `diagnose` and tune's first baseline: not with a trial's knobs (they hold the
-        settings the probes would switch; tune measures them itself), nor with several ranks (they wait
-        on each other)."""
-        return self.config.threads_probe and not self.config.knobs and int(os.environ.get("WORLD_SIZE", "1")) <= 1
-
-    def _timed_waits(self) -> tuple[list[float], list[float], list[float]]:
-        """The timed steps' wall times, data waits and the main thread's CPU time in them, in seconds."""
-        samples = self.clock.samples
-        return ([wall_ns / 1e9 for wall_ns, _ in samples], [parts.data_ns / 1e9 for _, parts in samples],
-                [parts.data_cpu_ns / 1e9 for _, parts in samples])
-
-    def _steps_waited_for_data(self) -> bool:
-        """A DataLoader's batches were received and the median timed step waited MIN_WAIT_SHARE or more."""
-        walls, waits, _ = self._timed_waits()
-        if not self.facts.dataloaders or self.facts.batch_layout is None or not walls:
-            return False
-        return statistics.median(waits) >= MIN_WAIT_SHARE * statistics.median(walls)
-
-    def _measure_handoff(self) -> None:
-        """The hand-off probe, and for a loader waiting on storage in this process, its fix simulated."""
-        layout, loader = self.facts.batch_layout or [], self.facts.dataloaders[0]
-        plan, start = self._storage_workers_plan(), time.perf_counter()
-        with self.hooks.own_loaders():
-            probe = measure_handoff(layout, pin_memory=bool(loader.get("pin_memory")))
-            probe["simulation"] = simulate_workers(layout, plan) if plan and probe["complete"] else None
-        self.handoff_probe = {**probe, "duration_s": time.perf_counter() - start}  # what the probe added to the run
-
-    def _storage_workers_plan(self) -> LoadingPlan | None:
-        """TD-DATA-007's fix for num_workers=0 steps that wait on reads, from the same medians the rule
-        reads (rules/data.py): its worker count, as many as `run --apply` accepts here, the step's
-        compute (the median step less the median wait), and a batch's load time and CPU time."""
-        loader = self.facts.dataloaders[0]
-        walls, waits, cpus = self._timed_waits()
-        if loader.get("num_workers") or not loads_on_storage(walls, waits, cpus):
-            return None
-        step_ms, wait_ms = statistics.median(walls) * 1e3, statistics.median(waits) * 1e3
-        workers = min(io_workers_needed(walls, waits, 0), io_workers_cap(machine_cores()))
-        layout = self.facts.batch_layout or []
-        batch_size = loader.get("batch_size") or (layout[0][0][0] if layout and layout[0][0] else 1)
-        return LoadingPlan(workers, int(batch_size), compute_ms=max(step_ms - wait_ms, 0.0), load_ms=wait_ms,
-                           load_cpu_ms=wait_ms * min(1.0, sum(cpus) / sum(waits)))
-
-    def _new_threads_probe(self) -> ThreadsProbe | None:
-        if not self._may_probe():
-            return None
-        loaders = self.facts.dataloaders
-        workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
-        threads = torch.get_num_threads()
-        busy = busy_worker_cores(workers, self.sampler.window_children_cpu_cores() or 0.0)  # as TD-COMP-009 reads it
-        tried = threads_to_try(threads, env.usable_cores(), busy)
-        return ThreadsProbe(threads, tried) if tried is not None else None
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
@@ -332,8 +223,7 @@ class ObservationSession:
         if self.profiler is not None:
             profiler, self.profiler = self.profiler, None
             profiler.stop()
-            if self.config.compile_probe and self._may_probe() and host_only():  # else no probe reads it
-                self._profiled_ops = profiled_ops(profiler, self.config.profile_active)
+            self.probes.profiler_stopped(profiler, self.config.profile_active)
 
     # -- results ---------------------------------------------------------------------------
     def finish(self, how: str, code: int, traceback_text: str | None) -> None:
@@ -342,7 +232,7 @@ class ObservationSession:
             return
         self._finished = True
         probe_cut = f"the script ended during the probe: {how}"
-        if how == "script_finished" and code == 0 and self._probe is not None:
+        if how == "script_finished" and code == 0 and self.probes.measuring:
             how = "completed"  # every window was measured; only an optional probe was cut short (it says so)
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
@@ -353,9 +243,7 @@ class ObservationSession:
         self._stop_compile_capture()
         if self.memory is not None:
             self.memory.close(f"the measured step did not finish (the script ended: {how})")
-        for probe in (self.threads_probe, self.anomaly_probe, self.compile_probe):
-            if probe is not None:
-                probe.close(probe_cut)
+        self.probes.close(probe_cut)
         data = self._results(how, code, traceback_text)
         if self.outputs is not None:
             try:
@@ -401,10 +289,7 @@ class ObservationSession:
             "traces": traces,
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "compile": self.compile_summary,
-            "threads_probe": self.threads_probe.to_dict() if self.threads_probe is not None else None,
-            "anomaly_probe": self.anomaly_probe.to_dict() if self.anomaly_probe is not None else None,
-            "compile_probe": self.compile_probe.to_dict() if self.compile_probe is not None else None,
-            "handoff_probe": self.handoff_probe,
+            "probes": self.probes.values(),
         }
 
 

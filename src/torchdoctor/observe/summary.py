@@ -174,8 +174,7 @@ def build_record(
     record.system = main["system"]
     record.artifacts = {"traces": [t for r in results for t in r.get("traces", [])]}
     record.memory, record.compile = main.get("memory"), main.get("compile")
-    record.threads_probe, record.anomaly_probe = main.get("threads_probe"), main.get("anomaly_probe")
-    record.handoff_probe, record.compile_probe = main.get("handoff_probe"), main.get("compile_probe")
+    record.probes = main.get("probes") or {}
     if len(results) > 1 or main["env"].get("distributed", {}).get("world_size", 1) > 1:
         record.ranks = [rank_summary(r) for r in results]
         failed = failures_in_order(results)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import statistics
 
+from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
@@ -219,7 +220,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
         if per_step < OPS_PER_STEP:
             return None
     title, claim = f"many tiny operators: about {share:.0%} of the step is per-operator overhead", ""
-    probe = ev.record.compile_probe or {}
+    probe = COMPILE_SPEED.of(ev.record) or {}
     if not rank.get("device") and probe.get("complete") and probe.get("speedup"):
         if no_clear_gain(probe):
             return None  # compiling measured no clear gain in this run, whatever the profile estimates

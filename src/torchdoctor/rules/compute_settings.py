@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_in_fix
+from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence
@@ -28,7 +29,7 @@ FOREACH_SPEEDUP = 1.67  # Adam foreach vs for-loop over 400 small tensors (compu
 def anomaly_detection_on(ev: Evidence) -> Hit | None:
     """Autograd anomaly detection is on during the measured steps. PyTorch docs for
     torch.autograd.detect_anomaly ("should be enabled only for debugging"). Upside: what the
-    observation's anomaly probe measured with it off (`anomaly_probe.speedup`: 1 - 1/speed-up);
+    observation's anomaly probe measured with it off (`probes.anomaly.speedup`: 1 - 1/speed-up);
     without a complete probe, the forward and backward share x (1 - 1/ANOMALY_SLOWDOWN), the
     slowdown measured on the zoo's MLP, marked "not measured" (it claimed x1.96 on the zoo's
     compute_anomaly where the fix measured x1.50: the cost is per autograd node, so it depends on
@@ -37,7 +38,7 @@ def anomaly_detection_on(ev: Evidence) -> Hit | None:
         return None
     phases = ev.summary("forward_fraction") + ev.summary("backward_fraction")
     evidence = {"anomaly_detection": True, "forward_backward_fraction": round(phases, 4)}
-    probe = ev.record.anomaly_probe or {}
+    probe = ANOMALY.of(ev.record) or {}
     if probe.get("complete") and probe.get("speedup"):
         share = max(0.0, 1 - 1 / probe["speedup"])
         evidence.update(measured_evidence(probe))
@@ -123,7 +124,7 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
     evidence = {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
                 "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}
-    measured = _measured_thread_fix(ev.record.threads_probe, threads, keep)
+    measured = _measured_thread_fix(THREADS.of(ev.record), threads, keep)
     if measured is not None:
         if no_clear_gain(measured):
             return None  # fewer threads measured no clear gain in this run: the fix could make it slower
@@ -148,7 +149,7 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
                    f"torch.set_num_threads({keep})  # or OMP_NUM_THREADS"))
 
 
-def _measured_thread_fix(probe: dict | None, threads: int, keep: int) -> dict | None:
+def _measured_thread_fix(probe: ThreadsValue | None, threads: int, keep: int) -> ThreadsValue | None:
     """The threads probe's result when it measured exactly the fix (the script's count against
     `keep`) to the end; None otherwise."""
     complete = bool(probe) and probe.get("complete") and probe.get("speedup")

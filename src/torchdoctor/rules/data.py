@@ -13,6 +13,7 @@ import statistics
 from typing import Any, Callable
 
 from torchdoctor.data_workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
+from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
@@ -111,7 +112,7 @@ def worker_handoff(ev: Evidence) -> dict[str, Any]:
     """`worker_handoff_ms`, what receiving a batch from a worker costs the step, and its basis:
     "measured" by the observation's hand-off probe (one worker, batches laid out as the script's,
     observe/probes/handoff.py), else "assumed" (WORKER_HANDOFF_MS)."""
-    probe = ev.record.handoff_probe or {}
+    probe = HANDOFF.of(ev.record) or {}
     if probe.get("complete") and probe.get("handoff_ms") is not None:
         return {"worker_handoff_ms": round(float(probe["handoff_ms"]), 3), "worker_handoff_basis": "measured"}
     return {"worker_handoff_ms": WORKER_HANDOFF_MS, "worker_handoff_basis": "assumed"}
@@ -357,10 +358,10 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
 
 
 def _simulation(ev: Evidence) -> dict | None:
-    """The observation's simulation of this fix (`handoff_probe.simulation`, observe/probes/handoff.py),
+    """The observation's simulation of this fix (`probes.handoff.simulation`, observe/probes/handoff.py),
     when complete: its workers slept and computed per sample as the measured loading did, on this
     machine, while a step computed; the bound alone over-claimed x15.8 for x11.2 measured."""
-    simulation = (ev.record.handoff_probe or {}).get("simulation") or {}
+    simulation = (HANDOFF.of(ev.record) or {}).get("simulation") or {}
     return simulation if simulation.get("complete") and simulation.get("step_ms") else None
 
 

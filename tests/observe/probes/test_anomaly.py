@@ -11,6 +11,7 @@ from torchdoctor.knobs import guard
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
+from torchdoctor.probe_values import ANOMALY, THREADS
 from torchdoctor.rules import diagnose
 from torchdoctor.zoo import workload_path
 
@@ -80,7 +81,7 @@ FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_war
 def test_anomaly_mode_left_on_is_probed_and_td_comp_007_claims_what_the_probe_measured(tmp_path) -> None:
     record = observe(workload_path("compute_anomaly"), [], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
     assert record.exit.reason == "completed", record.exit
-    probe = record.anomaly_probe
+    probe = ANOMALY.of(record)
     assert probe["complete"] and probe["samples"] == len(ORDER) * (BLOCK - 1)
     assert probe["speedup"] == pytest.approx(probe["step_s_anomaly_on"] / probe["step_s_anomaly_off"])
     assert record.env["torch"]["anomaly_detection"]  # the script's own mode at the end
@@ -88,9 +89,9 @@ def test_anomaly_mode_left_on_is_probed_and_td_comp_007_claims_what_the_probe_me
     (finding,) = diagnose(record, select=["TD-COMP-007"]).findings
     assert finding.evidence["upside_basis"] == "measured"
     assert finding.upside == pytest.approx(max(0.0, 1 - 1 / probe["speedup"]), abs=1e-4)
-    assert "measured" in finding.explanation and record.threads_probe is None
+    assert "measured" in finding.explanation and THREADS.of(record) is None
 
 
 def test_without_anomaly_mode_nothing_is_probed(tmp_path) -> None:
     record = observe(workload_path("compute_grad_inference"), [], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
-    assert record.exit.reason == "completed" and record.anomaly_probe is None
+    assert record.exit.reason == "completed" and ANOMALY.of(record) is None

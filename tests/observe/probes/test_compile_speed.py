@@ -13,7 +13,9 @@ from torch import nn
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
-from torchdoctor.observe.probes.compile_speed import LEAD_IN, MIN_OPS_PER_STEP, CompileProbe, ProfiledOps, profiled_ops
+from torchdoctor.observe.probes.compile_speed import LEAD_IN, MIN_OPS_PER_STEP, CompileProbe
+from torchdoctor.observe.probes.profiled_ops import ProfiledOps, profiled_ops
+from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules import diagnose
 
 TINY_OPS = Path(__file__).resolve().parents[1] / "scripts" / "tiny_ops.py"
@@ -122,7 +124,7 @@ def test_a_cpu_loop_of_tiny_operators_is_probed_compiled_and_td_comp_003_reads_w
                      progress=lambda phase, done, total: phases.append(phase))
     assert record.exit.reason == "completed", record.exit
     assert CompileProbe.label in phases  # the progress bar says what the seconds of compiling are
-    probe = record.compile_probe
+    probe = COMPILE_SPEED.of(record)
     assert probe["complete"] and probe["samples"] == len(ORDER) * (BLOCK - 1), probe
     assert probe["ops_per_step"] >= MIN_OPS_PER_STEP and probe["lead_in_s"] > 0
     assert probe["speedup"] == pytest.approx(probe["step_s_eager"] / probe["step_s_compiled"])
@@ -142,7 +144,7 @@ def test_a_cpu_loop_of_tiny_operators_is_probed_compiled_and_td_comp_003_reads_w
 def test_with_few_operators_a_step_or_the_probe_switched_off_nothing_is_compiled(tmp_path) -> None:
     few = observe(str(TINY_OPS.parent / "train_tensors.py"), [], FAST, LaunchConfig(timeout_s=300),
                   out_dir=tmp_path / "a")
-    assert few.exit.reason == "completed" and few.compile_probe is None
+    assert few.exit.reason == "completed" and COMPILE_SPEED.of(few) is None
     off = ObserveConfig(**{**FAST.to_dict(), "compile_probe": False})
     record = observe(str(TINY_OPS), ["80"], off, LaunchConfig(timeout_s=300), out_dir=tmp_path / "b")
-    assert record.exit.reason == "completed" and record.compile_probe is None
+    assert record.exit.reason == "completed" and COMPILE_SPEED.of(record) is None

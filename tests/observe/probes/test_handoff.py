@@ -11,8 +11,10 @@ import torch
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.data_workers import io_workers_cap, io_workers_needed
 from torchdoctor.knobs.base import machine_cores
+from torchdoctor.observe.batch_layout import batch_layout, layout_bytes
 from torchdoctor.observe.probes.handoff import FETCHES, MAX_BATCH_BYTES, MIN_FETCHES, MIN_SIMULATED_STEPS, \
-    LoadingPlan, batch_layout, layout_bytes, measure_handoff, simulate_workers
+    LoadingPlan, measure_handoff, simulate_workers
+from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules import diagnose
 from torchdoctor.zoo import workload_path
 
@@ -70,7 +72,7 @@ def test_a_run_that_waits_on_its_loader_measures_the_hand_off_and_the_data_rule_
     launch = LaunchConfig(timeout_s=300, extra_env={"OMP_NUM_THREADS": "1"})
     record = observe(workload_path("data_slow_storage"), [], FAST, launch, out_dir=tmp_path)
     assert record.exit.reason == "completed", record.exit
-    probe = record.handoff_probe
+    probe = HANDOFF.of(record)
     assert probe["complete"] and probe["handoff_ms"] > 0, probe
     assert probe["batch_tensors"] == 2  # the zoo's (x, y) batches
     assert 0 < probe["duration_s"] < 30
@@ -94,4 +96,4 @@ def test_a_run_whose_loader_keeps_up_is_not_probed(tmp_path):
     # healthy_cnn: in-memory tensors through a DataLoader, next to no wait against a CNN's step
     record = observe(workload_path("healthy_cnn"), [], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
     assert record.exit.reason == "completed" and record.env["dataloaders"]
-    assert record.summary.data_wait_fraction < 0.05 and record.handoff_probe is None
+    assert record.summary.data_wait_fraction < 0.05 and HANDOFF.of(record) is None

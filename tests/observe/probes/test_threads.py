@@ -12,6 +12,7 @@ from torchdoctor.observe.env import usable_cores
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
 from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
 from torchdoctor.observe.probes.threads import ThreadsProbe
+from torchdoctor.probe_values import THREADS
 from torchdoctor.rules import diagnose
 
 
@@ -117,7 +118,7 @@ FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_war
 def test_an_oversubscribed_script_is_probed_and_td_comp_009_claims_what_the_probe_measured(tmp_path):
     record = observe(SCRIPT, ["200"], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
     assert record.exit.reason == "completed", record.exit
-    probe = record.threads_probe
+    probe = THREADS.of(record)
     assert probe["threads"] == 4 * usable_cores() and probe["tried_threads"] == usable_cores()
     assert probe["complete"] and probe["samples"] == len(ORDER) * (BLOCK - 1)
     assert probe["speedup"] == pytest.approx(probe["step_s_script_threads"] / probe["step_s_tried_threads"])
@@ -137,7 +138,7 @@ def test_beside_idle_workers_the_probe_tries_the_count_td_comp_009_names(tmp_pat
                      out_dir=tmp_path)
     assert record.exit.reason == "completed", record.exit
     assert record.system["summary"]["children_cpu_percent_mean"] < 50, record.system["summary"]
-    probe = record.threads_probe
+    probe = THREADS.of(record)
     assert probe["complete"] and probe["tried_threads"] == usable_cores()
     findings = diagnose(record, select=["TD-COMP-009"]).findings
     assert all(f.evidence["threads_in_fix"] == usable_cores() and f.evidence["upside_basis"] == "measured"
@@ -148,7 +149,7 @@ def test_beside_idle_workers_the_probe_tries_the_count_td_comp_009_names(tmp_pat
 def test_a_script_that_ends_during_the_probe_is_still_completed_and_the_rule_falls_back_to_its_ceiling(tmp_path):
     record = observe(SCRIPT, ["16"], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
     assert record.exit.reason == "completed" and record.exit.status == 0, record.exit
-    probe = record.threads_probe
+    probe = THREADS.of(record)
     assert not probe["complete"] and probe["speedup"] is None
     assert probe["reason"] == "the script ended during the probe: script_finished"
     (finding,) = diagnose(record, select=["TD-COMP-009"]).findings
@@ -159,4 +160,4 @@ def test_a_run_with_knobs_applied_is_not_probed(tmp_path):
     # tune's trials measure the threads knob themselves; the knob would also hold the count against the probe.
     knobs = ObserveConfig(**{**FAST.to_dict(), "knobs": {"threads": 1}})
     record = observe(SCRIPT, ["40"], knobs, LaunchConfig(timeout_s=300), out_dir=tmp_path)
-    assert record.exit.reason == "completed" and record.threads_probe is None
+    assert record.exit.reason == "completed" and THREADS.of(record) is None

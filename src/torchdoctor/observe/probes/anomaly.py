@@ -12,14 +12,24 @@ script's mode comes back for its blocks and at the end.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from torchdoctor.knobs import REGISTRY, guard
+from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
+from torchdoctor.probe_values import ANOMALY, AnomalyValue
+
+if TYPE_CHECKING:
+    from torchdoctor.observe.facts import Facts
 
 KNOB = "no_anomaly_detection"
+
+
+def anomaly_detection_on(facts: Facts) -> bool:
+    """On at a step boundary now, or at the timing window's start (a `detect_anomaly()` block per step)."""
+    return bool(torch.is_anomaly_enabled() or (facts.script_tools or {}).get("anomaly_detection"))
 
 
 class AnomalyProbe(BlockProbe):
@@ -40,8 +50,8 @@ class AnomalyProbe(BlockProbe):
             guard.forget(KNOB)  # the script's calls were held off by this probe, not by a knob of the run
             torch.autograd.set_detect_anomaly(*self._mode)
 
-    def to_dict(self) -> dict[str, Any] | None:
-        """The Record's `anomaly_probe` section (docs/record-schema.md); None if it never began."""
+    def to_dict(self) -> AnomalyValue | None:
+        """Its value in `Record.probes` (docs/record-schema.md); None if it never began."""
         measured = self.measured()
         if measured is None:
             return None
@@ -49,3 +59,9 @@ class AnomalyProbe(BlockProbe):
                 "step_s_anomaly_on": measured["step_s_script"], "step_s_anomaly_off": measured["step_s_tried"],
                 "speedup": measured["speedup"],
                 "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}
+
+
+@probe(ANOMALY.name, Phase.AFTER_WINDOWS, order=2, applies=ProbeContext.may_probe)
+def anomaly_detection_off(ctx: ProbeContext) -> AnomalyProbe | None:
+    """When anomaly detection is on: blocks with it held off, as TD-COMP-007's fix holds it."""
+    return AnomalyProbe() if anomaly_detection_on(ctx.facts) else None

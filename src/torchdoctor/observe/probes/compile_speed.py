@@ -20,15 +20,19 @@ with a backend's traceback. The eager forward is restored afterwards, and on any
 from __future__ import annotations
 
 import logging
+import statistics
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.patching import wrap_forward
+from torchdoctor.observe.probes.anomaly import anomaly_detection_on
+from torchdoctor.observe.probes.base import PROFILED_OPS, Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
+from torchdoctor.observe.probes.profiled_ops import ProfiledOps
+from torchdoctor.probe_values import COMPILE_SPEED, CompileSpeedValue
 
 KNOB = "compile"
 #: torch's loggers held back while the probe compiles.
@@ -47,64 +51,9 @@ MIN_OPS_PER_STEP = 300
 #: operators a step: 125 s; the Trainer's 1,185: 8-55 s; the zoo's tiny ops, 3,206: 3-45 s, the
 #: longer ones with Inductor's cache empty), and the estimate stands.
 MAX_OPS_PER_STEP = 20_000
-#: An operator whose self time is under this is small (the trace engine's TraceConfig.small_op_us).
-SMALL_OP_US = 10.0
 #: The bound on TD-COMP-003's estimate from which the probe runs: under the rule's 15% warning, as
 #: the raw events and the trace engine may part a little on what an operator is.
 MIN_OVERHEAD_BOUND = 0.12
-
-
-@dataclass(frozen=True)
-class ProfiledOps:
-    """The profiled steps' host operators, per step: how many, and the self time of the large ones
-    (SMALL_OP_US or more), against the steps' wall time; microseconds."""
-
-    ops_per_step: float
-    large_self_us: float
-    step_us: float
-
-    def overhead_bound(self, model_share: float) -> float:
-        """An upper bound of TD-COMP-003's host estimate, for deciding whether to probe: the model's
-        share of the profiled step (`model_share`, the timed steps' forward and backward) less the
-        large operators' self time. The rule takes off what the profiler added and divides by the
-        shorter timed step: (a - (P - T)) / T <= a / P whenever a <= P and T <= P, and with T > P
-        it takes nothing off and divides by more. So wherever the rule could speak, this is above."""
-        return (model_share * self.step_us - self.large_self_us) / self.step_us if self.step_us else 0.0
-
-
-def profiled_ops(profiler: torch.profiler.profile, steps: int) -> ProfiledOps | None:
-    """The profiled steps' host operators, from the profiler's raw events (4 ms for 4,000 events, where
-    parsing them into FunctionEvents takes 0.27 s); None when the profiler recorded nothing readable
-    (the results object is torch's, not a public interface). Self time is each operator's duration
-    less its direct children's on the same thread, as the trace engine reads it."""
-    try:
-        events = profiler.profiler.kineto_results.events()  # type: ignore[union-attr]
-        cpu = [e for e in events if e.device_type() == torch.autograd.DeviceType.CPU and not e.is_python_function()]
-        step_ns = [e.duration_ns() for e in cpu if e.is_user_annotation() and e.name().startswith("ProfilerStep")]
-        ops = [(e.start_thread_id(), e.start_ns(), e.end_ns()) for e in cpu if not e.is_user_annotation()]
-    except (AttributeError, RuntimeError):
-        return None
-    if not ops:
-        return None
-    large_ns = sum(own for own in _self_ns(ops) if own >= SMALL_OP_US * 1e3)
-    count = max(1, len(step_ns) or steps)
-    step_us = (sum(step_ns) / len(step_ns) if step_ns else max(e for _, _, e in ops) - min(s for _, s, _ in ops)) / 1e3
-    return ProfiledOps(len(ops) / count, large_ns / 1e3 / count, step_us)
-
-
-def _self_ns(ops: list[tuple[int, int, int]]) -> list[int]:
-    """Each operator's self time: (thread, start, end) sorted by thread, then start, longest first,
-    walked with a stack of the operators still open."""
-    ordered = sorted(ops, key=lambda o: (o[0], o[1], -o[2]))
-    own = [end - start for _, start, end in ordered]
-    stack: list[int] = []
-    for index, (thread, start, end) in enumerate(ordered):
-        while stack and (ordered[stack[-1]][0] != thread or ordered[stack[-1]][2] <= start):
-            stack.pop()
-        if stack:
-            own[stack[-1]] -= end - start
-        stack.append(index)
-    return own
 
 
 def host_only() -> bool:
@@ -158,8 +107,8 @@ class CompileProbe(BlockProbe):
             logging.getLogger(name).setLevel(level)
         self._levels = {}
 
-    def to_dict(self) -> dict[str, Any] | None:
-        """The Record's `compile_probe` section (docs/record-schema.md); None if it never began."""
+    def to_dict(self) -> CompileSpeedValue | None:
+        """Its value in `Record.probes` (docs/record-schema.md); None if it never began."""
         measured = self.measured()
         if measured is None:
             return None
@@ -169,3 +118,28 @@ class CompileProbe(BlockProbe):
                 "step_s_eager": measured["step_s_script"], "step_s_compiled": measured["step_s_tried"],
                 "speedup": measured["speedup"],
                 "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}
+
+
+def _may_compile(ctx: ProbeContext) -> bool:
+    return ctx.config.compile_probe and ctx.may_probe() and host_only()
+
+
+@probe(COMPILE_SPEED.name, Phase.AFTER_WINDOWS, order=3, applies=_may_compile, needs=frozenset({PROFILED_OPS}))
+def compiled(ctx: ProbeContext) -> CompileProbe | None:
+    """Only where TD-COMP-003 could speak on a CPU: enough operators a profiled step (not so many
+    that compiling takes minutes: MAX_OPS_PER_STEP), a bound on its estimate above its threshold
+    (`ProfiledOps.overhead_bound`), a model, and none of the cases in which the rule is silent
+    (anomaly mode: TD-COMP-007 explains the overhead; one sample a forward: batching is
+    TD-COMP-018's fix); nor a script that compiles (its graphs are its own)."""
+    root, ops, samples = ctx.hooks._first_root, ctx.profiled_ops, ctx.clock.samples
+    if root is None or ops is None or not samples or ctx.script_compiles:
+        return None
+    if not MIN_OPS_PER_STEP <= ops.ops_per_step <= MAX_OPS_PER_STEP:
+        return None
+    one_sample = statistics.median(parts.batch_size or 0 for _, parts in samples) == 1
+    if anomaly_detection_on(ctx.facts) or (ctx.clock.source == "forward" and one_sample):
+        return None
+    model_share = sum(parts.forward_ns + parts.backward_ns for _, parts in samples) / sum(w for w, _ in samples)
+    if ops.overhead_bound(model_share) < MIN_OVERHEAD_BOUND:
+        return None
+    return CompileProbe(root, ops, model_share, compiler=ctx.hooks.compile_unrecorded)

@@ -5,7 +5,7 @@ The data rules bound what workers can win by the step's compute plus this hand-o
 workers hide the loading, never the receiving (the result queue, unpickling, mapping the
 shared-memory tensors, pinning). They assumed 1 ms, what benchmarks/worker_handoff.py measured on the
 2-core development machine; measured in the run there, it is 0.7-1.4 ms, more on a busy host, less
-on a fast one (docs/field.md, session 15).
+on a fast one (docs/field.md).
 
 After the windows, when the timed steps waited for data, one worker serves batches of zero tensors
 with the shapes and dtypes of the first batch the script received (`batch_layout`); the main process
@@ -32,13 +32,17 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import torch
-from torch.utils._pytree import tree_leaves
 from torch.utils.data import DataLoader, Dataset
+
+from torchdoctor.data_workers import io_workers_cap, io_workers_needed, loads_on_storage
+from torchdoctor.knobs.base import machine_cores
+from torchdoctor.observe.batch_layout import Layout, layout_bytes
+from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
+from torchdoctor.probe_values import HANDOFF
 
 #: The timed steps' median data wait, as a share of the median step, from which the probe runs: the
 #: data rules fire from 10% (rules/data.py, WAIT_WARNING).
@@ -49,21 +53,6 @@ WARMUP_FETCHES, FETCHES = 3, 20
 MIN_GAP_S = 0.002  # between fetches: a step's compute, during which the worker puts the next batch
 TIME_BUDGET_S = 3.0  # the probe stops fetching after this long (with at least MIN_FETCHES measured)
 MIN_FETCHES = 5
-
-Layout = list[tuple[tuple[int, ...], torch.dtype]]
-
-
-def batch_layout(batch: Any) -> Layout:
-    """Shapes and dtypes of the batch's tensors (torch's pytree: tuples, lists, dicts, namedtuples;
-    another Mapping, e.g. a Hugging Face BatchEncoding, by its items). [] when it holds none."""
-    if isinstance(batch, Mapping) and not isinstance(batch, dict):
-        batch = dict(batch)
-    return [(tuple(leaf.shape), leaf.dtype) for leaf in tree_leaves(batch) if isinstance(leaf, torch.Tensor)]
-
-
-def layout_bytes(layout: Layout) -> int:
-    return sum(torch.Size(shape).numel() * dtype.itemsize for shape, dtype in layout)
-
 
 class _ZeroBatches(Dataset):
     """Batches of zero tensors in `layout`, made anew per item as a worker's collate makes each batch."""
@@ -87,7 +76,7 @@ def _make_s(layout: Layout) -> float:
 
 
 def measure_handoff(layout: Layout, *, pin_memory: bool = False) -> dict[str, Any]:
-    """The Record's `handoff_probe` section (docs/record-schema.md)."""
+    """The probe's value (docs/record-schema.md) but its `simulation` and `duration_s`."""
     size = layout_bytes(layout)
     result: dict[str, Any] = {"workers": 1, "batch_tensors": len(layout), "batch_bytes": size, "complete": False,
                               "reason": None, "fetches": 0, "handoff_ms": None, "handoff_ms_p90": None}
@@ -189,7 +178,7 @@ def _spin(seconds: float, clock: Any = time.perf_counter) -> None:
 
 
 def simulate_workers(layout: Layout, plan: LoadingPlan) -> dict[str, Any]:
-    """The `simulation` of the Record's `handoff_probe` section: the mean step of the fix simulated."""
+    """The `simulation` of the probe's value: the mean step of the fix simulated."""
     warmup = max(MIN_WARMUP_STEPS, WARMUP_ROUNDS * plan.workers)
     result: dict[str, Any] = {**asdict(plan), "warmup_steps": warmup, "steps": 0, "step_ms": None,
                               "complete": False, "reason": None}
@@ -206,3 +195,48 @@ def simulate_workers(layout: Layout, plan: LoadingPlan) -> dict[str, Any]:
         return result
     result.update(steps=len(times), step_ms=statistics.fmean(step_s for step_s, _ in times) * 1e3, complete=True)
     return result
+
+
+def _timed_waits(ctx: ProbeContext) -> tuple[list[float], list[float], list[float]]:
+    """The timed steps' wall times, data waits and the main thread's CPU time in them, in seconds."""
+    samples = ctx.clock.samples
+    return ([wall_ns / 1e9 for wall_ns, _ in samples], [parts.data_ns / 1e9 for _, parts in samples],
+            [parts.data_cpu_ns / 1e9 for _, parts in samples])
+
+
+def _steps_waited_for_data(ctx: ProbeContext) -> bool:
+    """A DataLoader's batches were received and the median timed step waited MIN_WAIT_SHARE or more."""
+    walls, waits, _ = _timed_waits(ctx)
+    if not ctx.facts.dataloaders or ctx.facts.batch_layout is None or not walls:
+        return False
+    return statistics.median(waits) >= MIN_WAIT_SHARE * statistics.median(walls)
+
+
+def _storage_workers_plan(ctx: ProbeContext) -> LoadingPlan | None:
+    """TD-DATA-007's fix for num_workers=0 steps that wait on reads, from the same medians the rule
+    reads (rules/data.py): its worker count, as many as `run --apply` accepts here, the step's
+    compute (the median step less the median wait), and a batch's load time and CPU time."""
+    loader = ctx.facts.dataloaders[0]
+    walls, waits, cpus = _timed_waits(ctx)
+    if loader.get("num_workers") or not loads_on_storage(walls, waits, cpus):
+        return None
+    step_ms, wait_ms = statistics.median(walls) * 1e3, statistics.median(waits) * 1e3
+    workers = min(io_workers_needed(walls, waits, 0), io_workers_cap(machine_cores()))
+    layout = ctx.facts.batch_layout or []
+    batch_size = loader.get("batch_size") or (layout[0][0][0] if layout and layout[0][0] else 1)
+    return LoadingPlan(workers, int(batch_size), compute_ms=max(step_ms - wait_ms, 0.0), load_ms=wait_ms,
+                       load_cpu_ms=wait_ms * min(1.0, sum(cpus) / sum(waits)))
+
+
+@probe(HANDOFF.name, Phase.WINDOWS_END, order=1, applies=ProbeContext.may_probe)
+def handoff(ctx: ProbeContext) -> dict[str, Any] | None:
+    """When the timed steps waited for data: the hand-off, and for a loader waiting on storage in
+    this process, its fix simulated; `duration_s` is what the probe added to the run (HandoffValue)."""
+    if not _steps_waited_for_data(ctx):
+        return None
+    layout, loader = ctx.facts.batch_layout or [], ctx.facts.dataloaders[0]
+    plan, start = _storage_workers_plan(ctx), time.perf_counter()
+    with ctx.hooks.own_loaders():
+        value = measure_handoff(layout, pin_memory=bool(loader.get("pin_memory")))
+        value["simulation"] = simulate_workers(layout, plan) if plan and value["complete"] else None
+    return {**value, "duration_s": time.perf_counter() - start}

@@ -13,11 +13,15 @@ The count tried is the one TD-COMP-009's fix names (probes/thread_counts.py).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
+from torchdoctor.observe import env
+from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
+from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
+from torchdoctor.probe_values import THREADS, ThreadsValue
 
 
 class ThreadsProbe(BlockProbe):
@@ -34,8 +38,8 @@ class ThreadsProbe(BlockProbe):
     def _apply(self, side: str) -> None:
         self._set_threads(self.tried if side == "tried" else self.threads)
 
-    def to_dict(self) -> dict[str, Any] | None:
-        """The Record's `threads_probe` section (docs/record-schema.md); None if it never began."""
+    def to_dict(self) -> ThreadsValue | None:
+        """Its value in `Record.probes` (docs/record-schema.md); None if it never began."""
         measured = self.measured()
         if measured is None:
             return None
@@ -44,3 +48,15 @@ class ThreadsProbe(BlockProbe):
                 "step_s_script_threads": measured["step_s_script"], "step_s_tried_threads": measured["step_s_tried"],
                 "speedup": measured["speedup"],
                 "speedup_ci": measured["speedup_ci"], "verdict": measured["verdict"]}
+
+
+@probe(THREADS.name, Phase.AFTER_WINDOWS, order=1, applies=ProbeContext.may_probe)
+def fewer_threads(ctx: ProbeContext) -> ThreadsProbe | None:
+    """When the intra-op threads outnumber the usable cores less those the busy DataLoader workers
+    used over the timed window (as TD-COMP-009 reads them): blocks with the count its fix sets."""
+    loaders = ctx.facts.dataloaders
+    workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
+    threads = torch.get_num_threads()
+    busy = busy_worker_cores(workers, ctx.sampler.window_children_cpu_cores() or 0.0)
+    tried = threads_to_try(threads, env.usable_cores(), busy)
+    return ThreadsProbe(threads, tried) if tried is not None else None

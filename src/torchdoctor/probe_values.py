@@ -1,0 +1,80 @@
+"""What the in-run probes (observe/probes/) leave in `Record.probes`, typed for the code that reads it.
+
+`Record.probes` maps a probe's name to its value, a JSON object (docs/record-schema.md, "Probes").
+A reader takes a probe's value through its :class:`ProbeKey`, `THREADS.of(record)`, never by
+indexing the mapping, so a probe's name is spelt once (here, where the probe registers under it)
+and its keys are named by the value's TypedDict. A probe that nothing reads needs no key here.
+
+This module imports no torch: the parent process reads Records, the child measures them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypedDict, TypeVar
+
+from torchdoctor.record import Record
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class ProbeKey(Generic[V]):
+    """The name a probe's value is kept under in `Record.probes`, and the type of that value."""
+
+    name: str
+
+    def of(self, record: Record) -> V | None:
+        """The probe's value in `record`; None where it did not run (nor measured anything)."""
+        return record.probes.get(self.name)  # type: ignore[return-value]
+
+
+class BlocksValue(TypedDict):
+    """What a probe of alternating blocks measured (observe/probes/blocks.py)."""
+
+    complete: bool
+    reason: str | None
+    samples: int
+    speedup: float | None
+    speedup_ci: list[float] | None
+    verdict: str | None
+
+
+class ThreadsValue(BlocksValue):
+    threads: int
+    tried_threads: int
+    step_s_script_threads: float | None
+    step_s_tried_threads: float | None
+
+
+class AnomalyValue(BlocksValue):
+    step_s_anomaly_on: float | None
+    step_s_anomaly_off: float | None
+
+
+class CompileSpeedValue(BlocksValue):
+    value: dict[str, Any]
+    ops_per_step: float
+    overhead_bound: float
+    lead_in_s: float
+    step_s_eager: float | None
+    step_s_compiled: float | None
+
+
+class HandoffValue(TypedDict):
+    workers: int
+    batch_tensors: int
+    batch_bytes: int
+    complete: bool
+    reason: str | None
+    fetches: int
+    handoff_ms: float | None
+    handoff_ms_p90: float | None
+    simulation: dict[str, Any] | None  # the workers fix simulated (observe/probes/handoff.py simulate_workers)
+    duration_s: float
+
+
+THREADS: ProbeKey[ThreadsValue] = ProbeKey("threads")
+ANOMALY: ProbeKey[AnomalyValue] = ProbeKey("anomaly")
+COMPILE_SPEED: ProbeKey[CompileSpeedValue] = ProbeKey("compile_speed")
+HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
