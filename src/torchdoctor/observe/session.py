@@ -22,7 +22,7 @@ from typing import Any, Callable
 import orjson
 import torch
 
-from torchdoctor.data_workers import io_workers_cap, io_workers_needed, loads_on_storage
+from torchdoctor.estimates.workers import io_workers_cap, io_workers_needed, loads_on_storage
 from torchdoctor.knobs import apply_knobs
 from torchdoctor.knobs.base import machine_cores
 from torchdoctor.knobs.guard import intercepted_calls
@@ -34,7 +34,7 @@ from torchdoctor.observe.probes.compile_speed import (
 from torchdoctor.observe.probes.handoff import MIN_WAIT_SHARE, LoadingPlan, measure_handoff, simulate_workers
 from torchdoctor.observe.probes.memory import MemoryWindow
 from torchdoctor.observe.probes.outputs import OutputCapture, seed_from_env
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
+from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
 from torchdoctor.observe.probes.threads import ThreadsProbe
 from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_in_fix
+from torchdoctor.estimates.threads import busy_worker_cores, threads_in_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence

@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any, Callable
 
-from torchdoctor.data_workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
+from torchdoctor.estimates.workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
@@ -73,7 +73,7 @@ def _io_bound(ev: Evidence) -> bool:
     before that was measured) the process and its workers must be mostly idle over the window."""
     try:
         if (ev.dataloader().get("num_workers") or 0) == 0:
-            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.data_workers: I/O-bound
+            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.estimates.workers: I/O-bound
     except MissingEvidence:
         pass
     try:
