@@ -42,7 +42,7 @@ from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
-from torchdoctor.observe.stops import signal_name
+from torchdoctor.process.signals import signal_name
 from torchdoctor.observe.system import SystemSampler
 
 

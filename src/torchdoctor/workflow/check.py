@@ -44,9 +44,10 @@ from torchdoctor.bench import Policy, RoundInfo, compare_samples, run_interleave
 from torchdoctor.bench.adaptive import look_schedule
 from torchdoctor.errors import CheckError
 from torchdoctor.jsonguard import JsonBoundError, loads_bounded
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.observe.forkserver import ForkServer, ForkServerError
-from torchdoctor.observe.stops import StopLog, held_stops, signal_name
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch.forkserver import ForkServer, ForkServerError
+from torchdoctor.launch.stops import StopLog, held_stops
+from torchdoctor.process.signals import signal_name
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.report.check import CheckProgress, write_outputs
 from torchdoctor.rules import diagnose_record
@@ -580,7 +581,7 @@ def _probe_python(python: str) -> dict[str, Any]:
     found = shutil.which(python) or python
     if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise CheckError(f"--against-python {python}: not an executable interpreter", kind="bad_python", side="A")
-    code = ("import json, sys, torch, torchdoctor.observe.forkserver; "
+    code = ("import json, sys, torch, torchdoctor.launch.forkserver; "
             "print(json.dumps({'executable': sys.executable, 'python': sys.version.split()[0], "
             "'torch': torch.__version__}))")
     try:

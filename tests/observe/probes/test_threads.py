@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.env import usable_cores
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
 from torchdoctor.observe.probes.threads import ThreadsProbe
