@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from torchdoctor.bench import compare_samples
-from torchdoctor.observe import ObserveConfig, observe
+from torchdoctor.launch import ObserveConfig, observe
 
 WORKLOAD = Path(__file__).with_name("overhead_workload.py")
 SKIP = 10  # steps excluded at the start of every run (warm-up, hook discovery)

@@ -123,7 +123,7 @@ def test_the_scripts_process_carries_no_source_editor(tmp_path):
     """`run --apply` and an observed run import torchdoctor's knobs into the user's process; the
     code that writes knobs into source files (libcst) stays out of it: it cost every run ~0.25 s
     and 15,000 objects the script's garbage collections walked."""
-    from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+    from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 
     script = tmp_path / "train.py"
     script.write_text("import sys, torch\n"

@@ -12,7 +12,7 @@ from torchdoctor.check.decisions import UNDECIDED
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.servers import ForkServers
 from torchdoctor.check.sides import Side
-from torchdoctor.observe.stops import StopLog
+from torchdoctor.launch.stops import StopLog
 from tests.check.values import collaborators
 
 

@@ -10,7 +10,7 @@ from torchdoctor.bench import UNCLEAR, RoundInfo, Verdict
 from torchdoctor.check.baseline import BaselineStore
 from torchdoctor.check.context import Collaborators
 from torchdoctor.check.servers import ForkServers
-from torchdoctor.observe.stops import StopLog
+from torchdoctor.launch.stops import StopLog
 from torchdoctor.record import Record, StepSample
 
 

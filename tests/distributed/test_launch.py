@@ -1,5 +1,5 @@
 """Each torchrun launch of ours names its own log folder and removes it; a user's `--log-dir` is theirs.
-(The launch itself, with nothing left in the temporary folder: tests/observe/test_torchrun.py.)"""
+(The launch itself, with nothing left in the temporary folder: tests/launch/test_torchrun.py.)"""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import orjson
 
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import unified_diff
-from torchdoctor.knobs.run import KNOBS_ENV, command
+from torchdoctor.launch.apply import KNOBS_ENV, command
 from torchdoctor.record import Record
 from torchdoctor.tune import TuneConfig
 from torchdoctor.tune.trial import run_trial

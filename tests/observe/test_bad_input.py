@@ -12,7 +12,7 @@ import pytest
 from tests.observe.helpers import FAST, SCRIPTS, run_diagnose
 
 from torchdoctor.errors import OutDirInUseError
-from torchdoctor.observe import ObserveConfig, observe
+from torchdoctor.launch import ObserveConfig, observe
 
 pytestmark = pytest.mark.slow
 
@@ -117,7 +117,7 @@ def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp
     typed = str(script) if typed == "absolute" else typed  # plain Python keeps argv[0] as typed
     native = subprocess.run([sys.executable, typed, "a", "--b"], capture_output=True, text=True, cwd=tmp_path)
     observed = subprocess.run(
-        [sys.executable, "-c", "import sys; from torchdoctor.observe import observe; "
+        [sys.executable, "-c", "import sys; from torchdoctor.launch import observe; "
          f"r = observe({typed!r}, ['a', '--b'], out_dir={str(tmp_path / 'o')!r}); sys.exit(r.exit.status)"],
         capture_output=True, text=True, cwd=tmp_path,
     )
@@ -126,7 +126,7 @@ def test_the_script_sees_the_same_argv_path_and_output_as_under_plain_python(tmp
 
 
 def test_a_knob_that_cannot_be_applied_is_reported_with_its_error(tmp_path):
-    from torchdoctor.observe import ObserveConfig, observe
+    from torchdoctor.launch import ObserveConfig, observe
 
     config = ObserveConfig(warmup_steps=2, timing_steps=3, profile=False, knobs={"no_such_knob": 1})
     record = observe(SCRIPTS / "train_tensors.py", [], config, out_dir=tmp_path / "o")
@@ -135,9 +135,9 @@ def test_a_knob_that_cannot_be_applied_is_reported_with_its_error(tmp_path):
 
 
 def test_a_script_that_ignores_the_timeout_is_killed_after_the_grace_period(tmp_path, monkeypatch):
-    import torchdoctor.observe.child as child_module
-    import torchdoctor.observe.run as run_module
-    from torchdoctor.observe import LaunchConfig, observe
+    import torchdoctor.launch.child as child_module
+    import torchdoctor.launch.run as run_module
+    from torchdoctor.launch import LaunchConfig, observe
 
     script = tmp_path / "stubborn.py"
     script.write_text("import time\ntime.sleep(60)\n")

@@ -108,7 +108,7 @@ def test_the_script_runs_one_frame_from_the_top_of_the_stack_observed_and_with_k
     import sys
 
     from tests.observe.helpers import SCRIPTS
-    from torchdoctor.knobs.run import command
+    from torchdoctor.launch.apply import command
 
     script = str(SCRIPTS / "stack_depth.py")
     plain = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ import orjson
 from tests.observe.helpers import WIDE_ENV
 from tests.tune.test_tune_cli import SCRIPTS, _tune
 from torchdoctor.knobs import REGISTRY
-from torchdoctor.observe.child import STOP_GRACE_S
+from torchdoctor.launch.child import STOP_GRACE_S
 from torchdoctor.record import Record
 from torchdoctor.store import RunStore
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from torchdoctor.check import DEFAULT_POLICY, ERROR, PASS, REGRESSION, SAVED, UNDECIDED
 from torchdoctor.check import servers as servers_module
 from torchdoctor.cli import app
-from torchdoctor.observe.forkserver import ForkServerError
+from torchdoctor.launch.forkserver import ForkServerError
 from torchdoctor.store import RunStore
 from torchdoctor.workflow.check import (
     CheckOptions, CheckOutputs, check_against_baseline, check_against_python, check_against_ref, save_baseline,

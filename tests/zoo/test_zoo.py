@@ -4,7 +4,7 @@ regression and time-sequence prediction, recreated) that must run and get sensib
 
 Real processes, short windows; the workloads make their problem dominate by a wide margin, since
 the machine running the tests is shared and its timings noisy. Each workload runs in a child forked
-from one fork server (`torchdoctor check`'s launcher, observe/forkserver.py) that imported torch
+from one fork server (`torchdoctor check`'s launcher, launch/forkserver.py) that imported torch
 once: about 5 s of imports fewer per workload. The plain subprocess launch is what tests/observe/
 and tests/field/ run.
 """
@@ -20,8 +20,8 @@ from tests.field.helpers import assert_shares_add_up
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import FASTER
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.observe.forkserver import ForkServer
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch.forkserver import ForkServer
 from torchdoctor.probe_values import THREADS
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose, diagnose_record

@@ -42,7 +42,7 @@ def probe_python(python: str) -> dict[str, Any]:
     found = shutil.which(python) or python
     if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise CheckError(f"--against-python {python}: not an executable interpreter", kind="bad_python", side="A")
-    code = ("import json, sys, torch, torchdoctor.observe.forkserver; "
+    code = ("import json, sys, torch, torchdoctor.launch.forkserver; "
             "print(json.dumps({'executable': sys.executable, 'python': sys.version.split()[0], "
             "'torch': torch.__version__}))")
     try:

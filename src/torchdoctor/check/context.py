@@ -16,7 +16,7 @@ from torchdoctor.check.decisions import ERROR, UNDECIDED
 from torchdoctor.check.result import CheckResult
 from torchdoctor.check.servers import ForkServers
 from torchdoctor.errors import CheckError
-from torchdoctor.observe.stops import StopLog, signal_name
+from torchdoctor.launch.stops import StopLog, signal_name
 from torchdoctor.record import new_run_id
 
 

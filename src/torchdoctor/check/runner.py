@@ -12,8 +12,8 @@ from torchdoctor.check.context import CheckContext
 from torchdoctor.check.figures import observation_figures
 from torchdoctor.check.sides import Side
 from torchdoctor.errors import CheckError
-from torchdoctor.observe import LaunchConfig, observe
-from torchdoctor.observe.forkserver import ForkServerError
+from torchdoctor.launch import LaunchConfig, observe
+from torchdoctor.launch.forkserver import ForkServerError
 from torchdoctor.record import Record
 
 #: Lines of a failing side's output quoted in the error.

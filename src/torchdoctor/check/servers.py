@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from torchdoctor.observe.forkserver import ForkServer
+from torchdoctor.launch.forkserver import ForkServer
 
 
 class ForkServers:

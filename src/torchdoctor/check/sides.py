@@ -11,7 +11,7 @@ from typing import Any
 
 from torchdoctor.check import worktree
 from torchdoctor.errors import CheckError
-from torchdoctor.observe.forkserver import ForkServer
+from torchdoctor.launch.forkserver import ForkServer
 
 
 @dataclass(slots=True)

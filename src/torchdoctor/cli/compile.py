@@ -45,7 +45,7 @@ def compile_command(
     from torchdoctor.report.console_findings import print_findings
     from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.compile import compile_script
-    from torchdoctor.observe import LaunchConfig, ObserveConfig
+    from torchdoctor.launch import LaunchConfig, ObserveConfig
 
     if not command:
         raise typer.BadParameter("give a script after `--`", param_hint="SCRIPT")

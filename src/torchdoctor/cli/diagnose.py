@@ -52,7 +52,7 @@ def diagnose(
     save: bool = typer.Option(True, "--save/--no-save", help="Keep the run in the store."),
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
-    from torchdoctor.observe.stops import held_stops
+    from torchdoctor.launch.stops import held_stops
     from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
 
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
@@ -87,7 +87,7 @@ def _diagnose_script(
     outputs: DiagnoseOutputs,
 ) -> Record:
     """Observe the script (or the demo) and diagnose it; bad options are usage errors."""
-    from torchdoctor.observe import LaunchConfig, ObserveConfig
+    from torchdoctor.launch import LaunchConfig, ObserveConfig
     from torchdoctor.workflow import diagnose_script
     from torchdoctor.zoo import demo_script
 

@@ -35,7 +35,7 @@ def memory(
     from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.memory import memory_config, observe_memory
     from torchdoctor.memory.whatif import parse_bytes
-    from torchdoctor.observe import LaunchConfig
+    from torchdoctor.launch import LaunchConfig
 
     if not command:
         raise typer.BadParameter("give a script after `--`", param_hint="SCRIPT")

@@ -65,7 +65,7 @@ def tune(
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where trials are kept."),
 ) -> None:
     """Apply fixes to the unmodified script one at a time; keep those that are faster and still correct."""
-    from torchdoctor.observe.run import check_script
+    from torchdoctor.launch.run import check_script
     from torchdoctor.tune import TuneConfig
     from torchdoctor.workflow.tune import tune_script
 
@@ -94,7 +94,7 @@ def run(
     force: bool = typer.Option(False, "--force", help="Apply the result even if it was made for another script."),
 ) -> None:
     """Run SCRIPT with the knobs a tuning session kept, without editing the script."""
-    from torchdoctor.observe.run import check_script
+    from torchdoctor.launch.run import check_script
     from torchdoctor.workflow.tune import run_applied
 
     script, args = _script_and_args(command, False)

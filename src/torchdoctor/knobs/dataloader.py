@@ -13,7 +13,7 @@ from typing import Any
 
 import torch.utils.data
 
-from torchdoctor.data_workers import (IDLE_CPU_PERCENT, MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed,
+from torchdoctor.estimates.workers import (IDLE_CPU_PERCENT, MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed,
                                       loads_on_storage)
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,

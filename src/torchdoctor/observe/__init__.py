@@ -1,6 +1,7 @@
-"""Running a script under instrumentation and recording what it did, as a Record."""
+"""What runs inside the observed process: the bootstrap, hooks, step clock, session, probes and
+samplers that record a script, switched on by the ObserveConfig. Starting that process is
+torchdoctor.launch's."""
 
 from torchdoctor.observe.config import STEPS_ONLY_SOURCES, ObserveConfig
-from torchdoctor.observe.run import LaunchConfig, observe
 
-__all__ = ["STEPS_ONLY_SOURCES", "LaunchConfig", "ObserveConfig", "observe"]
+__all__ = ["STEPS_ONLY_SOURCES", "ObserveConfig"]

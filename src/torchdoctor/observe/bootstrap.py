@@ -1,6 +1,6 @@
 """Child-process entry: run a script exactly as `python SCRIPT ARGS` would, under instrumentation.
 
-`python -c LAUNCH SCRIPT [ARGS...]` (observe.entry), with the ObserveConfig as JSON in the environment
+`python -c LAUNCH SCRIPT [ARGS...]` (launch.entry), with the ObserveConfig as JSON in the environment
 variable `TORCHDOCTOR_OBSERVE`. The script runs as `__main__` with `sys.argv` =
 [SCRIPT, ARGS...] (SCRIPT as typed) and `sys.path[0]` = its folder; cwd, stdout and stderr are the
 parent's. When every window is measured, the step hook raises `StopObservation`, a BaseException,
@@ -9,7 +9,7 @@ happens (the script returns, raises, calls sys.exit or os._exit, Ctrl-C, SIGTERM
 raise `StopSignal` here so that they unwind like Ctrl-C), this rank's results are written to
 `<out_dir>/rank<RANK>.json` before the process ends; each measured step was streamed to the run
 folder as it happened (observe.stream), for a SIGKILL or a crash that leaves no time to save.
-The process asks for SIGTERM should torchdoctor die first (torchdoctor.lifeline).
+The process asks for SIGTERM should torchdoctor die first (torchdoctor.process.lifeline).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from torchdoctor.lifeline import die_with_torchdoctor, torchdoctor_gone
-from torchdoctor.observe.child import end_marked
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.session import ObservationSession
-from torchdoctor.scriptrun import MainScript, enter_main, leave_main
+from torchdoctor.process.lifeline import die_with_torchdoctor, torchdoctor_gone
+from torchdoctor.process.marks import end_marked
+from torchdoctor.process.scriptrun import MainScript, enter_main, leave_main
 
 #: Signals that end the script like Ctrl-C does: its results are saved (SIGINT is Python's own).
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -83,7 +83,7 @@ def _ended(exc: BaseException | None, script: Path, session: ObservationSession)
 
 
 class Observed:
-    """This process's observation of one script, in the order observe.entry's LAUNCH drives it:
+    """This process's observation of one script, in the order launch.entry's LAUNCH drives it:
     `begin` (set-up), the script's code run by LAUNCH itself, `ended` (how it ended), `exit`."""
 
     def __init__(self, argv: list[str]) -> None:

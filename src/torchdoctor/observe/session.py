@@ -3,7 +3,7 @@ profiler window, the system sampler, the probes (observe/probes/runner.py) and t
 channel, and writes the rank's results.
 
 The results file (`rank<RANK>.json` in the out folder) is this rank's raw measurement; the parent
-(`torchdoctor.observe.run`) turns the files of all ranks into one Record. Each timed step is also
+(`torchdoctor.launch.run`) turns the files of all ranks into one Record. Each timed step is also
 streamed to `rank<RANK>.steps.jsonl` as it ends (observe.stream), for a process killed before it
 could write its results.
 """
@@ -35,7 +35,7 @@ from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
-from torchdoctor.observe.stops import signal_name
+from torchdoctor.process.signals import signal_name
 from torchdoctor.observe.system import SystemSampler
 
 

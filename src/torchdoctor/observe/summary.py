@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Any
 
 import numpy as np
 
 from torchdoctor.distributed.failures import error_line, failures_in_order
+from torchdoctor.process.signals import signal_name
 from torchdoctor.record import ExitInfo, Record, StepSample, Summary
 
 _PARTS = ("data_wait", "forward", "backward", "optimizer")
 #: torchdoctor's exit status when the --timeout stopped the script (as coreutils' `timeout`).
 TIMEOUT_STATUS = 124
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 def summarise(steps: list[StepSample], window_s: float | None = None) -> Summary:
@@ -94,13 +87,13 @@ def _partial(result: dict[str, Any], config: dict[str, Any]) -> str:
 
 def _script_exit(result: dict[str, Any] | None, returncode: int, config: dict[str, Any]) -> ExitInfo:
     if result is None:
-        signal_note = f" ({_signal_name(-returncode)}, signal {-returncode})" if returncode < 0 else ""
+        signal_note = f" ({signal_name(-returncode)}, signal {-returncode})" if returncode < 0 else ""
         return ExitInfo(
             status=128 - returncode if returncode < 0 else (returncode or 1),
             reason="killed",
             message=f"the script's process ended without reporting{signal_note}; "
             "it may have run out of memory or been killed",
-            signal=_signal_name(-returncode) if returncode < 0 else None,
+            signal=signal_name(-returncode) if returncode < 0 else None,
         )
     how, code = result["how"], result["code"]
     timed = len(result.get("steps", []))

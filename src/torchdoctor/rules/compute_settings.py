@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_in_fix
+from torchdoctor.estimates.threads import busy_worker_cores, threads_in_fix
 from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation

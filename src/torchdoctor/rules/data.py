@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any, Callable
 
-from torchdoctor.data_workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
+from torchdoctor.estimates.workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
 from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
@@ -74,7 +74,7 @@ def _io_bound(ev: Evidence) -> bool:
     before that was measured) the process and its workers must be mostly idle over the window."""
     try:
         if (ev.dataloader().get("num_workers") or 0) == 0:
-            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.data_workers: I/O-bound
+            return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.estimates.workers: I/O-bound
     except MissingEvidence:
         pass
     try:

@@ -104,7 +104,7 @@ class Tuner:
     def __init__(self, script: str | Path, args: Sequence[str], config: TuneConfig, *, store: TrialStore,
                  work_dir: Path, progress: TuneProgress | None = None,
                  stop_signal: Callable[[], int | None] = lambda: None) -> None:
-        """`stop_signal()`: the stop signal torchdoctor received, if any (observe.stops.StopLog.first)."""
+        """`stop_signal()`: the stop signal torchdoctor received, if any (launch.stops.StopLog.first)."""
         self.script, self.args, self.config = Path(script), list(args), config
         self.store, self.work_dir, self.progress = store, Path(work_dir), progress
         self.stop_signal = stop_signal

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import geometric_median
 from torchdoctor.knobs import knob_env
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.outputs import SEED_ENV, load_outputs
 from torchdoctor.record import Record
 from torchdoctor.tune.config import TuneConfig

@@ -2,7 +2,7 @@
 progress display on stderr, the run store for named baselines, the fork servers of the check, and
 the outputs (console, JSON, Markdown, JUnit XML, GitHub annotations).
 
-Stop signals (observe.stops) are held from start to end: one in flight is passed on to the
+Stop signals (launch.stops) are held from start to end: one in flight is passed on to the
 observation running (which then ends as interrupted), one between observations starts no other;
 either way what was measured is decided and written to every output.
 """
@@ -20,7 +20,7 @@ from torchdoctor.check import (ERROR, PASS, REGRESSION, UNDECIDED, CheckOptions,
                                ForkServers, compare_with_baseline, compare_with_python, compare_with_ref,
                                record_baseline)
 from torchdoctor.check.demo import DEMO_ARGS, DEMO_REF, DEMO_SCRIPT, demo_repository, one_intra_op_thread
-from torchdoctor.observe.stops import held_stops
+from torchdoctor.launch.stops import held_stops
 from torchdoctor.report.check import RichCheckProgress, write_outputs
 from torchdoctor.store import DEFAULT_STORE, RunStore
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
 from torchdoctor.compile.modes import mode_row, not_applicable, variants
-from torchdoctor.observe import LaunchConfig, ObserveConfig
+from torchdoctor.launch import LaunchConfig, ObserveConfig
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose_record
 from torchdoctor.workflow.observation import observe_with_progress, store_records

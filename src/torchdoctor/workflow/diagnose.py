@@ -9,8 +9,8 @@ from typing import Sequence
 from rich.console import Console
 
 from torchdoctor.analyse import analyse_record, qualify_findings, record_caveats
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.observe.run import external_rank, shared_run_id
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.rules import diagnose_record
 from torchdoctor.report.base import write_report

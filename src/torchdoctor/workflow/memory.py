@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig
+from torchdoctor.launch import LaunchConfig, ObserveConfig
 from torchdoctor.record import Record
 from torchdoctor.workflow.observation import observe_with_progress, store_records
 

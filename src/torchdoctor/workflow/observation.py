@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from torchdoctor.errors import StoreError
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.report.progress import observation_progress
 from torchdoctor.store import RunStore, run_dir_for

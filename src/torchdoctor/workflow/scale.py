@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.distributed.scale import process_counts, scaling_document, size_row
-from torchdoctor.observe import LaunchConfig, observe
+from torchdoctor.launch import LaunchConfig, observe
 
 
 @dataclass(kw_only=True, slots=True)

@@ -1,7 +1,7 @@
 """`torchdoctor tune`: the search over knobs, its trials kept in the store, a progress bar, the
 report; and `torchdoctor run --apply`: the script run with a result's kept knobs, checked first.
 
-Both hold stop signals (observe.stops) from start to end: a stop interrupts the running trial or
+Both hold stop signals (launch.stops) from start to end: a stop interrupts the running trial or
 script (forwarded to it), and is never raised in the middle of writing the result or the store.
 """
 
@@ -15,9 +15,9 @@ import orjson
 from rich.console import Console
 
 from torchdoctor.knobs import knob_env
-from torchdoctor.knobs.run import KNOBS_ENV, command as knobs_command
-from torchdoctor.observe.child import run_owned
-from torchdoctor.observe.stops import held_stops
+from torchdoctor.launch.apply import KNOBS_ENV, command as knobs_command
+from torchdoctor.launch.child import run_owned
+from torchdoctor.launch.stops import held_stops
 from torchdoctor.report.tune import render_result, tune_progress
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner, TuneResult, load_result

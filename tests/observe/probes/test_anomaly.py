@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from torchdoctor.knobs import guard
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
 from torchdoctor.probe_values import ANOMALY, THREADS

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from torchdoctor.analyse import analyse_record
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
 from torchdoctor.observe.probes.compile_speed import LEAD_IN, MIN_OPS_PER_STEP, CompileProbe
 from torchdoctor.observe.probes.profiled_ops import ProfiledOps, profiled_ops

@@ -8,8 +8,8 @@ from collections import UserDict, namedtuple
 import pytest
 import torch
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.data_workers import io_workers_cap, io_workers_needed
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.estimates.workers import io_workers_cap, io_workers_needed
 from torchdoctor.knobs.base import machine_cores
 from torchdoctor.observe.batch_layout import batch_layout, layout_bytes
 from torchdoctor.observe.probes.handoff import FETCHES, MAX_BATCH_BYTES, MIN_FETCHES, MIN_SIMULATED_STEPS, \

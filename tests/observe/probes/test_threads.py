@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.env import usable_cores
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
 from torchdoctor.observe.probes.threads import ThreadsProbe
 from torchdoctor.probe_values import THREADS
 from torchdoctor.rules import diagnose
@@ -85,27 +84,6 @@ def test_a_probe_cut_short_gives_the_threads_back_and_claims_no_speedup():
     assert machine.threads == 8
     assert not result["complete"] and result["speedup"] is None
     assert result["reason"] == "the script ended during the probe: script_finished"
-
-
-@pytest.mark.parametrize(("threads", "cores", "busy_cores", "tried"), [
-    (8, 2, 0.0, 2),  # the zoo's compute_threads; also idle workers (docs/field.md's autoencoder: 1 tried before)
-    (2, 2, 2.0, None),  # busy workers alone do not start a probe (TD-COMP-009 keeps its ceiling there)
-    (4, 2, 0.8, 1),  # threads above the cores and a busy worker: the fix keeps a core for it
-    (4, 2, 3.9, 1),  # never fewer than one
-    (4, 8, 2.0, None),
-])
-def test_the_probe_tries_the_count_the_rules_fix_would_set(threads, cores, busy_cores, tried):
-    assert threads_to_try(threads, cores, busy_cores) == tried
-
-
-@pytest.mark.parametrize(("workers", "worker_cores", "busy"), [
-    (2, 0.02, 0.0),  # idle workers (cheap batches) take no core from the step
-    (2, 0.99, 0.0),  # under half of each worker's time on CPU: still idle
-    (2, 1.2, 1.2),  # busy: the cores they measurably use
-    (0, 0.7, 0.0),  # children that are not DataLoader workers do not count
-])
-def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, worker_cores, busy):
-    assert busy_worker_cores(workers, worker_cores) == busy
 
 
 # -- in a real observation ------------------------------------------------------------------------

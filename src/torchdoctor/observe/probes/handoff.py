@@ -38,7 +38,7 @@ from typing import Any, Callable
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from torchdoctor.data_workers import io_workers_cap, io_workers_needed, loads_on_storage
+from torchdoctor.estimates.workers import io_workers_cap, io_workers_needed, loads_on_storage
 from torchdoctor.knobs.base import machine_cores
 from torchdoctor.observe.batch_layout import Layout, layout_bytes
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe

@@ -7,7 +7,7 @@ x1.31, and halving threads beside busy workers measured x0.58-x0.60 on pytorch/e
 and dcgan). So blocks of steps alternate between the script's thread count and the count the
 rule's fix would set (probes/blocks.py), and the script's own count is restored afterwards.
 
-The count tried is the one TD-COMP-009's fix names (probes/thread_counts.py).
+The count tried is the one TD-COMP-009's fix names (estimates/threads.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch
 from torchdoctor.observe import env
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
-from torchdoctor.observe.probes.thread_counts import busy_worker_cores, threads_to_try
+from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
 from torchdoctor.probe_values import THREADS, ThreadsValue
 
 

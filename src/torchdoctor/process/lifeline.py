@@ -1,11 +1,11 @@
 """A child process that ends with torchdoctor: `die_with_parent()` asks the kernel to signal it
 when the process that started it dies.
 
-Why: torchdoctor forwards its stop signals to the script and waits for it (observe.child), but a
+Why: torchdoctor forwards its stop signals to the script and waits for it (launch.child), but a
 SIGKILL of torchdoctor itself (the OOM killer, `kill -9`) runs none of its code; without this the
 script would run on under PID 1, owned by nobody. Linux only (prctl PR_SET_PDEATHSIG); elsewhere a
-no-op. Called first thing in the child, by the bootstrap and by `knobs.run`; a launcher that is
-not ours (torchrun) is started through `python -m torchdoctor.lifeline MODULE ARGS...`, which
+no-op. Called first thing in the child, by the bootstrap and by `launch.apply`; a launcher that is
+not ours (torchrun) is started through `python -m torchdoctor.process.lifeline MODULE ARGS...`, which
 asks for the signal and then runs MODULE as `python -m MODULE ARGS...` would.
 """
 
@@ -80,7 +80,7 @@ def _main_thread_ended(pid: int) -> bool:
 
 def main(argv: list[str]) -> None:
     if not argv:
-        print("usage: python -m torchdoctor.lifeline MODULE [ARGS...]", file=sys.stderr)
+        print("usage: python -m torchdoctor.process.lifeline MODULE [ARGS...]", file=sys.stderr)
         sys.exit(2)
     die_with_torchdoctor(signal.SIGTERM)
     sys.argv = list(argv)

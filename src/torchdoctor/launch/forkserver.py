@@ -2,7 +2,7 @@
 child for each observation, so that an observation costs its steps and not 3-5 s of imports.
 
 Used where many short observations of the same script are run one after another (`torchdoctor
-check`). Each child is a new process, as with `python -c LAUNCH SCRIPT` (observe.entry):
+check`). Each child is a new process, as with `python -c LAUNCH SCRIPT` (launch.entry):
 its own cwd, environment, `sys.argv`, `sys.path` (the script's folder first, then the given extra
 entries), stdin from /dev/null, stdout and stderr to a log file (or the server's own), Python's
 `random` and numpy's global generator reseeded from the OS. What differs from a plain start:
@@ -22,7 +22,7 @@ Protocol: the parent writes one JSON request per line to the server's stdin (`ar
 `{"pid": N, "returncode": R}` when the child has ended (R < 0: killed by signal -R). One child at a
 time. The server ignores SIGINT and exits when its stdin closes.
 
-Ownership (observe.child): the parent runs each child under `child.own`, so the child leads a
+Ownership (launch.child): the parent runs each child under `child.own`, so the child leads a
 session of its own (`os.setsid`), stop signals reach it through torchdoctor, and what it leaves
 running is ended. The server itself runs in a session of its own too (a Ctrl-C or SIGTERM sent to
 torchdoctor's process group must not end it in the middle of a child's observation) and is killed
@@ -46,18 +46,18 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from torchdoctor.errors import TorchDoctorError
-from torchdoctor.lifeline import PARENT_PID_ENV, die_with_parent
-from torchdoctor.observe.entry import LAUNCH
+from torchdoctor.launch.entry import LAUNCH
+from torchdoctor.process.lifeline import PARENT_PID_ENV, die_with_parent
 
 #: The server's program, `python -c SERVER FD`: `serve`, and in each forked child what `python -c
-#: LAUNCH SCRIPT ARGS` runs (observe.entry), in this program's top frame, so that the script's code sits
+#: LAUNCH SCRIPT ARGS` runs (launch.entry), in this program's top frame, so that the script's code sits
 #: one frame from the top as in a plain observation (code that walks the stack pays per frame: anomaly
 #: mode formats it at every autograd node). Not `-m` and a call from `serve`: that put seven frames of
 #: the server's below the script.
 #: The child leaves without the interpreter's teardown (about 1.1 s a child with torch loaded, where
 #: os._exit takes 0.05 s): its results are written, and `check` forks two children a round.
 SERVER = ("import os, sys\n"
-          "from torchdoctor.observe.forkserver import serve\n"
+          "from torchdoctor.launch.forkserver import serve\n"
           "sys.argv[1:] = serve(int(sys.argv[1]))\n"
           "try:\n" + textwrap.indent(LAUNCH, "    ") +
           "except SystemExit as exc:\n"
@@ -161,7 +161,7 @@ class ForkServer:
         """Fork a child that observes argv = [SCRIPT, ARGS...] as LAUNCH does (SERVER); `env` is the
         environment the caller wants, applied as changes to the server's own (module docstring).
         The child's parent is the server: a PARENT_PID_ENV in `env` (the lifeline's check of the
-        parent, observe.child.own) is given the server's pid."""
+        parent, launch.child.own) is given the server's pid."""
         info = self.wait_ready()
         if PARENT_PID_ENV in env:
             env = {**env, PARENT_PID_ENV: str(info["pid"])}
@@ -237,7 +237,7 @@ def _become_child(request: dict[str, Any], answers: int) -> list[str]:
     Never returns into the server's loop: a failure here ends the child."""
     try:
         os.close(answers)
-        os.setsid()  # a process group of its own, as observe.child owns it
+        os.setsid()  # a process group of its own, as launch.child owns it
         signal.signal(signal.SIGINT, signal.default_int_handler)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)

@@ -13,9 +13,9 @@ from typing import Iterator
 import psutil
 import pytest
 
-from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
-from torchdoctor.observe import forkserver
-from torchdoctor.observe.forkserver import ForkServer, ForkServerError
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch import forkserver
+from torchdoctor.launch.forkserver import ForkServer, ForkServerError
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +93,7 @@ def test_the_caller_changes_the_servers_environment_not_replaces_it(server, pyth
 
 def test_ctrl_c_reaches_the_child_which_keeps_its_partial_results(server, script, tmp_path, monkeypatch) -> None:
     """A terminal's Ctrl-C reaches torchdoctor's process group only: the forked child leads a session
-    of its own (observe.child owns it), as does the server, so torchdoctor passes the SIGINT on."""
+    of its own (launch.child owns it), as does the server, so torchdoctor passes the SIGINT on."""
     monkeypatch.setenv("TD_FORK_SLEEP", "0.5")  # 2 s until the window ends: time to interrupt it
     timer = threading.Timer(1.2, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -153,7 +153,7 @@ def test_the_script_runs_one_frame_from_the_top_of_the_stack_as_in_a_plain_obser
 
 def test_a_forked_child_past_the_timeout_is_stopped_and_what_it_started_is_ended(server, tmp_path) -> None:
     """The timeout's SIGINT reaches the forked child's group (exit 124, steps kept), and a helper it
-    started in a session of its own is ended after it (found by its mark, observe.child)."""
+    started in a session of its own is ended after it (found by its mark, launch.child)."""
     script, log = tmp_path / "leaver.py", tmp_path / "leaver.log"
     script.write_text(LEAVER)
     config = ObserveConfig(warmup_steps=2, timing_steps=100000, profile=False, memory=False, compile=False)

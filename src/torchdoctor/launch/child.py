@@ -4,18 +4,18 @@ our stop signals, waited for within a grace period, and never outlived by anythi
 Why: with the script in torchdoctor's process group, `kill -TERM torchdoctor` ended torchdoctor
 at once and left the script running under PID 1 with nothing recorded; a SIGINT sent to
 torchdoctor alone never reached the script. Now:
-  * every stop signal torchdoctor receives (SIGINT, SIGTERM, SIGHUP; observe.stops) is sent to the
+  * every stop signal torchdoctor receives (SIGINT, SIGTERM, SIGHUP; launch.stops) is sent to the
     child's process group, which the script saves its results on;
   * `timeout_s` sends SIGINT to the group, like a Ctrl-C;
   * STOP_GRACE_S after the first stop, or at the third stop signal, the group and every process
     the child started are killed;
   * when the child has ended, whatever it left behind is sent SIGTERM, then SIGKILL
-    ORPHAN_GRACE_S later.
+    marks.ORPHAN_GRACE_S later.
 "What it started" is every process in the child's group, its descendants, and every process whose
-environment carries this child's OWNER_ENV mark (inherited by anything it starts, even in a
+environment carries this child's mark (process.marks: inherited by anything it starts, even in a
 session of its own, as torchrun starts its ranks, or a daemon that double-forked away).
-  * the child asks the kernel for SIGTERM should torchdoctor itself be killed (lifeline), and
-    then ends what it started itself (`end_marked`).
+  * the child asks the kernel for SIGTERM should torchdoctor itself be killed (process.lifeline),
+    and then ends what it started itself (`process.marks.end_marked`).
 A child in its own session cannot read from the terminal (reads fail with EIO instead of
 blocking); output to it is unchanged. torchrun starts its ranks the same way.
 """
@@ -32,18 +32,16 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import psutil
 
-from torchdoctor.lifeline import PARENT_PID_ENV
-from torchdoctor.observe.stops import forwarding
+from torchdoctor.launch.stops import forwarding
+from torchdoctor.process import marks
+from torchdoctor.process.lifeline import PARENT_PID_ENV
+from torchdoctor.process.marks import OWNER_ENV
 
 #: After the first stop (a forwarded signal or the timeout), how long the child may take to save
 #: its results before it is killed with everything it started.
 STOP_GRACE_S = 15.0
 #: The stop signal at which the child is killed at once (the first two are forwarded).
 KILL_AT_STOP = 3
-#: After the child ended, how long what it left behind gets between SIGTERM and SIGKILL.
-ORPHAN_GRACE_S = 2.0
-#: Environment variable marking every process an owned child starts (a unique value per child).
-OWNER_ENV = "TORCHDOCTOR_OWNER"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +62,7 @@ class ChildEnd:
 
 class OwnedProcess(Protocol):
     """What ownership needs of a started child: `subprocess.Popen` has it, and so has a fork
-    server's child (observe.forkserver), which is not our own child process."""
+    server's child (launch.forkserver), which is not our own child process."""
 
     @property
     def pid(self) -> int: ...
@@ -95,79 +93,23 @@ class _Family:
 
     def members(self) -> list[psutil.Process]:
         """Live processes the child started, itself included while it runs."""
-        return _marked(self.mark, self.pgid, root=self.proc.pid)
+        return marks.marked(self.mark, self.pgid, root=self.proc.pid)
 
     def kill(self) -> None:
         """SIGKILL the group and every member (psutil checks that a pid was not reused)."""
         self.signal_group(signal.SIGKILL)
-        for member in self.members():
-            _quietly(member.kill)
+        marks.kill(self.members())
 
     def end_leftovers(self) -> int:
-        """SIGTERM what the child left running, SIGKILL what survives ORPHAN_GRACE_S; how many."""
-        return _end(self.members())
-
-
-def _marked(mark: str, pgid: int | None, root: int | None = None) -> list[psutil.Process]:
-    """Live processes (never this one) descending from `root`, in group `pgid` or marked `mark`."""
-    found: dict[int, psutil.Process] = {}
-    if root is not None:
-        try:
-            process = psutil.Process(root)
-            found.update((p.pid, p) for p in [process, *process.children(recursive=True)])
-        except psutil.Error:
-            pass
-    me = os.getpid()
-    for process in psutil.process_iter():
-        if process.pid in found or process.pid == me:
-            continue
-        try:
-            if (pgid is not None and os.getpgid(process.pid) == pgid) or process.environ().get(OWNER_ENV) == mark:
-                found[process.pid] = process
-        except (OSError, psutil.Error):
-            continue
-    return [p for p in found.values() if _alive(p)]
-
-
-def _end(processes: list[psutil.Process]) -> int:
-    """SIGTERM each, SIGKILL what survives ORPHAN_GRACE_S; returns how many there were."""
-    if not processes:
-        return 0
-    for process in processes:
-        _quietly(process.terminate)
-    _, alive = psutil.wait_procs(processes, timeout=ORPHAN_GRACE_S)
-    for process in alive:
-        _quietly(process.kill)
-    psutil.wait_procs(alive, timeout=ORPHAN_GRACE_S)
-    return len(processes)
-
-
-def end_marked() -> int:
-    """In an owned child whose torchdoctor died: end every other process carrying this child's
-    mark (its helpers, DataLoader workers, what they started); returns how many."""
-    mark = os.environ.get(OWNER_ENV)
-    return _end(_marked(mark, None)) if mark else 0
-
-
-def _alive(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _quietly(action: object) -> None:
-    try:
-        action()  # type: ignore[operator]
-    except psutil.Error:
-        pass
+        """SIGTERM what the child left running, SIGKILL what survives marks.ORPHAN_GRACE_S; how many."""
+        return marks.end(self.members())
 
 
 def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float | None = None,
               cwd: str | None = None, log_path: str | None = None) -> ChildEnd:
     """Run `command` as an owned child (see the module docstring) and return how it ended. The
-    command's process must call `lifeline.die_with_torchdoctor` (the bootstrap, knobs.run and
-    `python -m torchdoctor.lifeline` do). `cwd`: its working folder (None: ours); `log_path`: a
+    command's process must call `lifeline.die_with_torchdoctor` (the bootstrap, launch.apply and
+    `python -m torchdoctor.process.lifeline` do). `cwd`: its working folder (None: ours); `log_path`: a
     file its stdout and stderr are appended to, stdin then /dev/null (None: ours, passed through)."""
     return own(lambda marked: _popen(command, marked, cwd, log_path), env, timeout_s=timeout_s)
 
@@ -182,7 +124,7 @@ def _popen(command: Sequence[str], env: dict[str, str], cwd: str | None,
 
 
 def own(start: Starter, env: Mapping[str, str], *, timeout_s: float | None = None) -> ChildEnd:
-    """`run_owned` for a child that `start` starts (a fork server's child: observe.forkserver).
+    """`run_owned` for a child that `start` starts (a fork server's child: launch.forkserver).
     `start` gets `env` with OWNER_ENV and PARENT_PID_ENV added, must start the child in a session
     of its own with that environment, and may replace PARENT_PID_ENV by the pid of the child's
     actual parent (the lifeline compares it with the child's parent)."""

@@ -1,15 +1,15 @@
 """Parent side of an observation: launch the script under the bootstrap, follow its progress,
 pass stops on to it, and turn the ranks' results into a Record.
 
-A single process runs `python -c LAUNCH SCRIPT ARGS` (observe.entry, then observe.bootstrap); with
+A single process runs `python -c LAUNCH SCRIPT ARGS` (launch.entry, then observe.bootstrap); with
 `nproc_per_node` the same command is launched by `torch.distributed.run` (torchrun's own module, no
-home-made launcher), once per rank. The child is owned (observe.child): it runs in its
+home-made launcher), once per rank. The child is owned (launch.child): it runs in its
 own process group, our SIGINT/SIGTERM/SIGHUP are forwarded to it (it saves its partial results),
 the timeout sends it SIGINT, and it is killed with everything it started when it does not stop
 within the grace period (or at the third stop). A rank that left no results file (SIGKILL, a
 crash) is rebuilt from the steps it streamed (observe.stream). Many short observations of one
 script (`torchdoctor check`) can instead fork the same bootstrap from a fork server that imported
-torch once (`LaunchConfig.server`, observe.forkserver); that child is owned the same way.
+torch once (`LaunchConfig.server`, launch.forkserver); that child is owned the same way.
 
 When the user's own torchrun starts `python -m torchdoctor diagnose ...` on every rank (e.g.
 `srun torchrun ... -m torchdoctor diagnose -- train.py`), every rank observes its own child in a
@@ -33,16 +33,16 @@ import orjson
 
 from torchdoctor.distributed.launch import own_log_dir
 from torchdoctor.errors import OutDirInUseError, ScriptNotFoundError
-from torchdoctor.observe.child import ChildEnd, own, run_owned
+from torchdoctor.launch.child import ChildEnd, own, run_owned
+from torchdoctor.launch.entry import command as bootstrap_command
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
-from torchdoctor.observe.entry import command as bootstrap_command
-from torchdoctor.observe.stops import signal_name
 from torchdoctor.observe.stream import read_stream, stream_path
 from torchdoctor.observe.summary import build_record
+from torchdoctor.process.signals import signal_name
 from torchdoctor.record import ExitInfo, Record, new_run_id
 
 if TYPE_CHECKING:
-    from torchdoctor.observe.forkserver import ForkServer
+    from torchdoctor.launch.forkserver import ForkServer
 
 ProgressCallback = Callable[[str, int, int], None]
 #: How long rank 0 of an external torchrun job waits for the other ranks to write their results.
@@ -69,7 +69,7 @@ class LaunchConfig:
     """Send the script's stdout and stderr to this file (None: they pass through)."""
     server: ForkServer | None = field(default=None, repr=False, compare=False)
     """Fork the script from this started fork server instead of starting an interpreter
-    (`torchdoctor.observe.forkserver`; one process, no torchrun)."""
+    (`torchdoctor.launch.forkserver`; one process, no torchrun)."""
 
     def __post_init__(self) -> None:
         if self.timeout_s is not None and not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
@@ -114,7 +114,7 @@ def build_command(script: str | Path, args: Sequence[str], launch: LaunchConfig,
     if launch.nproc_per_node is None:
         return observed
     return [  # torchrun through lifeline: it gets SIGTERM (and stops its ranks) should we die
-        python, "-m", "torchdoctor.lifeline", "torch.distributed.run",
+        python, "-m", "torchdoctor.process.lifeline", "torch.distributed.run",
         f"--nproc-per-node={launch.nproc_per_node}", *log_dir, *launch.torchrun_args,
         "--no-python", observed[0], "-u", *observed[1:],  # torchrun's own `python -u`, for LAUNCH's `-c`
     ]
@@ -270,7 +270,7 @@ def observe(
 
 def _note_stops(record: Record, end: ChildEnd) -> None:
     """Say in the Record what torchdoctor did to stop the script, when its own exit does not."""
-    from torchdoctor.observe import child
+    from torchdoctor.launch import child
 
     stops = ", ".join(signal_name(sig) for sig in end.signals)
     if record.exit.reason == "killed" and not record.steps and -end.returncode in end.signals:

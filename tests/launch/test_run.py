@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from torchdoctor.observe import LaunchConfig
+from torchdoctor.launch import LaunchConfig
 
 
 @pytest.mark.parametrize("timeout", [0.0, -3.0, math.nan, math.inf])

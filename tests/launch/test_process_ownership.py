@@ -110,7 +110,7 @@ def test_a_second_ctrl_c_while_the_record_is_saved_still_leaves_it_stored_and_wr
     script = psutil.Process(run.ready())
     run.signal(signal.SIGINT)
     script.wait(timeout=60)  # the script saved its results and ended: torchdoctor is saving
-    # torchdoctor polls its child every 50 ms (observe.child._wait) and, until it has seen the end,
+    # torchdoctor polls its child every 50 ms (launch.child._wait) and, until it has seen the end,
     # forwards stop signals to the ended script's group, where they count as forwarded and print
     # nothing; a second Ctrl-C sent within those 50 ms failed this test once under a loaded suite
     time.sleep(0.2)

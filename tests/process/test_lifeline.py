@@ -10,13 +10,13 @@ import textwrap
 
 import pytest
 
-from torchdoctor.lifeline import torchdoctor_gone
+from torchdoctor.process.lifeline import torchdoctor_gone
 
 #: The child: waits until its parent's main thread has ended, then says what `torchdoctor_gone`
 #: and `getppid` see. Its parent is still a process of two threads: getppid still names it.
 CHILD = textwrap.dedent("""\
     import os, sys, time
-    from torchdoctor.lifeline import torchdoctor_gone
+    from torchdoctor.process.lifeline import torchdoctor_gone
     parent = int(sys.argv[1])
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 
-from torchdoctor.observe.stops import StopLog, forwarding, held_stops
+from torchdoctor.launch.stops import StopLog, forwarding, held_stops
 
 
 def test_a_held_stop_is_recorded_not_raised_and_the_handlers_are_restored(capsys):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from torchdoctor.observe.child import run_owned
+from torchdoctor.launch.child import run_owned
 
 
 def _child(code: str) -> list[str]:
@@ -49,7 +49,7 @@ def test_a_stop_sent_to_us_is_passed_on_to_the_childs_group(tmp_path):
 
 
 def test_the_timeout_sends_sigint_and_a_child_that_ignores_it_is_killed_after_the_grace(tmp_path, monkeypatch):
-    import torchdoctor.observe.child as child
+    import torchdoctor.launch.child as child
 
     monkeypatch.setattr(child, "STOP_GRACE_S", 0.5)
     interrupted = run_owned(_child("import time; time.sleep(60)"), os.environ, timeout_s=0.5)

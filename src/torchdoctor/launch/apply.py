@@ -2,11 +2,7 @@
 `TORCHDOCTOR_KNOBS` (JSON name -> value) applied and undone on exit, and nothing measured
 (`torchdoctor run --apply`, which checked the values and owns this process: it forwards its stop
 signals here, and the process ends should it die). `command(SCRIPT, ARGS)` is the command line
-that does it.
-
-It is launched with `python -c` (see LAUNCH), not `python -m torchdoctor.knobs.run`: importing the
-`torchdoctor.knobs` package registers its knobs by importing every submodule, this one included,
-so `-m` would find the module already imported and runpy would warn on every run."""
+that does it."""
 
 from __future__ import annotations
 
@@ -19,14 +15,14 @@ from typing import Callable
 import orjson
 
 from torchdoctor.knobs.order import apply_knobs
-from torchdoctor.lifeline import die_with_torchdoctor
-from torchdoctor.scriptrun import MainScript, enter_main, leave_main
+from torchdoctor.process.lifeline import die_with_torchdoctor
+from torchdoctor.process.scriptrun import MainScript, enter_main, leave_main
 
 KNOBS_ENV = "TORCHDOCTOR_KNOBS"
 #: The script's code runs in this program's own frame, one frame from the top as under `python
 #: SCRIPT` (scriptrun.MainScript: code that walks the stack pays as it does plainly).
 LAUNCH = """import sys
-from torchdoctor.knobs.run import begin
+from torchdoctor.launch.apply import begin
 script, undo = begin(sys.argv[1:])
 try:
     exec(script.code, script.namespace)

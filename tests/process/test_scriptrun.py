@@ -1,5 +1,5 @@
 """A script runs under torchdoctor's children as under `python SCRIPT ARGS`: a file, a folder with
-`__main__.py` and a zip application alike (here through `run --apply`'s program, knobs.run)."""
+`__main__.py` and a zip application alike (here through `run --apply`'s program, launch.apply)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.knobs.run import command
+from torchdoctor.launch.apply import command
 
 APP = 'import sys\nprint("argv", sys.argv, "main", __name__, "frames", len(__import__("traceback").extract_stack()))\n'
 

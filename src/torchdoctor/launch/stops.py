@@ -1,7 +1,7 @@
 """Stop signals in torchdoctor's own process: SIGINT, SIGTERM and SIGHUP are passed on to the
 script while it runs, and held (recorded, never raised) while torchdoctor saves what it measured.
 
-Why: the script runs in its own process group (observe.child), so a signal sent to torchdoctor
+Why: the script runs in its own process group (launch.child), so a signal sent to torchdoctor
 alone (`kill -TERM`, Ctrl-C, a terminal closing) reaches the script only through us; and once the
 script has ended, a stop must not cost the Record: a KeyboardInterrupt raised in the middle of the
 analysis used to lose the store entry and the --json of a run that had been measured.
@@ -21,15 +21,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Callable, Iterator
 
+from torchdoctor.process.signals import signal_name
+
 STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def signal_name(signum: int) -> str:
-    """SIGINT, SIGKILL, ... (or "signal N" for a number Python does not name)."""
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 @dataclass(slots=True)

@@ -1,0 +1,3 @@
+"""The estimates a fix states and an observation or a search tries, defined once for both: the
+DataLoader workers that hide a wait on storage (workers), the thread count beside busy workers
+(threads). Torch-free: the diagnosing process, which only reads a Record, imports them."""

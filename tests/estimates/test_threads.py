@@ -1,0 +1,29 @@
+"""The thread count TD-COMP-009's fix names and the threads probe tries: one per core the busy
+DataLoader workers leave free, probed only when the intra-op threads outnumber the cores."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
+
+
+@pytest.mark.parametrize(("threads", "cores", "busy_cores", "tried"), [
+    (8, 2, 0.0, 2),  # the zoo's compute_threads; also idle workers (docs/field.md's autoencoder: 1 tried before)
+    (2, 2, 2.0, None),  # busy workers alone do not start a probe (TD-COMP-009 keeps its ceiling there)
+    (4, 2, 0.8, 1),  # threads above the cores and a busy worker: the fix keeps a core for it
+    (4, 2, 3.9, 1),  # never fewer than one
+    (4, 8, 2.0, None),
+])
+def test_the_probe_tries_the_count_the_rules_fix_would_set(threads, cores, busy_cores, tried):
+    assert threads_to_try(threads, cores, busy_cores) == tried
+
+
+@pytest.mark.parametrize(("workers", "worker_cores", "busy"), [
+    (2, 0.02, 0.0),  # idle workers (cheap batches) take no core from the step
+    (2, 0.99, 0.0),  # under half of each worker's time on CPU: still idle
+    (2, 1.2, 1.2),  # busy: the cores they measurably use
+    (0, 0.7, 0.0),  # children that are not DataLoader workers do not count
+])
+def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, worker_cores, busy):
+    assert busy_worker_cores(workers, worker_cores) == busy
