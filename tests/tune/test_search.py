@@ -13,10 +13,13 @@ import pytest
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record, StepSample, Summary
 from torchdoctor.store import RunStore
-from torchdoctor.tune import Tuner, runner, tuner
+from torchdoctor.knobs import Knob
+from torchdoctor.tune import Tuner, runner, search, tuner
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.confirmation_report import rounds_for_precision
-from torchdoctor.tune.trial import INTERRUPTED, Run
+from torchdoctor.tune.runner import Runner, TuneSetup
+from torchdoctor.tune.state import TuneState
+from torchdoctor.tune.trial import ACCEPTED, INTERRUPTED, KEPT, REJECTED, Run, Trial
 
 KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "compile"]
 #: Step time factor of each knob (1.0: no effect).
@@ -438,3 +441,84 @@ def test_each_knob_answers_for_its_own_numerics_not_for_those_of_the_knobs_kept_
     assert by_knob["channels_last"]["status"] == "kept"
     assert by_knob["zero_grad_set_to_none"]["status"] == "kept", by_knob["zero_grad_set_to_none"]["reason"]
     assert result.kept == {"channels_last": True, "zero_grad_set_to_none": True}
+
+
+class ScriptedTrials:
+    """Stands in for `trial_runner.try_value`: each value's side-by-side ratio from `ratios`
+    (knob, value) -> ratio (1.0 unless given), accepted when below 1, its run the baseline's;
+    `tried` lists each knob tried with the knobs kept under it."""
+
+    def __init__(self, ratios: dict[tuple[str, Any], float]) -> None:
+        self.ratios = ratios
+        self.tried: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any) -> Trial:
+        ratio = self.ratios.get((knob.name, value), 1.0)
+        trial = Trial(index=len(state.trials), knob=knob.name, value=value, knobs={**state.kept, knob.name: value},
+                      status=ACCEPTED if ratio < 1.0 else REJECTED, ratio=ratio, reason=f"ratio {ratio}",
+                      runs=list(state.baseline.runs))
+        state.trials.append(trial)
+        self.tried.append((knob.name, dict(state.kept)))
+        return trial
+
+
+def _search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trials: ScriptedTrials, order: list[str], *,
+            named: tuple[str, ...] = (), duration_s: float = 1.0, **options: Any) -> TuneState:
+    """`search.search` over `order` after a baseline run of FakeRuns (`duration_s` long), its
+    trials scripted."""
+    monkeypatch.setattr(search, "try_value", trials)
+    monkeypatch.setattr(runner, "observe_run", FakeRuns(duration_s=duration_s))
+    config = TuneConfig(**{"patience": 10, **options})
+    setup = TuneSetup(tmp_path / "train.py", [], config, RunStore(tmp_path / "runs.db"), tmp_path, "tune-test", None,
+                      lambda: None)
+    script_runs = Runner(setup)
+    first = script_runs.observe({}, "baseline")
+    state = TuneState(baseline=Trial(index=0, knob=None, value=None, knobs={}, runs=[first]), trial_steps=30)
+    search.search(script_runs, state, order, search.SearchHistory(named=list(named)))
+    return state
+
+
+def test_the_search_tries_each_applicable_knob_on_what_is_kept_and_retries_only_what_a_keep_changed(
+        tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({("zero_grad_set_to_none", True): 0.5})
+    order = ["no_anomaly_detection", "autocast_bf16", "zero_grad_set_to_none", "channels_last"]
+    state = _search(tmp_path, monkeypatch, trials, order)
+    kept = {"zero_grad_set_to_none": True}
+    # autocast_bf16 does not apply on this CPU run; channels_last already ran on top of the kept knob.
+    assert trials.tried == [("no_anomaly_detection", {}), ("zero_grad_set_to_none", {}), ("channels_last", kept),
+                            ("no_anomaly_detection", kept)]
+    assert state.kept == kept and state.best.knob == "zero_grad_set_to_none"
+    assert state.stop_reason == "every applicable knob was tried"
+
+
+def test_of_a_knobs_accepted_values_the_fastest_is_kept_and_the_others_rejected(tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({("optimizer_impl", "fused"): 0.9, ("optimizer_impl", "foreach"): 0.8})
+    state = _search(tmp_path, monkeypatch, trials, ["optimizer_impl"])
+    fused, foreach = state.trials[1:]
+    assert state.kept == {"optimizer_impl": "foreach"} and foreach.status == KEPT
+    assert fused.status == REJECTED and fused.reason == "faster (x1.11), but optimizer_impl='foreach' was faster still"
+
+
+def test_the_search_stops_at_the_trial_limit_and_says_so(tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({})
+    state = _search(tmp_path, monkeypatch, trials, KNOBS, max_trials=2)
+    assert [knob for knob, _ in trials.tried] == KNOBS[:2]
+    assert state.stop_reason == "--max-trials 2 reached"
+
+
+def test_diminishing_returns_stop_the_search_only_once_every_named_knob_was_considered(
+        tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({})
+    order = ["no_anomaly_detection", "zero_grad_set_to_none", "channels_last", "optimizer_impl"]
+    state = _search(tmp_path, monkeypatch, trials, order, named=("channels_last",), patience=1)
+    assert [knob for knob, _ in trials.tried] == order[:3]
+    assert state.stop_reason == ("diminishing returns: none of the last 1 knobs tried gained 2% or more "
+                                 "(channels_last: not kept, ratio 1.0)")
+
+
+def test_the_search_tries_nothing_the_budget_has_no_room_for(tmp_path, monkeypatch) -> None:
+    """The baseline took 60 s of a 100 s budget: a trial and the confirmation's reserve do not fit."""
+    trials = ScriptedTrials({})
+    state = _search(tmp_path, monkeypatch, trials, KNOBS, duration_s=60.0, time_budget_s=100.0)
+    assert trials.tried == []
+    assert state.stop_reason == "--time-budget 100 s: no room for another trial and the confirmation"
