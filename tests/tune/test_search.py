@@ -13,9 +13,13 @@ import pytest
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record, StepSample, Summary
 from torchdoctor.store import RunStore
-from torchdoctor.tune import search
+from torchdoctor.knobs import Knob
+from torchdoctor.tune import Tuner, runner, search, tuner
 from torchdoctor.tune.config import TuneConfig
-from torchdoctor.tune.trial import INTERRUPTED, Run, Trial
+from torchdoctor.tune.confirmation_report import rounds_for_precision
+from torchdoctor.tune.runner import Runner, TuneSetup
+from torchdoctor.tune.state import TuneState
+from torchdoctor.tune.trial import ACCEPTED, INTERRUPTED, KEPT, REJECTED, Run, Trial
 
 KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "compile"]
 #: Step time factor of each knob (1.0: no effect).
@@ -56,10 +60,10 @@ class FakeRuns:
                    record=record, failure=failure, timing_steps=count, steps_only=steps_only)
 
 
-def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> search.Tuner:
-    monkeypatch.setattr(search, "observe_run", runs)
+def _tuner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: FakeRuns, **options: Any) -> Tuner:
+    monkeypatch.setattr(runner, "observe_run", runs)
     config = TuneConfig(**{"only": KNOBS, "patience": 10, "confirm_span_s": 0.0, **options})
-    return search.Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"), work_dir=tmp_path)
+    return Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"), work_dir=tmp_path)
 
 
 def test_the_second_pass_retries_only_knobs_tried_before_the_last_kept_one(tmp_path, monkeypatch) -> None:
@@ -97,7 +101,7 @@ def test_a_trials_reason_gives_the_interval_it_was_decided_on_and_the_wider_one_
         tmp_path, monkeypatch) -> None:
     # Runs 4-8% apart, their steps within 1%: the steps' CI is narrow, the interval across two
     # rounds (Student's t for one degree of freedom) wide. Printed alone, the second read "kept,
-    # faster: x1.10 (95% CI x0.83-x1.46)" (tune_zoo, session 32).
+    # faster: x1.10 (95% CI x0.83-x1.46)" (tune_zoo).
     runs = FakeRuns(slow=lambda n, knobs: (1.0, 1.08, 0.96, 1.04)[n % 4])
     result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"], confirm_rounds=2).run()
     trial = result.trials[1]
@@ -208,7 +212,7 @@ def test_the_confirmation_adds_rounds_until_the_speed_up_is_precise(tmp_path, mo
     assert noisy.confirmation["half_width"] > 0.05 and "wider than the 5% aimed at" in noisy.confirmation["reason"]
     # ... and it says what stopped it and, at the scatter seen, about how many rounds would reach 5%
     needed = noisy.confirmation["rounds_for_precision"]
-    assert needed == search.rounds_for_precision(6, noisy.confirmation["half_width"], 0.05) and needed > 6
+    assert needed == rounds_for_precision(6, noisy.confirmation["half_width"], 0.05) and needed > 6
     assert "its 6 rounds were the most allowed (--confirm-max-rounds)" in noisy.confirmation["reason"]
     assert f"about {needed} rounds (~" in noisy.confirmation["reason"]
     assert quiet.confirmation["rounds_for_precision"] is None
@@ -236,16 +240,6 @@ def test_rounds_in_which_the_kept_knobs_gained_far_less_are_named_beside_the_con
                    confirm_max_rounds=8).run()
     assert quiet.confirmation["lagging_rounds"] == [] and "rounds the kept knobs gained only" not in \
         quiet.confirmation["reason"]
-
-
-def test_rounds_for_precision_scales_about_with_the_square_of_the_uncertainty() -> None:
-    # Twice as wide: about four times the rounds, fewer as more rounds also pin the scatter down
-    # (Student's t for 11 degrees of freedom 2.20, for 40 2.02).
-    assert search.rounds_for_precision(12, 0.10, 0.05) == 41
-    assert search.rounds_for_precision(12, 0.15, 0.05) == 89
-    assert search.rounds_for_precision(4, 0.10, 0.05) == 9  # t 3.18 for 4 rounds, 2.31 for 9
-    assert search.rounds_for_precision(12, 0.04, 0.05) is None  # precise already
-    assert search.rounds_for_precision(12, math.inf, 0.05) is None  # one run a side: nothing to scale
 
 
 def test_each_side_of_the_confirmation_is_timed_for_at_least_its_window(tmp_path, monkeypatch) -> None:
@@ -343,7 +337,7 @@ def test_a_confirmation_the_budget_ends_imprecise_says_so_and_what_more_would_ta
 def test_diminishing_returns_waits_for_the_knobs_the_findings_name_and_says_what_happened(
         tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("torchdoctor.tune.candidates.named_knobs", lambda record: ["compile"])
-    monkeypatch.setattr(search, "named_knobs", lambda record: ["compile"])
+    monkeypatch.setattr(tuner, "named_knobs", lambda record: ["compile"])
     runs = FakeRuns()
     result = _tuner(tmp_path, monkeypatch, runs, patience=1, only=["channels_last", "compile", "no_anomaly_detection"],
                     repeat_baseline=False).run()
@@ -373,10 +367,9 @@ def test_the_budget_is_planned_from_timing_runs_not_from_the_profiled_baseline(t
         run.duration_s = 30.0 if len(runs.calls) == 1 else 10.0
         return run
 
-    monkeypatch.setattr(search, "observe_run", observe)
+    monkeypatch.setattr(runner, "observe_run", observe)
     config = TuneConfig(only=["zero_grad_set_to_none"], patience=10, time_budget_s=150.0)
-    result = search.Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"),
-                          work_dir=tmp_path).run()
+    result = Tuner(tmp_path / "train.py", [], config, store=RunStore(tmp_path / "runs.db"), work_dir=tmp_path).run()
     assert [t["knob"] for t in result.trials] == [None, "zero_grad_set_to_none"]
     assert result.kept == {"zero_grad_set_to_none": True}
 
@@ -434,33 +427,12 @@ def test_a_runs_time_per_sample_is_its_total_time_over_its_total_samples() -> No
     assert run.times(per_sample=False) == [0.4, 0.4, 0.1, 0.1]
 
 
-def _loss_run(knobs: dict[str, Any], shift: int) -> Run:
-    """A run whose step i has the loss of batch i + shift (another shuffle: `shift` != 0)."""
-    steps = [StepSample(index=i, wall_s=0.1, loss=1.0 + 0.2 * math.sin(i + shift)) for i in range(30)]
-    return Run(knobs=knobs, role="candidate", record=Record(steps=steps))
-
-
-def test_a_knob_tried_on_top_of_kept_workers_is_not_compared_step_by_step_with_other_batches(
-        tmp_path, monkeypatch) -> None:
-    """persistent_workers draws the workers' seeds once instead of every epoch, so the shuffles
-    differ from the baseline's after the first epoch; prefetch_factor tried on top of it sees those
-    batches too, and must be judged as a changed data stream, not step by step."""
-    tuner = _tuner(tmp_path, monkeypatch, FakeRuns())
-    tuner.baseline = tuner.best = Trial(index=0, knob=None, value=None, knobs={}, runs=[_loss_run({}, 0)])
-    tuner.deterministic = True
-    prefetch = REGISTRY["prefetch_factor"]
-    on_top = tuner._numerics(prefetch, _loss_run({"persistent_workers": True, "prefetch_factor": 4}, 1))
-    assert on_top.ok and on_top.method == "loss, window mean", on_top
-    alone = tuner._numerics(prefetch, _loss_run({"prefetch_factor": 4}, 1))
-    assert not alone.ok and alone.method == "loss, step by step"  # alone it cannot change the batches
-
-
 def test_each_knob_answers_for_its_own_numerics_not_for_those_of_the_knobs_kept_before_it(
         tmp_path, monkeypatch) -> None:
     # channels_last moves the loss 0.5% (within its 1%) and is kept; zero_grad_set_to_none, tried on
     # top of it with a 0.1% tolerance, changes nothing itself. Against the baseline it measured
     # channels_last's 0.5% and was rejected (as optimizer_impl was behind a kept bf16 autocast's 4.1%
-    # on the zoo's tiny-ops script, session 31).
+    # on the zoo's tiny-ops script).
     monkeypatch.setitem(EFFECT, "channels_last", 0.6)
     runs = FakeRuns(loss=lambda knobs: 1.005 if "channels_last" in knobs else 1.0)
     result = _tuner(tmp_path, monkeypatch, runs, only=["channels_last", "zero_grad_set_to_none"]).run()
@@ -469,3 +441,84 @@ def test_each_knob_answers_for_its_own_numerics_not_for_those_of_the_knobs_kept_
     assert by_knob["channels_last"]["status"] == "kept"
     assert by_knob["zero_grad_set_to_none"]["status"] == "kept", by_knob["zero_grad_set_to_none"]["reason"]
     assert result.kept == {"channels_last": True, "zero_grad_set_to_none": True}
+
+
+class ScriptedTrials:
+    """Stands in for `trial_runner.try_value`: each value's side-by-side ratio from `ratios`
+    (knob, value) -> ratio (1.0 unless given), accepted when below 1, its run the baseline's;
+    `tried` lists each knob tried with the knobs kept under it."""
+
+    def __init__(self, ratios: dict[tuple[str, Any], float]) -> None:
+        self.ratios = ratios
+        self.tried: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any) -> Trial:
+        ratio = self.ratios.get((knob.name, value), 1.0)
+        trial = Trial(index=len(state.trials), knob=knob.name, value=value, knobs={**state.kept, knob.name: value},
+                      status=ACCEPTED if ratio < 1.0 else REJECTED, ratio=ratio, reason=f"ratio {ratio}",
+                      runs=list(state.baseline.runs))
+        state.trials.append(trial)
+        self.tried.append((knob.name, dict(state.kept)))
+        return trial
+
+
+def _search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trials: ScriptedTrials, order: list[str], *,
+            named: tuple[str, ...] = (), duration_s: float = 1.0, **options: Any) -> TuneState:
+    """`search.search` over `order` after a baseline run of FakeRuns (`duration_s` long), its
+    trials scripted."""
+    monkeypatch.setattr(search, "try_value", trials)
+    monkeypatch.setattr(runner, "observe_run", FakeRuns(duration_s=duration_s))
+    config = TuneConfig(**{"patience": 10, **options})
+    setup = TuneSetup(tmp_path / "train.py", [], config, RunStore(tmp_path / "runs.db"), tmp_path, "tune-test", None,
+                      lambda: None)
+    script_runs = Runner(setup)
+    first = script_runs.observe({}, "baseline")
+    state = TuneState(baseline=Trial(index=0, knob=None, value=None, knobs={}, runs=[first]), trial_steps=30)
+    search.search(script_runs, state, order, search.SearchHistory(named=list(named)))
+    return state
+
+
+def test_the_search_tries_each_applicable_knob_on_what_is_kept_and_retries_only_what_a_keep_changed(
+        tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({("zero_grad_set_to_none", True): 0.5})
+    order = ["no_anomaly_detection", "autocast_bf16", "zero_grad_set_to_none", "channels_last"]
+    state = _search(tmp_path, monkeypatch, trials, order)
+    kept = {"zero_grad_set_to_none": True}
+    # autocast_bf16 does not apply on this CPU run; channels_last already ran on top of the kept knob.
+    assert trials.tried == [("no_anomaly_detection", {}), ("zero_grad_set_to_none", {}), ("channels_last", kept),
+                            ("no_anomaly_detection", kept)]
+    assert state.kept == kept and state.best.knob == "zero_grad_set_to_none"
+    assert state.stop_reason == "every applicable knob was tried"
+
+
+def test_of_a_knobs_accepted_values_the_fastest_is_kept_and_the_others_rejected(tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({("optimizer_impl", "fused"): 0.9, ("optimizer_impl", "foreach"): 0.8})
+    state = _search(tmp_path, monkeypatch, trials, ["optimizer_impl"])
+    fused, foreach = state.trials[1:]
+    assert state.kept == {"optimizer_impl": "foreach"} and foreach.status == KEPT
+    assert fused.status == REJECTED and fused.reason == "faster (x1.11), but optimizer_impl='foreach' was faster still"
+
+
+def test_the_search_stops_at_the_trial_limit_and_says_so(tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({})
+    state = _search(tmp_path, monkeypatch, trials, KNOBS, max_trials=2)
+    assert [knob for knob, _ in trials.tried] == KNOBS[:2]
+    assert state.stop_reason == "--max-trials 2 reached"
+
+
+def test_diminishing_returns_stop_the_search_only_once_every_named_knob_was_considered(
+        tmp_path, monkeypatch) -> None:
+    trials = ScriptedTrials({})
+    order = ["no_anomaly_detection", "zero_grad_set_to_none", "channels_last", "optimizer_impl"]
+    state = _search(tmp_path, monkeypatch, trials, order, named=("channels_last",), patience=1)
+    assert [knob for knob, _ in trials.tried] == order[:3]
+    assert state.stop_reason == ("diminishing returns: none of the last 1 knobs tried gained 2% or more "
+                                 "(channels_last: not kept, ratio 1.0)")
+
+
+def test_the_search_tries_nothing_the_budget_has_no_room_for(tmp_path, monkeypatch) -> None:
+    """The baseline took 60 s of a 100 s budget: a trial and the confirmation's reserve do not fit."""
+    trials = ScriptedTrials({})
+    state = _search(tmp_path, monkeypatch, trials, KNOBS, duration_s=60.0, time_budget_s=100.0)
+    assert trials.tried == []
+    assert state.stop_reason == "--time-budget 100 s: no room for another trial and the confirmation"

@@ -2,7 +2,7 @@
 
 A *run* is one fresh observed subprocess of the real script with a set of knobs applied. A
 *trial* is one knob value judged side by side: runs of the candidate interleaved with runs of the
-best configuration so far (A B B A ...), each run an observation (`torchdoctor.tune.search`).
+best configuration so far (A B B A ...), each run an observation (`torchdoctor.tune.trial_runner`).
 """
 
 from __future__ import annotations
