@@ -28,6 +28,7 @@ from typing import Any, Callable
 import orjson
 
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.finding import Finding, Fix
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 
 SCHEMA_VERSION = 1
@@ -136,16 +137,21 @@ class Record:
     handoff_probe: dict[str, Any] | None = None  # observe.probes.handoff: a worker's batch hand-off, measured
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     # -- serialisation -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The JSON shape as Python values; each finding as `Finding.to_dict` writes it."""
+        data = dataclasses.asdict(dataclasses.replace(self, findings=[]))
+        data["findings"] = [f.to_dict() for f in self.findings]
+        return data
 
     def to_json(self, *, indent: bool = False) -> bytes:
         option = orjson.OPT_SERIALIZE_NUMPY | (orjson.OPT_INDENT_2 if indent else 0)
-        return orjson.dumps(self, option=option, default=_json_default)
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # the others serialise as they are
+        fields["findings"] = [f.to_dict() for f in self.findings]
+        return orjson.dumps(fields, option=option, default=_json_default)
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -162,6 +168,7 @@ class Record:
         kwargs["summary"] = Summary(**_checked(Summary, data.get("summary") or {}, "summary"))
         steps = data.get("steps") or []
         kwargs["steps"] = [StepSample(**_checked(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
+        kwargs["findings"] = [_finding(f, f"findings[{i}]") for i, f in enumerate(data.get("findings") or [])]
         return cls(**kwargs)
 
     @classmethod
@@ -184,9 +191,15 @@ class Record:
             raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
 
 
+def _finding(data: Any, where: str) -> Finding:
+    """The Finding of a saved finding, its fields and its fix's checked as a Record's are."""
+    checked = _checked(Finding, data, where)
+    return Finding.from_dict({**checked, "fix": _checked(Fix, checked["fix"], f"{where}.fix")})
+
+
 def _checked(cls: type, data: Any, where: str) -> dict[str, Any]:
     """The fields of `cls` found in `data`, each checked against its annotation; the nested
-    dataclasses (`exit`, `summary`, `steps`) are left to the caller, as dicts or lists of them."""
+    dataclasses (`exit`, `summary`, `steps`, `findings`) are left to the caller, as dicts or lists of them."""
     if not isinstance(data, dict):
         raise RecordFormatError(f"Record field {where!r} should be an object, not {_kind(data)}")
     hints = typing.get_type_hints(cls)
@@ -207,7 +220,7 @@ def _checked(cls: type, data: Any, where: str) -> dict[str, Any]:
 def _problem(value: Any, hint: Any, name: str) -> str | None:
     """Why a JSON value does not fit the annotation (a dataclass is an object), or None if it does."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is list and isinstance(value, list):
+    if origin in (list, tuple) and isinstance(value, list):  # a tuple is a JSON list (tuple[str, ...])
         for i, item in enumerate(value):
             problem = _problem(item, args[0], f"{name}[{i}]")
             if problem:
@@ -224,7 +237,7 @@ def _fits(value: Any, hint: Any) -> bool:
         return True
     if origin in (typing.Union, types.UnionType):
         return any(_problem(value, arg, "") is None for arg in args)
-    if origin is list:
+    if origin in (list, tuple):
         return isinstance(value, list)
     if origin is dict or dataclasses.is_dataclass(hint):
         return isinstance(value, dict)
@@ -240,7 +253,7 @@ def _describe(hint: Any) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_describe(arg) for arg in args)
-    if origin is list:
+    if origin in (list, tuple):
         return f"a list of {_describe(args[0]).removeprefix('an ').removeprefix('a ')}s"
     if origin is dict or dataclasses.is_dataclass(hint):
         return "an object"

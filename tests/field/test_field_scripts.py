@@ -67,14 +67,14 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_top_finding(tmp_p
     assert record.step_detection == detection
     assert record.summary.num_steps == timing_steps
     assert_shares_add_up(record)
-    ranked = [finding["id"] for finding in record.findings]
+    ranked = [finding.id for finding in record.findings]
     assert (ranked[0] if ranked else None) in top_finding, ranked
     if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
         # The probe runs only where the bound on the rule's estimate reaches 12%: 17-22% here, under 12% in
         # one CI run, which then probed nothing. Once it runs, the script's 40 steps let it complete.
         assert record.compile_probe is None or record.compile_probe["complete"], record.compile_probe
         for finding in record.findings:
-            assert finding["id"] != "TD-COMP-003" or finding["evidence"]["upside_basis"] == "measured"
+            assert finding.id != "TD-COMP-003" or finding.evidence["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
     # Same steps, two clocks; loose bounds, as on a shared CI core a ~1 ms step jitters by as much.
     assert record.summary.step_s == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)
@@ -92,5 +92,5 @@ def test_anomaly_detection_switched_on_every_step_is_held_off_measured_and_claim
     assert probe["complete"], probe
     assert probe["step_s_anomaly_on"] > 1.3 * probe["step_s_anomaly_off"]  # x2.8 measured here
     finding = record.findings[0]
-    assert finding["id"] == "TD-COMP-007" and finding["evidence"]["upside_basis"] == "measured"
-    assert finding["upside"] == pytest.approx(1 - 1 / probe["speedup"], abs=1e-3)
+    assert finding.id == "TD-COMP-007" and finding.evidence["upside_basis"] == "measured"
+    assert finding.upside == pytest.approx(1 - 1 / probe["speedup"], abs=1e-3)

@@ -20,6 +20,7 @@ from tests.field.helpers import assert_shares_add_up
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import FASTER
+from torchdoctor.finding import Finding
 from torchdoctor.observe import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.forkserver import ForkServer
 from torchdoctor.record import Record
@@ -43,13 +44,13 @@ def server():
 def diagnosed(script: Path, tmp_path: Path, server: ForkServer) -> Record:
     record = analyse_record(observe(script, [], FAST, LaunchConfig(timeout_s=300, server=server), out_dir=tmp_path))
     assert record.exit.reason == "completed", record.exit
-    record.findings = [f.to_dict() for f in diagnose_record(record)]
+    record.findings = diagnose_record(record)
     return record
 
 
 def summary(record: Record) -> list[tuple[str, str, float, dict]]:
     """Each finding's id, severity and upside, with its evidence: a failure says what was measured."""
-    return [(f["id"], f["severity"], f["upside"], f["evidence"]) for f in record.findings]
+    return [(f.id, f.severity, f.upside, f.evidence) for f in record.findings]
 
 
 def disturbed_profile(record: Record, rule: str) -> bool:
@@ -101,7 +102,7 @@ def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
         return False
     if probe["speedup"] >= 1 / 0.95 and probe["verdict"] == "faster":
         return False
-    assert rule not in [f["id"] for f in record.findings], summary(record)
+    assert rule not in [f.id for f in record.findings], summary(record)
     return True
 
 
@@ -113,13 +114,13 @@ def test_a_healthy_workload_has_no_warning_the_run_did_not_measure(name: str, tm
     reaches the compile probe (seen in CI beside another test worker, where it measured x2.06), the
     claim is a measurement of this run, not a false alarm; an estimate alone must stay quiet."""
     record = diagnosed(workload_path(name), tmp_path, server)
-    loud = [f for f in record.findings if f["severity"] != "info"]
+    loud = [f for f in record.findings if f.severity != "info"]
     assert all(measured_faster(f) for f in loud), summary(record)
 
 
-def measured_faster(finding: dict) -> bool:
+def measured_faster(finding: Finding) -> bool:
     """The finding's claim is what its fix measured in this run, judged faster (rules/probed.py)."""
-    evidence = finding.get("evidence") or {}
+    evidence = finding.evidence
     return evidence.get("upside_basis") == "measured" and evidence.get("probe_verdict") == FASTER
 
 
@@ -134,8 +135,8 @@ def test_every_workload_states_its_problem_and_expected_rule() -> None:
 def test_regression_pattern_is_diagnosed_as_per_step_python_work(tmp_path: Path, server: ForkServer) -> None:
     record = diagnosed(SCRIPTS / "regression_pattern.py", tmp_path, server)
     assert record.step_detection == "backward"  # no optimizer object: steps are backward calls
-    assert not any(f["layer"] in ("data", "memory", "scale") for f in record.findings), summary(record)
-    assert all(f["id"] in ("TD-COMP-013", "TD-COMP-003") or f["severity"] == "info" for f in record.findings)
+    assert not any(f.layer in ("data", "memory", "scale") for f in record.findings), summary(record)
+    assert all(f.id in ("TD-COMP-013", "TD-COMP-003") or f.severity == "info" for f in record.findings)
 
 
 def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path) -> None:
@@ -146,11 +147,11 @@ def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path) -> None:
     launch = LaunchConfig(timeout_s=300, extra_env={"OMP_NUM_THREADS": "1"})
     record = analyse_record(observe(SCRIPTS / "time_sequence_pattern.py", [], FAST, launch, out_dir=tmp_path))
     assert record.exit.reason == "completed", record.exit
-    record.findings = [f.to_dict() for f in diagnose_record(record)]
+    record.findings = diagnose_record(record)
     # The closure's forward and backward run inside optimizer.step(): each is counted in its own phase.
     s = record.summary
     assert record.step_detection == "optimizer" and s.forward_fraction + s.backward_fraction > 0.5
     assert_shares_add_up(record)
     assert record.trace and record.trace["ranks"][0]["host"]["small_ops_count"] > 1000
-    assert not any(f["layer"] in ("data", "memory", "scale") for f in record.findings), summary(record)
-    assert all(f["layer"] == "compute" or f["severity"] == "info" for f in record.findings), summary(record)
+    assert not any(f.layer in ("data", "memory", "scale") for f in record.findings), summary(record)
+    assert all(f.layer == "compute" or f.severity == "info" for f in record.findings), summary(record)
