@@ -92,7 +92,8 @@ def fix_panel(rank: int, finding: Finding) -> Panel | None:
     title = plain(f"{rank}. {finding.id}  ", one_line=True) + plain(finding.title, "bold", one_line=True)
     if finding.confidence == "low":
         title.append(" (low confidence)", style="yellow")
-    return Panel(Group(*parts), title=title, title_align="left", border_style=SEVERITY_STYLE.get(finding.severity, ""))
+    style = SEVERITY_STYLE.get(finding.severity, "")
+    return Panel(Group(*parts), title=title, title_align="left", border_style=style)
 
 
 def findings_renderables(findings: list[Finding], max_fixes: int = 5) -> list[RenderableType]:
