@@ -7,10 +7,14 @@ so a rule states what it reads and never guesses a default. Units follow the Rec
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import Any, Callable, TypeVar
 
+from torchdoctor.errors import RecordFormatError
+from torchdoctor.lint import LintResult
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
+
+T = TypeVar("T")
 
 REPRESENTATIVE_RATIO = 1.5  # profiled step / median timed step above which the profile was disturbed
 
@@ -20,6 +24,23 @@ class Evidence:
 
     def __init__(self, record: Record) -> None:
         self.record = record
+        self._sections: dict[str, Any] = {}  # section name -> its typed value, None, or why it is unreadable
+
+    def _section(self, name: str, read: Callable[[dict[str, Any]], T]) -> T:
+        """`record.<name>` read once by its owner's `from_dict`; MissingEvidence when the section is
+        absent or does not fit its type (a hand-edited or foreign Record), naming why."""
+        if name not in self._sections:
+            data = getattr(self.record, name)
+            try:
+                self._sections[name] = None if data is None else read(data)
+            except RecordFormatError as exc:
+                self._sections[name] = exc
+        value = self._sections[name]
+        if value is None:
+            raise MissingEvidence(f"{name} section")
+        if isinstance(value, RecordFormatError):
+            raise MissingEvidence(f"a readable {name} section ({value})")
+        return value
 
     # -- measured step timings ----------------------------------------------------------------
     def summary(self, key: str) -> float:
@@ -259,11 +280,18 @@ class Evidence:
             raise MissingEvidence("env.devices.gpus[0].total_memory_bytes")
         return int(gpus[0]["total_memory_bytes"])
 
+    def lint(self) -> LintResult:
+        """`record.lint`: torchdoctor.lint's result for the observed script."""
+        return self._section("lint", LintResult.from_dict)
+
     def lint_hits(self, topic: str) -> list[str]:
-        """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`)."""
-        violations = (self.record.lint or {}).get("violations") or []
-        return [f"{v['path']}:{v['line']}:{v['col']} {v['code']}"
-                for v in violations if v.get("rule_hint") == topic]
+        """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`);
+        none without a readable lint section."""
+        try:
+            violations = self.lint().violations
+        except MissingEvidence:
+            return []
+        return [v.location for v in violations if v.rule_hint == topic]
 
 
 def _legacy_window(rank: dict[str, Any], data_share: float) -> dict[str, Any]:
