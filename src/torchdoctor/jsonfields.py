@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 from torchdoctor.errors import RecordFormatError
 
@@ -46,6 +46,18 @@ def value_of(cls: type[T], data: Any, where: str) -> T:
     hints = typing.get_type_hints(cls)
     return cls(**{name: _built(value, hints[name], f"{where}.{name}")
                   for name, value in checked_fields(cls, data, where).items()})
+
+
+def readable(read: Callable[[Any], T], section: Any) -> T | None:
+    """`read(section)` for a renderer that shows a Record's section when it can: None for an absent
+    section (None) and for one that does not fit its type (a hand-edited Record), which then
+    renders as absent instead of stopping the report."""
+    if section is None:
+        return None
+    try:
+        return read(section)
+    except RecordFormatError:
+        return None
 
 
 def _built(value: Any, hint: Any, where: str) -> Any:

@@ -21,6 +21,7 @@ from torchdoctor.bench.adaptive import BenchResult
 from torchdoctor.bench.stats import Verdict
 from torchdoctor.finding import Finding
 from torchdoctor.infer.result import BatchMeasurement, InferResult, Recommendation, VariantResult
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import ExitInfo, Record, RunRow, Summary
 from torchdoctor.report import check as check_report
 from torchdoctor.report import compile as compile_report
@@ -164,11 +165,11 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
          "recompiles": [{"function": HOSTILE, "filename": HOSTILE, "lineno": 2, "guard": HOSTILE}],
          "failures": [{"function": HOSTILE, "fail_reason": HOSTILE}], "unavailable": [HOSTILE]}, c),
     "compile advice": lambda c: print_findings([Finding.from_dict(_finding())], c),
-    "memory": lambda c: memory.render_memory({"breakdown": {"peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,
-                                                            "reason": HOSTILE, "categories_bytes": {HOSTILE: 50},
-                                                            "modules": [{"name": HOSTILE, "parameter_bytes": 1,
-                                                                         "output_bytes": 1}]},
-                                              "snapshot_note": HOSTILE}, c),
+    "memory": lambda c: memory.render_memory(MemoryReport.from_dict(
+        {"breakdown": {"method": "mem_tracker", "peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,
+                       "reason": HOSTILE, "categories_bytes": {HOSTILE: 50},
+                       "modules": [{"name": HOSTILE, "parameter_bytes": 1, "output_bytes": 1}]},
+         "snapshot_note": HOSTILE}), c),
     "runs list": lambda c: c.print(runs.runs_table([RunRow(HOSTILE, HOSTILE, "script", HOSTILE, [HOSTILE], 1, HOSTILE,
                                                            0.1, 1.0, HOSTILE)])),
     "runs compare": lambda c: runs.render_comparison(RunComparison(HOSTILE, HOSTILE, 0.1, 0.2, None, [(HOSTILE, HOSTILE, 1.0)],

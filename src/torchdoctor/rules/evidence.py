@@ -11,6 +11,8 @@ from typing import Any, Callable, TypeVar
 
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.lint import LintResult
+from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
 
@@ -253,26 +255,26 @@ class Evidence:
             raise MissingEvidence("distributed." + ".".join(path))
         return value
 
-    def memory(self, key: str) -> Any:
-        """`record.memory.breakdown.<key>` (the memory window's step breakdown, docs/memory.md)."""
-        value = ((self.record.memory or {}).get("breakdown") or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"memory.breakdown.{key}")
-        return value
+    def memory(self) -> MemoryBreakdown:
+        """`record.memory.breakdown`: the memory window's step breakdown (docs/memory.md)."""
+        breakdown = self._section("memory", MemoryReport.from_dict).breakdown
+        if breakdown is None:
+            raise MissingEvidence("memory.breakdown")
+        return breakdown
 
     def memory_category(self, category: str) -> int:
         """Bytes of `category` (activations, optimizer_state, ...) at the step's peak."""
-        categories = self.memory("categories_bytes")
+        categories = self.memory().categories_bytes
         if category not in categories:
             raise MissingEvidence(f"memory.breakdown.categories_bytes.{category}")
         return int(categories[category])
 
-    def allocator(self, key: str) -> float:
-        """`record.memory.breakdown.allocator.<key>`: CUDA caching-allocator figures."""
-        value = (self.memory("allocator") or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"memory.breakdown.allocator.{key}")
-        return float(value)
+    def allocator(self) -> AllocatorFigures:
+        """`record.memory.breakdown.allocator`: CUDA caching-allocator figures."""
+        figures = self.memory().allocator
+        if figures is None:
+            raise MissingEvidence("memory.breakdown.allocator")
+        return figures
 
     def device_memory_bytes(self) -> int:
         gpus = self.env("devices").get("gpus") or []
