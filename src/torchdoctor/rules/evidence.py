@@ -7,7 +7,7 @@ so a rule states what it reads and never guesses a default. Units follow the Rec
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, cast
 
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.lint import LintResult
@@ -26,9 +26,9 @@ class Evidence:
 
     def __init__(self, record: Record) -> None:
         self.record = record
-        self._sections: dict[str, Any] = {}  # section name -> its typed value, None, or why it is unreadable
+        self._sections: dict[str, object] = {}  # section name -> its typed value, None, or why it is unreadable
 
-    def _section(self, name: str, read: Callable[[dict[str, Any]], T]) -> T:
+    def _section(self, name: str, read: Callable[[Any], T]) -> T:
         """`record.<name>` read once by its owner's `from_dict`; MissingEvidence when the section is
         absent or does not fit its type (a hand-edited or foreign Record), naming why."""
         if name not in self._sections:
@@ -42,7 +42,7 @@ class Evidence:
             raise MissingEvidence(f"{name} section")
         if isinstance(value, RecordFormatError):
             raise MissingEvidence(f"a readable {name} section ({value})")
-        return value
+        return cast(T, value)
 
     # -- measured step timings ----------------------------------------------------------------
     def summary(self, key: str) -> float:
