@@ -40,6 +40,7 @@ from remeasure import judge, remeasure, write_apply_file
 from tune_zoo import GPU_WORKLOADS
 
 from torchdoctor.bench import FASTER, SLOWER
+from torchdoctor.finding import Finding
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record
 from torchdoctor.tune import TuneConfig
@@ -71,15 +72,15 @@ def diagnose(script: Path, args: list[str], work: Path) -> Record:
     return Record.load(out)
 
 
-def fix_value(finding: dict[str, Any], record: Record) -> tuple[Any, str]:
+def fix_value(finding: Finding, record: Record) -> tuple[Any, str]:
     """The knob value that stands for the finding's fix and where it came from, or (None, why not).
     The finding's own value first (what it tells the user; within what `run --apply` accepts),
     else the value tune would try first; none where it is the script's own (the evidence names
     the script's value under the knob's name), as applying it would measure nothing."""
-    knob = REGISTRY.get(finding.get("knob") or "")
+    knob = REGISTRY.get(finding.knob or "")
     if knob is None:
         return None, "no knob"
-    evidence, key = finding["evidence"], EVIDENCE_VALUE.get(knob.name)
+    evidence, key = finding.evidence, EVIDENCE_VALUE.get(knob.name)
     if key and key in evidence:
         value, source = min(evidence[key], knob.value_range()[1]), f"the finding's {key}"
     elif knob.applies(record):
@@ -107,19 +108,18 @@ def bench_case(case: str, rounds: int, steps: int, warmup: int, work: Path, more
     work.mkdir(parents=True, exist_ok=True)
     record = diagnose(script, args, work)
     for finding in record.findings:  # before the re-measurement, so that a run cut short still shows them
-        print(f"{case}: {finding['id']} upside {finding['upside']:.0%} knob {finding.get('knob')}: {finding['title']}",
-              flush=True)
+        print(f"{case}: {finding.id} upside {finding.upside:.0%} knob {finding.knob}: {finding.title}", flush=True)
     load_before = os.getloadavg()
     rows, variants = [], {"plain": None}
     for index, finding in enumerate(record.findings):
-        row = {"case": case, "args": args, "rule": finding["id"], "title": finding["title"],
-               "upside": finding["upside"], "expected_speedup": claimed_speedup(finding["upside"]),
-               "knob": finding.get("knob"), "evidence": finding["evidence"], "step_detection": record.step_detection,
+        row = {"case": case, "args": args, "rule": finding.id, "title": finding.title,
+               "upside": finding.upside, "expected_speedup": claimed_speedup(finding.upside),
+               "knob": finding.knob, "evidence": finding.evidence, "step_detection": record.step_detection,
                "diagnosed_step_s": record.summary.step_s}
         value, row["value_from"] = fix_value(finding, record)
         if value is not None:
             row["value"] = value
-            name = f"{index}-{finding['id']}"
+            name = f"{index}-{finding.id}"
             variants[name] = write_apply_file({row["knob"]: row["value"]}, work / f"{name}.json")
             row["variant"] = name
         rows.append(row)

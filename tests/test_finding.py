@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,16 @@ def test_the_finding_module_imports_nothing_of_torchdoctor() -> None:
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m.startswith("torchdoctor")]
+
+
+def test_to_dict_leaves_out_what_the_diagnosis_did_not_set_and_from_dict_reads_it_back() -> None:
+    plain = Finding("TD-DATA-999", "data", "info", "t", 0.5, {"a": 1}, "why", Fix("do it"), "num_workers")
+    assert list(plain.to_dict()) == ["id", "layer", "severity", "title", "upside", "evidence", "explanation", "fix",
+                                     "knob"]
+    qualified = replace(plain, confidence="low", caveats=("cut",))
+    data = qualified.to_dict()
+    assert list(data)[-2:] == ["confidence", "caveats"] and data["caveats"] == ["cut"]
+    assert data["fix"] == {"text": "do it", "code": ""}
+    for finding in (plain, qualified, *COMMAND_FINDINGS):
+        assert Finding.from_dict(finding.to_dict()) == finding
+    assert Finding.from_dict({**plain.to_dict(), "unknown": 1}) == plain

@@ -16,10 +16,12 @@ from rich.console import Console
 
 from tests.fuzzing import fuzz_settings
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.finding import Finding, Fix
 from torchdoctor.record import Record
 from torchdoctor.report.console import render_record
 
 FUZZ = fuzz_settings(150)
+FINDING = Finding("X", "compute", "info", "t", 0.0, {}, "", Fix("")).to_dict()
 
 
 def _draw(record: Record) -> str:
@@ -37,6 +39,10 @@ def _draw(record: Record) -> str:
      ({"steps": [{"index": 1}]}, "'steps\\[0\\].wall_s' is missing"),
      ({"exit": "boom"}, "'exit' should be an object, not a string"),
      ({"findings": [{}, 3]}, "'findings\\[1\\]' should be an object, not an integer"),
+     ({"findings": [{"id": "X"}]}, "'findings\\[0\\].layer' is missing"),
+     ({"findings": [{**FINDING, "upside": "big"}]}, "'findings\\[0\\].upside' should be a number, not a string"),
+     ({"findings": [{**FINDING, "caveats": "cut"}]}, "'findings\\[0\\].caveats' should be a list of strings or null"),
+     ({"findings": [{**FINDING, "fix": {"code": "x"}}]}, "'findings\\[0\\].fix.text' is missing"),
      ({"trace": [1]}, "'trace' should be an object or null, not a list")],
 )  # fmt: skip
 def test_a_field_of_the_wrong_type_is_a_record_format_error_naming_it(data, message):
@@ -58,7 +64,7 @@ def test_a_true_schema_version_is_not_version_one():
 
 
 def test_a_record_with_many_findings_and_warnings_draws_a_bounded_report():
-    record = Record.from_json(json.dumps({"schema_version": 1, "findings": [{"id": "X"}] * 5000,
+    record = Record.from_json(json.dumps({"schema_version": 1, "findings": [FINDING] * 5000,
                                           "warnings": ["w"] * 5000}))  # fmt: skip
     text = _draw(record)
     words = " ".join(text.split())  # the table's caption wraps
@@ -76,7 +82,16 @@ _SECTIONS = {  # what render_record reads, with keys it reads inside
     "system": ["summary"], "memory": ["breakdown"], "compile": ["graph_count", "recompiles"],
     "trace": ["caveats", "warnings"], "artifacts": ["traces"],
 }  # fmt: skip
-_FINDING_KEYS = ["id", "severity", "title", "upside", "evidence", "explanation", "fix", "confidence"]
+_FINDING_KEYS = ["id", "layer", "severity", "title", "upside", "evidence", "explanation", "fix", "knob", "confidence",
+                 "caveats"]
+#: Findings of the right shape with any strings and numbers (an unknown severity, a negative upside).
+typed_findings = st.fixed_dictionaries(
+    {"id": st.text(max_size=8), "layer": st.text(max_size=8), "severity": st.sampled_from(["info", "problem"]) | st.text(max_size=8),
+     "title": st.text(max_size=8), "upside": st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False),
+     "evidence": st.dictionaries(st.text(max_size=5), values, max_size=3), "explanation": st.text(max_size=8),
+     "fix": st.fixed_dictionaries({"text": st.text(max_size=8)}, optional={"code": st.text(max_size=8)})},
+    optional={"knob": st.none() | st.text(max_size=8), "confidence": st.none() | st.text(max_size=8),
+              "caveats": st.none() | st.lists(st.text(max_size=5), max_size=2)})  # fmt: skip
 
 
 @st.composite
@@ -87,7 +102,7 @@ def records(draw: st.DrawFn) -> dict:
             data[name] = draw(st.fixed_dictionaries({}, optional={k: values for k in keys}) | values)
     for name, strategy in (("script", scalars), ("argv", st.lists(st.text(max_size=5)) | values),
                            ("warnings", st.lists(st.text(max_size=5)) | values), ("kind", st.sampled_from(["script", "traces"])),
-                           ("findings", st.lists(st.fixed_dictionaries({}, optional={k: values for k in _FINDING_KEYS}),
+                           ("findings", st.lists(typed_findings | st.fixed_dictionaries({}, optional={k: values for k in _FINDING_KEYS}),
                                                  max_size=4) | values)):  # fmt: skip
         if draw(st.booleans()):
             data[name] = draw(strategy)

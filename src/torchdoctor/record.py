@@ -10,7 +10,7 @@ schema version; renaming or removing a key, or changing its meaning, bumps `SCHE
 
 A Record file may come from someone else, so reading one is bounded (nesting within
 :data:`RECORD_LIMITS`, checked on the bytes before parsing) and every field is checked against its
-annotation before a dataclass is built: a wrong type is a RecordFormatError naming the field,
+annotation before a dataclass is built (torchdoctor.jsonfields): a wrong type is a RecordFormatError naming the field,
 never a traceback later in a renderer.
 """
 
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import types
-import typing
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,8 @@ from typing import Any, Callable
 import orjson
 
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.finding import Finding, Fix
+from torchdoctor.jsonfields import checked_fields
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 
 SCHEMA_VERSION = 2
@@ -135,16 +135,21 @@ class Record:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     # -- serialisation -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The JSON shape as Python values; each finding as `Finding.to_dict` writes it."""
+        data = dataclasses.asdict(dataclasses.replace(self, findings=[]))
+        data["findings"] = [f.to_dict() for f in self.findings]
+        return data
 
     def to_json(self, *, indent: bool = False) -> bytes:
         option = orjson.OPT_SERIALIZE_NUMPY | (orjson.OPT_INDENT_2 if indent else 0)
-        return orjson.dumps(self, option=option, default=_json_default)
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # the others serialise as they are
+        fields["findings"] = [f.to_dict() for f in self.findings]
+        return orjson.dumps(fields, option=option, default=_json_default)
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -156,11 +161,12 @@ class Record:
     def from_dict(cls, data: dict[str, Any]) -> Record:
         """The Record of a (saved) dict; RecordFormatError if a field has the wrong type."""
         data = upgrade(dict(data))
-        kwargs = _checked(cls, data, "Record")
-        kwargs["exit"] = ExitInfo(**_checked(ExitInfo, data.get("exit") or {}, "exit"))
-        kwargs["summary"] = Summary(**_checked(Summary, data.get("summary") or {}, "summary"))
+        kwargs = checked_fields(cls, data, "")
+        kwargs["exit"] = ExitInfo(**checked_fields(ExitInfo, data.get("exit") or {}, "exit"))
+        kwargs["summary"] = Summary(**checked_fields(Summary, data.get("summary") or {}, "summary"))
         steps = data.get("steps") or []
-        kwargs["steps"] = [StepSample(**_checked(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
+        kwargs["steps"] = [StepSample(**checked_fields(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
+        kwargs["findings"] = [_finding(f, f"findings[{i}]") for i, f in enumerate(data.get("findings") or [])]
         return cls(**kwargs)
 
     @classmethod
@@ -183,77 +189,10 @@ class Record:
             raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
 
 
-def _checked(cls: type, data: Any, where: str) -> dict[str, Any]:
-    """The fields of `cls` found in `data`, each checked against its annotation; the nested
-    dataclasses (`exit`, `summary`, `steps`) are left to the caller, as dicts or lists of them."""
-    if not isinstance(data, dict):
-        raise RecordFormatError(f"Record field {where!r} should be an object, not {_kind(data)}")
-    hints = typing.get_type_hints(cls)
-    out = {}
-    for f in dataclasses.fields(cls):
-        name = f.name if cls is Record else f"{where}.{f.name}"
-        if f.name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise RecordFormatError(f"Record field {name!r} is missing")
-            continue
-        problem = _problem(data[f.name], hints[f.name], name)
-        if problem:
-            raise RecordFormatError(problem)
-        out[f.name] = data[f.name]
-    return out
-
-
-def _problem(value: Any, hint: Any, name: str) -> str | None:
-    """Why a JSON value does not fit the annotation (a dataclass is an object), or None if it does."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is list and isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _problem(item, args[0], f"{name}[{i}]")
-            if problem:
-                return problem
-        return None
-    if origin is dict and isinstance(value, dict):
-        for key, item in value.items():
-            problem = _problem(item, args[1], f"{name}.{key}")
-            if problem:
-                return problem
-        return None
-    if _fits(value, hint):
-        return None
-    return f"Record field {name!r} should be {_describe(hint)}, not {_kind(value)}"
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_problem(value, arg, "") is None for arg in args)
-    if origin is list:
-        return isinstance(value, list)
-    if origin is dict or dataclasses.is_dataclass(hint):
-        return isinstance(value, dict)
-    if hint in (int, float):
-        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
-    return isinstance(value, hint)
-
-
-_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", type(None): "null"}
-
-
-def _describe(hint: Any) -> str:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_describe(arg) for arg in args)
-    if origin is list:
-        return f"a list of {_describe(args[0]).removeprefix('an ').removeprefix('a ')}s"
-    if origin is dict or dataclasses.is_dataclass(hint):
-        return "an object"
-    return _WORDS.get(hint, str(hint))
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list"}.get(type(value)) or _WORDS.get(type(value), type(value).__name__)
+def _finding(data: Any, where: str) -> Finding:
+    """The Finding of a saved finding, its fields and its fix's checked as a Record's are."""
+    checked = checked_fields(Finding, data, where)
+    return Finding.from_dict({**checked, "fix": checked_fields(Fix, checked["fix"], f"{where}.fix")})
 
 
 def _json_default(obj: Any) -> Any:

@@ -7,6 +7,7 @@ import pytest
 from torchdoctor.check.figures import observation_figures
 from torchdoctor.check.location import findings_changes, grown_rows, memory_changes, operator_coverage, phase_changes
 from tests.check.values import record
+from tests.findings import finding
 
 
 def test_phase_changes_mark_the_phases_behind_the_growth() -> None:
@@ -34,12 +35,11 @@ def test_grown_rows_merge_profiler_steps_and_drop_small_changes() -> None:
 
 
 def test_findings_and_memory_changes() -> None:
-    a = [{"id": "TD-DATA-002", "severity": "warning", "title": "data"}, {"id": "TD-COMP-003", "severity": "info",
-                                                                       "title": "tiny ops"}]
-    b = [{"id": "TD-DATA-002", "severity": "warning", "title": "data"}, {"id": "TD-MEM-001", "severity": "warning",
-                                                                       "title": "memory"}]
+    a = [finding("TD-DATA-002", title="data"), finding("TD-COMP-003", severity="info", title="tiny ops")]
+    b = [finding("TD-DATA-002", title="data"), finding("TD-MEM-001", title="memory")]
     appeared, vanished = findings_changes(a, b)
-    assert [f["id"] for f in appeared] == ["TD-MEM-001"] and [f["id"] for f in vanished] == ["TD-COMP-003"]
+    assert appeared == [{"id": "TD-MEM-001", "severity": "warning", "title": "memory"}]
+    assert [f["id"] for f in vanished] == ["TD-COMP-003"]
     rows = memory_changes([{"memory_categories": {"activations": 10, "parameters": 5}}],
                           [{"memory_categories": {"activations": 30, "parameters": 5}}])
     assert rows == [{"category": "activations", "a_bytes": 10, "b_bytes": 30, "delta_bytes": 20}]

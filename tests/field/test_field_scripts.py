@@ -85,15 +85,15 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_the_findings_its_
     assert record.summary.num_steps == timing_steps
     assert len(record.steps) == timing_steps
     assert_shares_add_up(record)
-    ids = [finding["id"] for finding in record.findings]
+    ids = [finding.id for finding in record.findings]
     assert len(ids) == len(set(ids)), ids
     assert required <= set(ids), ids
     assert not forbidden & set(ids), ids
     if script in MAIN_PROCESS_LOADING:
         assert len({"TD-DATA-002", "TDL101"} & set(ids)) == 1, ids
     for finding in record.findings:  # ranked by upside, largest first
-        assert 0.0 <= finding["upside"] <= 1.0, finding
-    upsides = [finding["upside"] for finding in record.findings]
+        assert 0.0 <= finding.upside <= 1.0, finding
+    upsides = [finding.upside for finding in record.findings]
     assert upsides == sorted(upsides, reverse=True), list(zip(ids, upsides))
     if script in COMPILE_PROBED:  # TD-COMP-003 then claims what compiling measured, or nothing
         # The probe runs only where the bound on the rule's estimate reaches 12%: 17-22% here, under 12% in
@@ -101,7 +101,7 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_the_findings_its_
         compiled = COMPILE_SPEED.of(record)
         assert compiled is None or compiled["complete"], compiled
         for finding in record.findings:
-            assert finding["id"] != "TD-COMP-003" or finding["evidence"]["upside_basis"] == "measured"
+            assert finding.id != "TD-COMP-003" or finding.evidence["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
     # Same steps, two clocks; loose bounds, as on a shared CI core a ~1 ms step jitters by as much.
     assert record.summary.step_s == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)
@@ -119,6 +119,6 @@ def test_anomaly_detection_switched_on_every_step_is_held_off_measured_and_claim
     assert probe["complete"], probe
     # How much faster the step is with the mode off depends on the machine's load (x2.8 measured here), so
     # only the claim's arithmetic is held: TD-COMP-007 claims what the probe measured, whatever it was.
-    finding = next(finding for finding in record.findings if finding["id"] == "TD-COMP-007")
-    assert finding["evidence"]["upside_basis"] == "measured"
-    assert finding["upside"] == pytest.approx(max(0.0, 1 - 1 / probe["speedup"]), abs=1e-3)
+    finding = next(finding for finding in record.findings if finding.id == "TD-COMP-007")
+    assert finding.evidence["upside_basis"] == "measured"
+    assert finding.upside == pytest.approx(max(0.0, 1 - 1 / probe["speedup"]), abs=1e-3)

@@ -91,7 +91,8 @@ LARGE = {
     "trace_deep_list.json": (["diagnose", "--no-save", "--trace"], 2),  # 40 KB, took 1 GB
     "trace_deep_args.json": (["diagnose", "--no-save", "--trace"], 2),  # 600 KB, took 10.9 GB
     "trace_gzip_bomb.json.gz": (["diagnose", "--no-save", "--trace"], 2),  # 0.7 MB, took 0.44 GB
-    "record_many_findings.json": (["report"], 0),  # 1 MB, took 1.26 GB and 288 s
+    "record_many_findings.json": (["report"], 2),  # 1 MB, took 1.26 GB and 288 s; refused: no finding's fields
+    "record_many_typed_findings.json": (["report"], 0),
 }
 
 

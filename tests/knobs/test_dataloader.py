@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from tests.findings import finding
+from torchdoctor.finding import Fix
 from torchdoctor.knobs import apply_knobs
 
 DATA = TensorDataset(torch.arange(16.0))
@@ -54,10 +56,9 @@ def test_an_io_bound_loader_searches_workers_beyond_the_cores_starting_at_the_su
     cpu_bound = Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [loader]})
     knob = REGISTRY["num_workers"]
     assert (knob.int_range(cpu_bound).high, knob.int_range(cpu_bound).first) == (2, 1)
-    io_bound = Record(env=cpu_bound.env, findings=[{
-        "id": "TD-DATA-007", "knob": "num_workers",
-        "fix": {"text": "Keep more reads in flight.",
-                "code": "DataLoader(dataset, num_workers=8, prefetch_factor=4)"}}])
+    io_bound = Record(env=cpu_bound.env, findings=[finding(
+        "TD-DATA-007", knob="num_workers",
+        fix=Fix("Keep more reads in flight.", "DataLoader(dataset, num_workers=8, prefetch_factor=4)"))])
     searched = knob.int_range(io_bound)
     assert (searched.low, searched.high, searched.first) == (1, 8, 8)
     assert knob.applies(Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{**loader, "num_workers": 4}]},
@@ -100,6 +101,6 @@ def test_a_cpu_bound_loader_is_tried_first_with_the_count_its_finding_names_with
            "dataloaders": [{"num_workers": 0, "batch_size": 32, "iterable_dataset": False}]}
     record = Record(steps=steps, env=env)
     assert REGISTRY["num_workers"].int_range(record).first == 1  # not diagnosed: cores - 1
-    record.findings = [f.to_dict() for f in diagnose(record, select=["TD-DATA-002"]).findings]
+    record.findings = diagnose(record, select=["TD-DATA-002"]).findings
     span = REGISTRY["num_workers"].int_range(record)
-    assert (span.first, span.high) == (2, 2) and "num_workers=2" in record.findings[0]["fix"]["code"]
+    assert (span.first, span.high) == (2, 2) and "num_workers=2" in record.findings[0].fix.code

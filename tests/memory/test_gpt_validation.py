@@ -8,6 +8,8 @@ the measurements they predict.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -33,9 +35,7 @@ def measure(batch_size: int, checkpoint: bool, autocast: bool = False) -> Memory
     tracker = StepMemoryTracker()
     tracker.start(model, optimizer)
     step()
-    breakdown = tracker.stop()
-    breakdown.batch_size = batch_size
-    return breakdown
+    return replace(tracker.stop(), batch_size=batch_size)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.observe.helpers import run_diagnose
+from torchdoctor.finding import Finding, Fix
 from torchdoctor.record import Record
 
 HOSTILE = "</script><img src=x onerror=alert(1)>"
@@ -15,12 +16,9 @@ HOSTILE_FILE = "<img src=x onerror=alert(2)>.py"  # a file name cannot hold '/'
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "hostile_train.py"
 
 
-def hostile_finding(upside: float = 0.3) -> dict:
-    return {
-        "id": "TD-TEST-001", "layer": "compute", "severity": "problem", "title": f"operator {HOSTILE} dominates",
-        "upside": upside, "evidence": {"op": HOSTILE, "share_fraction": 0.61234}, "explanation": HOSTILE,
-        "fix": {"text": HOSTILE, "code": f"x = '{HOSTILE}'\nprint(x)"}, "knob": None,
-    }  # fmt: skip
+def hostile_finding(upside: float = 0.3, finding_id: str = "TD-TEST-001") -> Finding:
+    return Finding(finding_id, "compute", "problem", f"operator {HOSTILE} dominates", upside,
+                   {"op": HOSTILE, "share_fraction": 0.61234}, HOSTILE, Fix(HOSTILE, f"x = '{HOSTILE}'\nprint(x)"))
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from torchdoctor.finding import Finding, Fix
 from torchdoctor.record import Record
 from torchdoctor.report.base import UnknownFormatError, renderer_for, write_report
 
@@ -24,7 +25,7 @@ def test_an_unknown_format_names_the_choices() -> None:
 
 
 def test_the_json_report_is_the_record_with_its_findings(tmp_path: Path) -> None:
-    finding = {"id": "TD-DATA-001", "layer": "data", "severity": "problem", "title": "t", "upside": 0.4,
-               "evidence": {"data_wait_fraction": 0.4}, "fix": {"text": "x", "code": "y"}}  # fmt: skip
+    finding = Finding("TD-DATA-001", "data", "problem", "t", 0.4, {"data_wait_fraction": 0.4}, "", Fix("x", "y"),
+                      confidence="low", caveats=("cut",))
     path = write_report(Record(findings=[finding]), tmp_path / "sub" / "r.json")
     assert Record.load(path).findings == [finding]

@@ -47,7 +47,7 @@ def test_the_page_references_nothing_outside_itself() -> None:
 
 
 def test_findings_are_shown_largest_upside_first() -> None:
-    findings = [{**hostile_finding(0.1), "id": "TD-SMALL"}, {**hostile_finding(0.7), "id": "TD-BIG"}]
+    findings = [hostile_finding(0.1, "TD-SMALL"), hostile_finding(0.7, "TD-BIG")]
     page = HtmlRenderer().render(_record(findings=findings))
     assert page.index("TD-BIG") < page.index("TD-SMALL")
     assert ">70%<" in page and ">10%<" in page

@@ -41,11 +41,13 @@ def test_counts_per_step_are_whole_when_they_are_whole():
 
 
 def test_a_table_in_a_narrow_pipe_wraps_long_names_instead_of_cropping_them():
+    from torchdoctor.memory import MemoryBreakdown, ModuleMemory
     from torchdoctor.report.memory import _modules
 
     names = [f"GPT.transformer.h.{i}.attention_block_with_a_long_name" for i in range(3)]
-    breakdown = {"modules": [{"name": n, "parameter_bytes": 2**20, "activation_bytes": 2**20, "output_bytes": 2**10,
-                              "peak_forward_bytes": 2**21, "peak_backward_bytes": 2**22} for n in names]}
+    breakdown = MemoryBreakdown("mem_tracker", "cuda:0", 2**23, modules=[
+        ModuleMemory(n, parameter_bytes=2**20, output_bytes=2**10, activation_bytes=2**20, peak_forward_bytes=2**21,
+                     peak_backward_bytes=2**22) for n in names])
     out = StringIO()
     Console(file=out, width=80, color_system=None).print(_modules(breakdown))  # what a pipe gets
     text = out.getvalue()

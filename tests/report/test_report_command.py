@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.findings import finding
 from torchdoctor.record import Record, Summary
 from torchdoctor.store import RunStore
 
@@ -17,7 +18,7 @@ def _torchdoctor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_report_writes_html_and_text_from_a_record_file(tmp_path: Path) -> None:
     record = Record(script="train.py", summary=Summary(num_steps=3, step_s=0.01, forward_fraction=1.0),
-                    findings=[{"id": "TD-DATA-001", "title": "slow loader", "upside": 0.3}])  # fmt: skip
+                    findings=[finding("TD-DATA-001", title="slow loader", upside=0.3)])  # fmt: skip
     source = record.save(tmp_path / "r.json")
     proc = _torchdoctor("report", str(source), "--html", "out.html", "-o", "out.txt", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -27,7 +28,7 @@ def test_report_writes_html_and_text_from_a_record_file(tmp_path: Path) -> None:
 
 def test_report_draws_a_stored_run_in_the_terminal(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.db") as store:
-        store.save(Record(script="train.py", findings=[{"id": "TD-CFG-001", "title": "debug env var", "upside": 0.2}]))
+        store.save(Record(script="train.py", findings=[finding("TD-CFG-001", title="debug env var", upside=0.2)]))
     proc = _torchdoctor("report", "last", "--store", "runs.db", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "TD-CFG-001" in proc.stdout and "debug env var" in proc.stdout

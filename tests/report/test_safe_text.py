@@ -19,7 +19,9 @@ from torchdoctor.analyse import RunComparison
 from torchdoctor.check import REGRESSION, CheckResult, Location, Metric
 from torchdoctor.bench.adaptive import BenchResult
 from torchdoctor.bench.stats import Verdict
+from torchdoctor.finding import Finding
 from torchdoctor.infer.result import BatchMeasurement, InferResult, Recommendation, VariantResult
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import ExitInfo, Record, RunRow, Summary
 from torchdoctor.report import check as check_report
 from torchdoctor.report import compile as compile_report
@@ -75,9 +77,15 @@ def _trace_report() -> dict:
     return {"warnings": [HOSTILE], "caveats": [HOSTILE], "ranks": [section], "multi_rank": {}}
 
 
+def _finding() -> dict:
+    """A finding made of hostile strings, as `Finding.to_dict` writes it."""
+    return {"id": HOSTILE, "layer": HOSTILE, "severity": HOSTILE, "title": HOSTILE, "upside": 0.4,
+            "evidence": {HOSTILE: HOSTILE}, "explanation": HOSTILE, "fix": {"text": HOSTILE, "code": HOSTILE},
+            "knob": HOSTILE, "confidence": "low", "caveats": [HOSTILE]}
+
+
 def _record() -> Record:
-    finding = {"id": HOSTILE, "severity": HOSTILE, "title": HOSTILE, "upside": 0.4, "evidence": {HOSTILE: HOSTILE},
-               "explanation": HOSTILE, "fix": {"text": HOSTILE, "code": HOSTILE}, "confidence": "low"}
+    finding = Finding.from_dict(_finding())
     return Record(script=HOSTILE, argv=[HOSTILE], summary=Summary(num_steps=2, step_s=0.1, forward_fraction=1.0),
                   artifacts={"traces": [HOSTILE]}, memory={"breakdown": {"peak_bytes": 10, "device": HOSTILE}},
                   compile={"graph_count": HOSTILE}, trace={"caveats": [HOSTILE], "warnings": [HOSTILE, "other"]},
@@ -156,15 +164,12 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
         {"graph_count": 1, "graph_breaks": [{"filename": HOSTILE, "lineno": 1, "count": 1, "reason": HOSTILE}],
          "recompiles": [{"function": HOSTILE, "filename": HOSTILE, "lineno": 2, "guard": HOSTILE}],
          "failures": [{"function": HOSTILE, "fail_reason": HOSTILE}], "unavailable": [HOSTILE]}, c),
-    "compile advice": lambda c: print_findings([{"id": "TD-COMP-022", "layer": "compute", "severity": "warning",
-                                                 "title": HOSTILE, "upside": 0.1, "evidence": {HOSTILE: HOSTILE},
-                                                 "explanation": HOSTILE, "fix": {"text": HOSTILE, "code": HOSTILE},
-                                                 "knob": None}], c),
-    "memory": lambda c: memory.render_memory({"breakdown": {"peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,
-                                                            "reason": HOSTILE, "categories_bytes": {HOSTILE: 50},
-                                                            "modules": [{"name": HOSTILE, "parameter_bytes": 1,
-                                                                         "output_bytes": 1}]},
-                                              "snapshot_note": HOSTILE}, c),
+    "compile advice": lambda c: print_findings([Finding.from_dict(_finding())], c),
+    "memory": lambda c: memory.render_memory(MemoryReport.from_dict(
+        {"breakdown": {"method": "mem_tracker", "peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,
+                       "reason": HOSTILE, "categories_bytes": {HOSTILE: 50},
+                       "modules": [{"name": HOSTILE, "parameter_bytes": 1, "output_bytes": 1}]},
+         "snapshot_note": HOSTILE}), c),
     "runs list": lambda c: c.print(runs.runs_table([RunRow(HOSTILE, HOSTILE, "script", HOSTILE, [HOSTILE], 1, HOSTILE,
                                                            0.1, 1.0, HOSTILE)])),
     "runs compare": lambda c: runs.render_comparison(RunComparison(HOSTILE, HOSTILE, 0.1, 0.2, None, [(HOSTILE, HOSTILE, 1.0)],
@@ -175,11 +180,11 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
     "comm": lambda c: distributed.render_comm({"backend": HOSTILE, "world_size": 2, "device_name": HOSTILE, "device": "cpu",
                                                "iters": 3, "collectives": {HOSTILE: {"supported": False, "reason": HOSTILE}},
                                                "expected_busbw_gb_per_s": 10.0, "expected_source": HOSTILE,
-                                               "findings": [{"id": HOSTILE, "message": HOSTILE}]}, c),
+                                               "findings": [_finding()]}, c),
     "scale": lambda c: distributed.render_scale({"script": HOSTILE, "sizes": [{"unit": "samples/s", "nproc": 1,
                                                  "step_s": 0.1, "throughput_per_s": 1.0, "speedup": 1.0, "efficiency": 1.0,
                                                  "layer": HOSTILE, "exit_reason": HOSTILE}],
-                                                 "findings": [{"id": HOSTILE, "message": HOSTILE}]}, c),
+                                                 "findings": [_finding()]}, c),
     "serve load": lambda c: serve.render_load(_load(), c),
     "serve sweep": lambda c: serve.render_sweep(SweepResult(HOSTILE, 10.0, [SweepPoint(1, 1.0, _load())], None, HOSTILE), c),
     "bench": lambda c: c.print(bench_table([_bench()], title=HOSTILE)),

@@ -31,7 +31,7 @@ EXPECTED = {
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_trace_findings_match_what_the_fixture_shows(gpu_traces: Path, tmp_path: Path, name: str) -> None:
     record = diagnose_traces([gpu_traces / name], DiagnoseOutputs(store_path=tmp_path / "runs.db", save=False))
-    found = {f["id"] for f in record.findings}
+    found = {f.id for f in record.findings}
     present, absent = EXPECTED[name]
     assert record.kind == "traces"
     assert present <= found and not (absent & found), sorted(found)
@@ -40,7 +40,7 @@ def test_trace_findings_match_what_the_fixture_shows(gpu_traces: Path, tmp_path:
 def test_two_ranks_of_one_job_get_scale_findings(gpu_traces: Path, tmp_path: Path) -> None:
     ranks = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
     record = diagnose_traces(ranks, DiagnoseOutputs(store_path=tmp_path / "runs.db", save=False))
-    assert {"TD-SCALE-001", "TD-SCALE-003"} <= {f["id"] for f in record.findings}
+    assert {"TD-SCALE-001", "TD-SCALE-003"} <= {f.id for f in record.findings}
 
 
 def test_the_cli_diagnoses_a_trace_without_running_anything(gpu_traces: Path, tmp_path: Path) -> None:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.findings import finding
 from torchdoctor.record import Record
 from torchdoctor.tune.candidates import DEFAULT_ORDER, ordered_candidates
 from torchdoctor.tune.errors import TuneInputError
 
 
 def test_knobs_named_by_findings_come_first_by_upside() -> None:
-    record = Record(findings=[{"id": "a", "upside": 0.1, "knob": "compile"},
-                              {"id": "b", "upside": 0.6, "knob": "threads"},
-                              {"id": "c", "upside": 0.9, "knob": None}])
+    record = Record(findings=[finding("a", upside=0.1, knob="compile"), finding("b", upside=0.6, knob="threads"),
+                              finding("c", upside=0.9)])
     order = ordered_candidates(record, allow_batch_size=False, only=[])
     assert order[:2] == ["threads", "compile"]
     assert order[2:] == [n for n in DEFAULT_ORDER if n not in ("threads", "compile", "batch_size")]
@@ -34,12 +34,12 @@ def test_a_record_stored_with_layer_topic_knobs_is_rediagnosed_for_its_knobs() -
 
     fixture = Path(__file__).resolve().parents[1] / "rules" / "fixtures" / "TD-COMP-009" / "fires.json"
     record = Record.load(fixture)
-    record.findings = [{"id": "TD-COMP-009", "upside": 0.5, "knob": "compute.threads"}]
+    record.findings = [finding("TD-COMP-009", upside=0.5, knob="compute.threads")]
     assert ordered_candidates(record, allow_batch_size=False, only=[])[0] == "threads"
 
 
 def test_only_registered_knob_names_count() -> None:
     # a name that is not a knob (here in a Record whose findings would be re-diagnosed to nothing) is ignored
-    record = Record(findings=[{"id": "a", "upside": 0.9, "knob": "warp_drive"}])
+    record = Record(findings=[finding("a", upside=0.9, knob="warp_drive")])
     assert ordered_candidates(record, allow_batch_size=False, only=[]) == \
         [n for n in DEFAULT_ORDER if n != "batch_size"]

@@ -7,14 +7,16 @@ from typing import Any
 
 import pytest
 
+from tests.findings import finding
+from torchdoctor.finding import Finding
 from torchdoctor.tune.claims import check_claims, claimed_speedup
 from torchdoctor.tune.trial import KEPT, REJECTED, Trial
 
 COMPILE = {"mode": "default", "dynamic": False}
 
 
-def _finding(upside: float, knob: str | None = "compile", rule: str = "TD-COMP-003") -> dict[str, Any]:
-    return {"id": rule, "title": "many tiny operators", "knob": knob, "upside": upside}
+def _finding(upside: float, knob: str | None = "compile", rule: str = "TD-COMP-003") -> Finding:
+    return finding(rule, title="many tiny operators", knob=knob, upside=upside)
 
 
 def _trial(index: int, knob: str, value: Any, speedup: float, ci: tuple[float, float] | None, *,
@@ -28,7 +30,7 @@ def _trial(index: int, knob: str, value: Any, speedup: float, ci: tuple[float, f
     return trial
 
 
-def _check(findings: list[dict[str, Any]], trials: list[Trial], **kwargs: Any) -> list[dict[str, Any]]:
+def _check(findings: list[Finding], trials: list[Trial], **kwargs: Any) -> list[dict[str, Any]]:
     options = {"considered": {t.knob for t in trials}, "candidates": {"compile", "num_workers", "threads"}, **kwargs}
     return check_claims(findings, trials, **options)
 
@@ -98,9 +100,9 @@ def test_a_trial_of_fewer_workers_than_the_fix_names_is_held_to_the_claim_for_th
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
     assert finding.evidence["workers_in_fix"] == 27
     assert claimed_speedup(finding.upside) == pytest.approx(36 / (1.3 + WORKER_HANDOFF_MS), rel=0.01)
-    (row,) = _check([finding.to_dict()], [_trial(1, "num_workers", 6, 6.6, (5.9, 7.1))])
+    (row,) = _check([finding], [_trial(1, "num_workers", 6, 6.6, (5.9, 7.1))])
     assert row["claimed_speedup"] == pytest.approx(claimed_speedup(finding.upside))
     assert row["claimed_speedup_for_trial"] == pytest.approx(36 / (34.7 / 6), rel=0.01)
     assert row["assessment"] == "agrees"
-    (same,) = _check([finding.to_dict()], [_trial(1, "num_workers", 27, 15.0, (14.0, 16.0))])
+    (same,) = _check([finding], [_trial(1, "num_workers", 27, 15.0, (14.0, 16.0))])
     assert same["claimed_speedup_for_trial"] == same["claimed_speedup"]

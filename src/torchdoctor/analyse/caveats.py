@@ -10,8 +10,9 @@ a weakened finding at full value.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
 
+from torchdoctor.finding import Finding
 from torchdoctor.record import Record
 
 LOW, NORMAL = "low", "normal"
@@ -24,8 +25,8 @@ def record_caveats(record: Record) -> list[str]:
     return [str(c) for c in caveats] if isinstance(caveats, list) else []
 
 
-def qualify_findings(findings: Sequence[dict[str, Any]], caveats: Sequence[str]) -> list[dict[str, Any]]:
+def qualify_findings(findings: Sequence[Finding], caveats: Sequence[str]) -> list[Finding]:
     """Each finding with `confidence` ("low" when there are caveats, else "normal") and the
     `caveats` that lowered it; every finding shares them, as any figure may come from the input."""
     confidence = LOW if caveats else NORMAL
-    return [{**finding, "confidence": confidence, "caveats": list(caveats)} for finding in findings]
+    return [replace(finding, confidence=confidence, caveats=tuple(caveats)) for finding in findings]

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from torchdoctor.jsonfields import readable
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 
 #: Parts of a step, as the Record's per-step samples time them; "other" is the rest of the step.
@@ -50,7 +52,8 @@ def observation_figures(record: Record) -> dict[str, Any]:
         means = {p: float(np.mean([getattr(s, f"{p}_s") for s in steps])) for p in PHASES[:-1]}
         means["other"] = max(0.0, float(np.mean(wall)) - sum(means.values()))
         phases = means
-    memory = (record.memory or {}).get("breakdown") or {}
+    report = readable(MemoryReport.from_dict, record.memory)
+    memory = report.breakdown if report else None
     compile_s = (record.compile or {}).get("compile_time_s")
     return {
         "step_s": step_s,
@@ -58,9 +61,9 @@ def observation_figures(record: Record) -> dict[str, Any]:
         "batch_size": int(batch) if batch else None,
         "samples_per_s": 1.0 / sample_s if sample_s else None,  # the pace too, not the Record's median step
         "clock": "window" if device else "mean step",
-        "peak_bytes": memory.get("peak_bytes"),
-        "memory_method": memory.get("method"),
-        "memory_categories": memory.get("categories_bytes") or {},
+        "peak_bytes": memory.peak_bytes if memory else None,
+        "memory_method": memory.method if memory else None,
+        "memory_categories": dict(memory.categories_bytes) if memory else {},
         "compile_s": compile_s if compile_s else None,
         "phases": phases,
     }

@@ -63,5 +63,5 @@ def profile_and_diff(context: CheckContext, runner: Runner, location: Location) 
             location.notes.append(note)
     else:
         location.notes.append("a side wrote no profiler trace: operators not compared")
-    findings = {name: [f.to_dict() for f in diagnose_record(r)] for name, r in records.items()}
+    findings = {name: diagnose_record(r) for name, r in records.items()}
     location.findings_appeared, location.findings_vanished = findings_changes(findings["A"], findings["B"])

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from torchdoctor.check.figures import PHASES
+from torchdoctor.finding import Finding
 
 #: A phase "grew" when it carries at least this share of the step's growth.
 GREW_SHARE = 0.10
@@ -96,14 +97,14 @@ def operator_coverage(rows: Sequence[dict[str, Any]], step_delta_s: float) -> st
             "process or the data pipeline)")
 
 
-def findings_changes(a: Sequence[dict[str, Any]],
-                     b: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(appeared, vanished): findings of B not in A and of A not in B, by rule id."""
-    def brief(f: dict[str, Any]) -> dict[str, Any]:
-        return {"id": f["id"], "severity": f.get("severity"), "title": f.get("title")}
+def findings_changes(a: Sequence[Finding], b: Sequence[Finding]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(appeared, vanished): findings of B not in A and of A not in B, by rule id, each as check's
+    JSON writes it (`id`, `severity`, `title`)."""
+    def brief(f: Finding) -> dict[str, Any]:
+        return {"id": f.id, "severity": f.severity, "title": f.title}
 
-    ids_a, ids_b = {f["id"] for f in a}, {f["id"] for f in b}
-    return [brief(f) for f in b if f["id"] not in ids_a], [brief(f) for f in a if f["id"] not in ids_b]
+    ids_a, ids_b = {f.id for f in a}, {f.id for f in b}
+    return [brief(f) for f in b if f.id not in ids_a], [brief(f) for f in a if f.id not in ids_b]
 
 
 def memory_changes(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ def compile_command(
     from rich.console import Console
 
     from torchdoctor.compile.modes import parse_modes
+    from torchdoctor.finding import Finding
     from torchdoctor.report.compile import render_comparison, render_compile, render_modes
     from torchdoctor.report.console_findings import print_findings
     from torchdoctor.report.safe_text import markup
@@ -67,4 +68,4 @@ def compile_command(
     render_modes(result["modes"], console)
     if result["comparison"]:
         render_comparison(result["comparison"], console)
-    print_findings(result["advice"], console)
+    print_findings([Finding.from_dict(a) for a in result["advice"]], console)

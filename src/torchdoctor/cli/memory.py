@@ -31,6 +31,8 @@ def memory(
     """Run SCRIPT unmodified and break one step's peak memory into categories and modules."""
     from rich.console import Console
 
+    from torchdoctor.jsonfields import readable
+    from torchdoctor.memory.report import MemoryReport
     from torchdoctor.report.memory import render_memory
     from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.memory import memory_config, observe_memory
@@ -51,5 +53,5 @@ def memory(
     console = Console()
     if record.exit.reason != "completed":
         console.print(f"[yellow]{markup(record.exit.message)}[/yellow]")
-    render_memory(record.memory, console)
+    render_memory(readable(MemoryReport.from_dict, record.memory), console)
     sys.exit(record.exit.status)

@@ -15,6 +15,7 @@ import torch.utils.data
 
 from torchdoctor.estimates.workers import (IDLE_CPU_PERCENT, MAX_IO_WORKERS, WAIT_SHARE, io_workers_cap, io_workers_needed,
                                       loads_on_storage)
+from torchdoctor.finding import Finding
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
                                     machine_cores, register)
@@ -62,21 +63,16 @@ IO_BOUND_FINDING = "TD-DATA-007"
 NO_WORKERS_FINDING = "TD-DATA-002"
 
 
-def _finding(record: Record, finding_id: str) -> Any:
-    """The Record's finding with that id (a dict, or a Finding before it was saved), or None."""
-    for finding in record.findings or []:
-        if (finding.get("id") if isinstance(finding, dict) else getattr(finding, "id", None)) == finding_id:
-            return finding
-    return None
+def _finding(record: Record, finding_id: str) -> Finding | None:
+    """The Record's finding with that id, or None."""
+    return next((finding for finding in record.findings if finding.id == finding_id), None)
 
 
 def suggested_workers(record: Record, finding_id: str) -> int | None:
     """The worker count in the fix of the Record's `finding_id` finding (`num_workers=N`); None
     when there is no such finding or its fix names no count."""
     finding = _finding(record, finding_id)
-    fix = (finding.get("fix") if isinstance(finding, dict) else getattr(finding, "fix", None)) or {}
-    code = fix.get("code", "") if isinstance(fix, dict) else getattr(fix, "code", "")
-    found = re.search(r"num_workers\s*=\s*(\d+)", code or "")
+    found = re.search(r"num_workers\s*=\s*(\d+)", finding.fix.code) if finding is not None else None
     return int(found.group(1)) if found else None
 
 

@@ -1,6 +1,7 @@
 """The result of linting: violations and unreadable files, as a frozen, JSON-ready value.
 
-JSON contract (`LintResult.to_dict()`, stored as `Record.lint`, documented in docs/lint.md):
+JSON contract (`LintResult.to_dict()`, stored as `Record.lint` and read back with
+`LintResult.from_dict`, documented in docs/lint.md):
 keys are only added within a `schema_version`; renaming, removing or changing a key's meaning
 bumps `SCHEMA_VERSION`. Lines and columns are 1-based.
 """
@@ -11,24 +12,32 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from torchdoctor.jsonfields import value_of
+
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Violation:
-    """One proven occurrence of a check, at `path:line:col` (1-based)."""
+    """One proven occurrence of a check, at `path:line:col` (1-based). A saved violation needs
+    only its place; the other fields default to what a reader assumes of a Record without them."""
 
-    code: str
-    layer: str
-    message: str
+    code: str = ""
+    layer: str = "config"
+    message: str = ""
     path: str
     line: int
     col: int
-    fixable: bool
-    rule_hint: str
+    fixable: bool = False
+    rule_hint: str = ""
 
     def to_text(self) -> str:
-        return f"{self.path}:{self.line}:{self.col} {self.code} {self.message}"
+        return f"{self.location} {self.message}"
+
+    @property
+    def location(self) -> str:
+        """`path:line:col CODE`: how a finding the violation backs cites it."""
+        return f"{self.path}:{self.line}:{self.col} {self.code}"
 
 
 @dataclass(frozen=True)
@@ -71,3 +80,9 @@ class LintResult:
             "errors": [dataclasses.asdict(e) for e in self.errors],
             "skipped": [dataclasses.asdict(s) for s in self.skipped],
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LintResult:
+        """The LintResult of `to_dict`'s JSON (`Record.lint`): a missing list is empty, a missing
+        count 0; a wrong type, or a violation without one of its fields, is a RecordFormatError."""
+        return value_of(cls, data, "lint")

@@ -1,4 +1,4 @@
-"""The memory breakdown of one step: a plain value, JSON-ready (`to_dict`/`from_dict`).
+"""The memory breakdown of one step: a frozen value, JSON-ready (`to_dict`/`from_dict`).
 
 Definitions (MemTracker's categories, `torch.distributed._tools.mem_tracker._MemRefType`):
 - parameters, buffers: storages of the tracked modules' parameters and buffers;
@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from torchdoctor.jsonfields import value_of
+
 SCHEMA_VERSION = 1
 
 #: Category names, in the order they are shown, mapped from MemTracker's `_MemRefType` values.
@@ -30,7 +32,7 @@ CATEGORIES = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ModuleMemory:
     """One top-level submodule of the model (a direct child of the root)."""
 
@@ -46,7 +48,23 @@ class ModuleMemory:
     """Largest tracked total while its backward ran."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class AllocatorFigures:
+    """The CUDA caching allocator's figures for the device (torch.cuda.memory_stats), at the step's
+    end; a figure a saved Record lacks is None."""
+
+    device: str | None = None
+    allocated_bytes: int | None = None
+    reserved_bytes: int | None = None
+    peak_allocated_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    fragmentation: float | None = None
+    """Inactive split bytes over reserved bytes."""
+    num_alloc_retries: int | None = None
+    num_ooms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryBreakdown:
     """Where the memory of one step went; `method` says how it was measured."""
 
@@ -63,7 +81,7 @@ class MemoryBreakdown:
     batch_size: int | None = None
     reason: str | None = None
     """Why the categories are missing or partial (fallback, OOM, step not finished)."""
-    allocator: dict[str, Any] | None = None
+    allocator: AllocatorFigures | None = None
     """CUDA allocator figures (see torchdoctor.observe.probes.cuda_memory), when a CUDA device was used."""
 
     @property
@@ -89,7 +107,7 @@ class MemoryBreakdown:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryBreakdown:
-        values = {k: v for k, v in data.items() if k != "schema_version"}
-        values["modules"] = [ModuleMemory(**m) for m in values.get("modules", [])]
-        return cls(**values)
+    def from_dict(cls, data: Any, where: str = "memory.breakdown") -> MemoryBreakdown:
+        """The breakdown of `to_dict`'s JSON; RecordFormatError naming a field of the wrong type, or
+        a missing `method`, `device` or `peak_bytes`."""
+        return value_of(cls, data, where)

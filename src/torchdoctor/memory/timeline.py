@@ -26,7 +26,7 @@ MAX_POINTS = 1000
 Point = tuple[float, str, dict[Any, dict[str, int]]]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class MemoryTimeline:
     """`record.memory["timeline"]`: equal-length lists, one entry per point."""
 

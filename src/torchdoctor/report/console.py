@@ -16,6 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.jsonfields import readable
+from torchdoctor.memory.breakdown import MemoryBreakdown
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_phase, fmt_seconds, median_step_parts
@@ -64,15 +67,14 @@ def _bar(fraction: float, width: int = 30) -> str:
     return "█" * max(0, round(fraction * width))
 
 
-def memory_line(breakdown: dict[str, Any]) -> str:
+def memory_line(breakdown: MemoryBreakdown) -> str:
     """'33.6 MiB on cpu during backward: activations 64%, optimizer state 20%, ...' (plain text:
     print it as a Text, it holds the Record's device and phase names)."""
-    peak = _number(breakdown.get("peak_bytes")) or 0.0
-    categories = _section(breakdown.get("categories_bytes")).items()
-    parts = sorted(((v, str(k)) for k, v in categories if _number(v)), reverse=True)
+    peak = breakdown.peak_bytes or 0
+    parts = sorted(((v, k) for k, v in breakdown.categories_bytes.items() if v), reverse=True)
     shares = ", ".join(f"{k.replace('_', ' ')} {v / peak:.0%}" for v, k in parts[:3]) if peak else ""
-    where = f" {fmt_phase(breakdown.get('phase'))}" if breakdown.get("phase") else ""
-    return f"{fmt_bytes(peak)} on {breakdown.get('device', '?')}{where}" + (f": {shares}" if shares else "")
+    where = f" {fmt_phase(breakdown.phase)}" if breakdown.phase else ""
+    return f"{fmt_bytes(peak)} on {breakdown.device}{where}" + (f": {shares}" if shares else "")
 
 
 def breakdown_table(record: Record) -> Table:
@@ -127,9 +129,9 @@ def figures_table(record: Record) -> Table:
     traces = _section(record.artifacts).get("traces")
     for trace in traces if isinstance(traces, list) else []:
         table.add_row("trace", cell(trace))
-    memory = _section(_section(record.memory).get("breakdown"))
-    if _number(memory.get("peak_bytes")):
-        table.add_row("memory peak", cell(memory_line(memory)))
+    memory = readable(MemoryReport.from_dict, record.memory)
+    if memory and memory.breakdown and memory.breakdown.peak_bytes:
+        table.add_row("memory peak", cell(memory_line(memory.breakdown)))
     if isinstance(record.compile, dict) and record.compile:
         c = record.compile
         recompiles = c.get("recompiles")

@@ -1,14 +1,11 @@
 """Terminal rendering of findings: a table ranked by upside, then each fix with its code.
 
 The one renderer of every command's findings: a Record's (diagnose, report), the compile advice and
-the `scale` and `comm` sweeps'. A finding is a dict (`torchdoctor.finding.Finding.to_dict()`; keys in
-docs/rules.md and docs/report.md): `id`, `layer`,
-`severity` ("info" | "warning" | "problem"), `title`, `upside` (fraction 0..1 of step time or memory
-it can win back), `evidence` (dict), `explanation`, `fix` ({"text", "code"} or a plain string) and
-`knob`, and from the diagnosis `confidence` ("low" when the input had caveats) with its `caveats`.
-Missing keys render as "-", so an older or partial finding never breaks the report. Every string
-goes through report/safe_text.py (titles and evidence quote names from traces and scripts), and the
-table stops at `MAX_ROWS` findings (the JSON keeps all of them).
+the `scale` and `comm` sweeps'. A finding is a `torchdoctor.finding.Finding` (fields in docs/rules.md
+and docs/report.md); a low `confidence` (the input had caveats) is said next to its title. A loaded
+Record's findings have the annotated types but any strings: an unknown severity ranks after the known
+ones and renders unstyled. Every string goes through report/safe_text.py (titles and evidence quote
+names from traces and scripts), and the table stops at `MAX_ROWS` findings (the JSON keeps all of them).
 """
 
 from __future__ import annotations
@@ -21,6 +18,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.finding import Finding
 from torchdoctor.report.safe_text import cell, clean, plain
 
 #: Findings listed in the table at most; the rest are counted under it.
@@ -30,27 +28,14 @@ SEVERITY_STYLE = {"problem": "bold red", "warning": "yellow", "info": "cyan"}
 _SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
 
 
-def ranked(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def ranked(findings: list[Finding]) -> list[Finding]:
     """Largest upside first; ties by severity (problem first), then id."""
-    return sorted(findings, key=lambda f: (-_upside(f), _severity_order(f), str(f.get("id"))))
+    return sorted(findings, key=lambda f: (-f.upside, _SEVERITY_ORDER.get(f.severity, 3), f.id))
 
 
-def _severity_order(finding: dict[str, Any]) -> int:
-    severity = finding.get("severity")
-    return _SEVERITY_ORDER.get(severity, 3) if isinstance(severity, str) else 3
-
-
-def _upside(finding: dict[str, Any]) -> float:
-    value = finding.get("upside")
-    return float(value) if isinstance(value, (int, float)) else 0.0
-
-
-def fix_parts(finding: dict[str, Any]) -> tuple[str, str]:
+def fix_parts(finding: Finding) -> tuple[str, str]:
     """The fix's (text, code); either may be empty."""
-    fix = finding.get("fix")
-    if isinstance(fix, dict):
-        return str(fix.get("text") or ""), str(fix.get("code") or "")
-    return (str(fix), "") if fix else ("", "")
+    return finding.fix.text, finding.fix.code
 
 
 def evidence_text(evidence: Any, limit: int = 4) -> str:
@@ -69,14 +54,14 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def _title(finding: dict[str, Any]) -> Text:
-    title = cell(finding.get("title", "-"))
-    if finding.get("confidence") == "low":
+def _title(finding: Finding) -> Text:
+    title = cell(finding.title)
+    if finding.confidence == "low":
         title.append(LOW_CONFIDENCE, style="yellow")
     return title
 
 
-def findings_table(findings: list[dict[str, Any]], max_rows: int = MAX_ROWS) -> Table:
+def findings_table(findings: list[Finding], max_rows: int = MAX_ROWS) -> Table:
     shown = ranked(findings)[:max_rows]
     more = len(findings) - len(shown)
     caption = f"... and {more} more findings with less upside (all are in the JSON)" if more > 0 else None
@@ -85,20 +70,18 @@ def findings_table(findings: list[dict[str, Any]], max_rows: int = MAX_ROWS) -> 
                             ("upside", "right"), ("evidence", "left")):  # fmt: skip
         table.add_column(column, justify=justify, overflow="fold")
     for rank, finding in enumerate(shown, 1):
-        severity = clean(finding.get("severity", "-"), one_line=True)
-        upside = _upside(finding) if isinstance(finding.get("upside"), (int, float)) else None
+        severity = clean(finding.severity, one_line=True)
         table.add_row(
-            str(rank), cell(severity, SEVERITY_STYLE.get(severity, "")), cell(finding.get("id", "-")),
-            _title(finding), f"{100 * upside:.0f}%" if upside is not None else "-",
-            cell(evidence_text(finding.get("evidence")), "dim", limit=400),
+            str(rank), cell(severity, SEVERITY_STYLE.get(severity, "")), cell(finding.id), _title(finding),
+            f"{100 * finding.upside:.0f}%", cell(evidence_text(finding.evidence), "dim", limit=400),
         )  # fmt: skip
     return table
 
 
-def fix_panel(rank: int, finding: dict[str, Any]) -> Panel | None:
+def fix_panel(rank: int, finding: Finding) -> Panel | None:
     """The explanation and the fix of one finding, its code highlighted; None if it has neither."""
     text, code = fix_parts(finding)
-    explanation = clean(finding.get("explanation") or "")
+    explanation = clean(finding.explanation)
     if not (text or code or explanation):
         return None
     parts: list[RenderableType] = [Text(explanation)] if explanation else []
@@ -106,14 +89,14 @@ def fix_panel(rank: int, finding: dict[str, Any]) -> Panel | None:
         parts.append(Text("fix: ", style="bold green") + plain(text))
     if code:
         parts.append(Syntax(clean(code), "python", theme="ansi_dark", background_color="default", word_wrap=True))
-    title = plain(f"{rank}. {finding.get('id', '-')}  ", one_line=True) + plain(finding.get("title", ""), "bold", one_line=True)
-    if finding.get("confidence") == "low":
+    title = plain(f"{rank}. {finding.id}  ", one_line=True) + plain(finding.title, "bold", one_line=True)
+    if finding.confidence == "low":
         title.append(" (low confidence)", style="yellow")
-    style = SEVERITY_STYLE.get(finding.get("severity"), "") if isinstance(finding.get("severity"), str) else ""
+    style = SEVERITY_STYLE.get(finding.severity, "")
     return Panel(Group(*parts), title=title, title_align="left", border_style=style)
 
 
-def findings_renderables(findings: list[dict[str, Any]], max_fixes: int = 5) -> list[RenderableType]:
+def findings_renderables(findings: list[Finding], max_fixes: int = 5) -> list[RenderableType]:
     """The findings table, then the fixes of the top `max_fixes` findings; a note when there are none."""
     if not findings:
         return [Text("no findings: nothing measured points at a bottleneck torchdoctor knows how to fix", style="green")]
@@ -121,7 +104,7 @@ def findings_renderables(findings: list[dict[str, Any]], max_fixes: int = 5) -> 
     return [findings_table(findings), *[p for p in panels if p is not None]]
 
 
-def print_findings(findings: list[dict[str, Any]], console: Console, max_fixes: int = 5) -> None:
+def print_findings(findings: list[Finding], console: Console, max_fixes: int = 5) -> None:
     """`findings_renderables` on `console`; nothing at all when there are no findings (for commands whose
     own output already says what was measured)."""
     if findings:

@@ -11,9 +11,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.finding import Finding
 from torchdoctor.report.console_findings import print_findings
 from torchdoctor.report.format import fmt_bytes
 from torchdoctor.report.safe_text import cell, markup
+
+
+def _findings(doc: dict[str, Any]) -> list[Finding]:
+    """The document's findings (as `Finding.to_dict` wrote them)."""
+    return [Finding.from_dict(f) for f in doc["findings"]]
+
 
 def comm_table(op: str, result: dict[str, Any]) -> Table:
     table = Table(title=f"{markup(op)} (bus factor {result['bus_factor']:.3g})", title_justify="left")
@@ -38,7 +45,7 @@ def render_comm(doc: dict[str, Any], console: Console) -> None:
     expected = doc["expected_busbw_gb_per_s"]
     known = f"{expected:.0f} GB/s ({markup(doc['expected_source'])})" if expected else "unknown for this backend/device"
     console.print(f"expected bus bandwidth: {known}")
-    print_findings(doc["findings"], console)
+    print_findings(_findings(doc), console)
 
 
 def render_scale(doc: dict[str, Any], console: Console) -> None:
@@ -53,4 +60,4 @@ def render_scale(doc: dict[str, Any], console: Console) -> None:
         eff = f"{row['efficiency']:.0%}" if row["efficiency"] is not None else "-"
         table.add_row(str(row["nproc"]), ms, rate, speedup, eff, cell(row.get("layer") or "-"), cell(row["exit_reason"]))
     console.print(table)
-    print_findings(doc["findings"], console)
+    print_findings(_findings(doc), console)

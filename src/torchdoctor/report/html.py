@@ -116,14 +116,12 @@ def finding_views(record: Record) -> list[dict[str, Any]]:
     views = []
     for finding in ranked(record.findings):
         text, code = fix_parts(finding)
-        evidence = finding.get("evidence")
-        upside = finding.get("upside")
         views.append({
-            **{k: str(finding.get(k) or "") for k in ("id", "layer", "severity", "title", "explanation", "knob")},
-            "upside": f"{100 * upside:.0f}%" if isinstance(upside, (int, float)) else "-",
-            "upside_width": min(max(float(upside), 0.0), 1.0) if isinstance(upside, (int, float)) else 0.0,
-            "evidence": [(str(k), evidence_text({k: v})[len(str(k)) + 1 :]) for k, v in evidence.items()]
-            if isinstance(evidence, dict) else [],
+            "id": finding.id, "layer": finding.layer, "severity": finding.severity, "title": finding.title,
+            "explanation": finding.explanation, "knob": finding.knob or "",
+            "upside": f"{100 * finding.upside:.0f}%",
+            "upside_width": min(max(float(finding.upside), 0.0), 1.0),
+            "evidence": [(str(k), evidence_text({k: v})[len(str(k)) + 1 :]) for k, v in finding.evidence.items()],
             "fix_text": text,
             "fix_code": Markup(highlight(code, PythonLexer(), _FORMATTER)) if code else "",
         })  # fmt: skip

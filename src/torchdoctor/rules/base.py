@@ -10,13 +10,15 @@ the rule in :data:`REGISTRY`; the rule modules are imported once by :func:`all_r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from torchdoctor.discovery import import_submodules
 from torchdoctor.finding import LAYERS, SEVERITIES, Finding, Fix, new_finding, severity_at
 
 __all__ = ["LAYERS", "REGISTRY", "SEVERITIES", "Finding", "Fix", "Hit", "MissingEvidence", "Rule", "all_rules",
-           "hit_of", "rule", "severity_at"]
+           "hit_of", "measured", "rule", "severity_at"]
+
+T = TypeVar("T")
 
 
 class MissingEvidence(Exception):
@@ -25,6 +27,13 @@ class MissingEvidence(Exception):
     def __init__(self, what: str) -> None:
         super().__init__(f"no {what} in the Record")
         self.what = what
+
+
+def measured(value: T | None, what: str) -> T:
+    """`value`, or MissingEvidence naming `what` when the Record holds None for it."""
+    if value is None:
+        raise MissingEvidence(what)
+    return value
 
 
 @dataclass(frozen=True)

@@ -52,23 +52,26 @@ def selected_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tu
                  and not _matches(r.id, r.layer, ignore))
 
 
-def _lint_hints(record: Record, covered_topics: set[str], select: Iterable[str],
+def _lint_hints(evidence: Evidence, covered_topics: set[str], select: Iterable[str],
                 ignore: Iterable[str]) -> list[Finding]:
-    hints = []
     try:
-        cpu_run = record.kind == "script" and Evidence(record).runs_on_cpu_only()
+        violations = evidence.lint().violations
+    except MissingEvidence:
+        return []
+    try:
+        cpu_run = evidence.record.kind == "script" and evidence.runs_on_cpu_only()
     except MissingEvidence:
         cpu_run = False
-    for v in (record.lint or {}).get("violations") or []:
-        code, topic, layer = v.get("code", ""), v.get("rule_hint", ""), v.get("layer", "")
-        not_this_device = cpu_run and code in DEVICE_ONLY_LINT
-        if not_this_device or topic in covered_topics or (select and not _matches(code, layer, select)) \
-                or _matches(code, layer, ignore):
+    hints = []
+    for v in violations:
+        not_this_device = cpu_run and v.code in DEVICE_ONLY_LINT
+        if not_this_device or v.rule_hint in covered_topics or (select and not _matches(v.code, v.layer, select)) \
+                or _matches(v.code, v.layer, ignore):
             continue
-        hints.append(Finding(code, v.get("layer", "config"), "info", f"static hint: {v.get('message', '')}", 0.0,
-                             {"lint": [f"{v['path']}:{v['line']}:{v['col']} {code}"], "measured_cost": None},
+        hints.append(Finding(v.code, v.layer, "info", f"static hint: {v.message}", 0.0,
+                             {"lint": [v.location], "measured_cost": None},
                              "Found in the source; no cost was measured for it in this run.",
-                             Fix(v.get("message", "")), None))
+                             Fix(v.message), None))
     return hints
 
 
@@ -95,7 +98,7 @@ def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str
             if lint and "lint" not in finding.evidence:
                 finding = replace(finding, evidence={**finding.evidence, "lint": lint})
         result.findings.append(finding)
-    result.findings.extend(_lint_hints(record, covered, select, ignore))
+    result.findings.extend(_lint_hints(evidence, covered, select, ignore))
     result.findings.sort(key=lambda f: (*f.rank_key, f.id.startswith(LINT_PREFIX)))  # hints last on ties
     return result
 

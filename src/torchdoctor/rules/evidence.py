@@ -7,10 +7,16 @@ so a rule states what it reads and never guesses a default. Units follow the Rec
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import Any, Callable, TypeVar, cast
 
+from torchdoctor.errors import RecordFormatError
+from torchdoctor.lint import LintResult
+from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
+from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
+
+T = TypeVar("T")
 
 REPRESENTATIVE_RATIO = 1.5  # profiled step / median timed step above which the profile was disturbed
 
@@ -20,6 +26,23 @@ class Evidence:
 
     def __init__(self, record: Record) -> None:
         self.record = record
+        self._sections: dict[str, object] = {}  # section name -> its typed value, None, or why it is unreadable
+
+    def _section(self, name: str, read: Callable[[Any], T]) -> T:
+        """`record.<name>` read once by its owner's `from_dict`; MissingEvidence when the section is
+        absent or does not fit its type (a hand-edited or foreign Record), naming why."""
+        if name not in self._sections:
+            data = getattr(self.record, name)
+            try:
+                self._sections[name] = None if data is None else read(data)
+            except RecordFormatError as exc:
+                self._sections[name] = exc
+        value = self._sections[name]
+        if value is None:
+            raise MissingEvidence(f"{name} section")
+        if isinstance(value, RecordFormatError):
+            raise MissingEvidence(f"a readable {name} section ({value})")
+        return cast(T, value)
 
     # -- measured step timings ----------------------------------------------------------------
     def summary(self, key: str) -> float:
@@ -232,26 +255,26 @@ class Evidence:
             raise MissingEvidence("distributed." + ".".join(path))
         return value
 
-    def memory(self, key: str) -> Any:
-        """`record.memory.breakdown.<key>` (the memory window's step breakdown, docs/memory.md)."""
-        value = ((self.record.memory or {}).get("breakdown") or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"memory.breakdown.{key}")
-        return value
+    def memory(self) -> MemoryBreakdown:
+        """`record.memory.breakdown`: the memory window's step breakdown (docs/memory.md)."""
+        breakdown = self._section("memory", MemoryReport.from_dict).breakdown
+        if breakdown is None:
+            raise MissingEvidence("memory.breakdown")
+        return breakdown
 
     def memory_category(self, category: str) -> int:
         """Bytes of `category` (activations, optimizer_state, ...) at the step's peak."""
-        categories = self.memory("categories_bytes")
+        categories = self.memory().categories_bytes
         if category not in categories:
             raise MissingEvidence(f"memory.breakdown.categories_bytes.{category}")
         return int(categories[category])
 
-    def allocator(self, key: str) -> float:
-        """`record.memory.breakdown.allocator.<key>`: CUDA caching-allocator figures."""
-        value = (self.memory("allocator") or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"memory.breakdown.allocator.{key}")
-        return float(value)
+    def allocator(self) -> AllocatorFigures:
+        """`record.memory.breakdown.allocator`: CUDA caching-allocator figures."""
+        figures = self.memory().allocator
+        if figures is None:
+            raise MissingEvidence("memory.breakdown.allocator")
+        return figures
 
     def device_memory_bytes(self) -> int:
         gpus = self.env("devices").get("gpus") or []
@@ -259,11 +282,18 @@ class Evidence:
             raise MissingEvidence("env.devices.gpus[0].total_memory_bytes")
         return int(gpus[0]["total_memory_bytes"])
 
+    def lint(self) -> LintResult:
+        """`record.lint`: torchdoctor.lint's result for the observed script."""
+        return self._section("lint", LintResult.from_dict)
+
     def lint_hits(self, topic: str) -> list[str]:
-        """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`)."""
-        violations = (self.record.lint or {}).get("violations") or []
-        return [f"{v['path']}:{v['line']}:{v['col']} {v['code']}"
-                for v in violations if v.get("rule_hint") == topic]
+        """`path:line:col CODE` of every lint violation backing `topic` (e.g. `data.num_workers`);
+        none without a readable lint section."""
+        try:
+            violations = self.lint().violations
+        except MissingEvidence:
+            return []
+        return [v.location for v in violations if v.rule_hint == topic]
 
 
 def _legacy_window(rank: dict[str, Any], data_share: float) -> dict[str, Any]:

@@ -8,7 +8,7 @@ the limit -> activations or optimizer state -> gradient checkpointing" and troub
 
 from __future__ import annotations
 
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, measured, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
 PEAK_WARNING, PEAK_PROBLEM = 0.85, 0.95  # peak reserved / device total
@@ -25,7 +25,8 @@ def peak_near_limit(ev: Evidence) -> Hit | None:
     `deviceProperties` (the TensorBoard plugin's memory rule, peak > 90% of the device: our 85%
     warning is below it, and reserved >= the allocated bytes the plugin reads)."""
     try:
-        peak, total = ev.allocator("peak_reserved_bytes"), ev.device_memory_bytes()
+        peak = float(measured(ev.allocator().peak_reserved_bytes, "memory.breakdown.allocator.peak_reserved_bytes"))
+        total = ev.device_memory_bytes()
     except MissingEvidence:
         peak, total = _trace_memory_peak(ev)
     ratio = peak / total
@@ -50,8 +51,9 @@ def _trace_memory_peak(ev: Evidence) -> tuple[float, int]:
 
 def _share_of_peak(ev: Evidence, category: str) -> tuple[float, int, int]:
     """`category`'s share of the step's peak; (0, ...) unless the device is under memory pressure."""
-    part, peak = ev.memory_category(category), ev.memory("peak_bytes")
-    if ev.allocator("peak_reserved_bytes") / ev.device_memory_bytes() < PRESSURE:
+    part, peak = ev.memory_category(category), measured(ev.memory().peak_bytes, "memory.breakdown.peak_bytes")
+    reserved = float(measured(ev.allocator().peak_reserved_bytes, "memory.breakdown.allocator.peak_reserved_bytes"))
+    if reserved / ev.device_memory_bytes() < PRESSURE:
         return 0.0, part, peak
     return (part / peak if peak else 0.0), part, peak
 
@@ -90,12 +92,13 @@ def optimizer_state_dominates(ev: Evidence) -> Hit | None:
 def fragmentation(ev: Evidence) -> Hit | None:
     """A large share of reserved memory sits in split, free blocks (allocator `fragmentation` =
     inactive split bytes / reserved). PyTorch CUDA semantics docs: expandable_segments:True."""
-    share = ev.allocator("fragmentation")
+    share = float(measured(ev.allocator().fragmentation, "memory.breakdown.allocator.fragmentation"))
     severity = severity_at(share, FRAGMENTATION_WARNING, FRAGMENTATION_PROBLEM)
     if severity is None:
         return None
+    reserved = float(measured(ev.allocator().peak_reserved_bytes, "memory.breakdown.allocator.peak_reserved_bytes"))
     return Hit(severity, f"{share:.0%} of reserved memory is fragmented", share,
-               {"fragmentation_fraction": round(share, 4), "peak_reserved_bytes": ev.allocator("peak_reserved_bytes")},
+               {"fragmentation_fraction": round(share, 4), "peak_reserved_bytes": reserved},
                "Blocks of varying sizes leave gaps the allocator cannot reuse for larger requests.",
                Fix("Let segments grow instead of splitting fixed ones.",
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py"))
@@ -105,10 +108,10 @@ def fragmentation(ev: Evidence) -> Hit | None:
 def allocator_retries(ev: Evidence) -> Hit | None:
     """The caching allocator had to free its cache and retry (num_alloc_retries > 0), typically because
     input shapes vary step to step. PyTorch CUDA semantics docs (memory management, cudaMalloc retries)."""
-    retries = ev.allocator("num_alloc_retries")
+    retries = float(measured(ev.allocator().num_alloc_retries, "memory.breakdown.allocator.num_alloc_retries"))
     if retries < 1:
         return None
-    share = ev.allocator("fragmentation")
+    share = float(measured(ev.allocator().fragmentation, "memory.breakdown.allocator.fragmentation"))
     return Hit("warning", f"{retries:.0f} allocator retries: memory is re-allocated as shapes change", share,
                {"num_alloc_retries": retries, "fragmentation_fraction": round(share, 4)},
                "Each retry frees cached blocks and calls cudaMalloc again, which synchronises the device.",

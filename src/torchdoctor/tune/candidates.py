@@ -1,6 +1,6 @@
 """Which knobs to try, in which order.
 
-Knobs named by the diagnosis's findings (`finding["knob"]`, a `REGISTRY` name) come first, by
+Knobs named by the diagnosis's findings (`Finding.knob`, a `REGISTRY` name) come first, by
 decreasing upside; then every other knob of DEFAULT_ORDER. DEFAULT_ORDER puts cheap, safe fixes of the commonest
 bottlenecks first (data loading, debug switches), then precision, then memory layout and
 optimizer kernels, and torch.compile last, as its trials are the slowest to run.
@@ -10,8 +10,7 @@ and `batch_size` only with `allow_batch_size`.
 
 from __future__ import annotations
 
-from typing import Any
-
+from torchdoctor.finding import Finding
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record
 
@@ -25,16 +24,16 @@ DEFAULT_ORDER: tuple[str, ...] = (
 )
 
 
-def findings_of(record: Record) -> list[dict[str, Any]]:
+def findings_of(record: Record) -> list[Finding]:
     """The Record's findings; the diagnosis's when the Record has none yet, or when its findings name a
     knob that is not registered (Records stored before findings named knobs by their registered
     name, e.g. `compute.threads`): re-diagnosing the Record names them as the rules do now."""
     stored = list(record.findings)
-    if stored and all(f.get("knob") is None or f.get("knob") in REGISTRY for f in stored):
+    if stored and all(f.knob is None or f.knob in REGISTRY for f in stored):
         return stored
     from torchdoctor.rules import diagnose_record
 
-    return [f.to_dict() for f in diagnose_record(record)]
+    return diagnose_record(record)
 
 
 def named_knobs(record: Record) -> list[str]:
@@ -43,9 +42,9 @@ def named_knobs(record: Record) -> list[str]:
     each was considered."""
     upside: dict[str, float] = {}
     for finding in findings_of(record):
-        name = finding.get("knob")
+        name = finding.knob
         if name in REGISTRY:
-            upside[name] = max(upside.get(name, 0.0), float(finding.get("upside") or 0.0))
+            upside[name] = max(upside.get(name, 0.0), float(finding.upside))
     return sorted(upside, key=lambda n: -upside[n])
 
 

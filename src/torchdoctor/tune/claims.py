@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Collection, Sequence
 
 from torchdoctor.bench import SLOWER
+from torchdoctor.finding import Finding
 from torchdoctor.rules.workers_bound import speedup_with_workers
 from torchdoctor.tune.trial import KEPT, Trial, speedup_interval
 
@@ -32,18 +33,18 @@ def claimed_speedup(upside: float) -> float:
     return 1.0 / max(1.0 - upside, 1e-3)
 
 
-def check_claims(findings: Sequence[dict[str, Any]], trials: Sequence[Trial], *, considered: Collection[str],
+def check_claims(findings: Sequence[Finding], trials: Sequence[Trial], *, considered: Collection[str],
                  candidates: Collection[str]) -> list[dict[str, Any]]:
     """One row per finding with a knob, in the diagnosis's order (docs/tune.md, `findings`); every
     row has every key.
     `considered`: knobs the search reached; `candidates`: knobs it would have tried."""
     rows = []
     for finding in findings:
-        knob = finding.get("knob")
+        knob = finding.knob
         if not knob:
             continue
-        upside = float(finding.get("upside") or 0.0)
-        row: dict[str, Any] = {"id": finding.get("id"), "title": finding.get("title"), "knob": knob,
+        upside = float(finding.upside)
+        row: dict[str, Any] = {"id": finding.id, "title": finding.title, "knob": knob,
                                "claimed_upside": upside, "claimed_speedup": claimed_speedup(upside)}
         tried = [t for t in trials if t.knob == knob and t.ratio]
         if not tried:
@@ -63,10 +64,10 @@ def _representative(tried: list[Trial]) -> Trial:
     return (kept or [min(decided or tried, key=lambda t: t.ratio)])[0]
 
 
-def _claim_for(finding: dict[str, Any], trial: Trial, claimed: float) -> float:
+def _claim_for(finding: Finding, trial: Trial, claimed: float) -> float:
     """The finding's claim for the trial's value: its own where the trial tried the fix's value or
     the claim does not depend on it; else what the finding's bound gives for that value."""
-    evidence = finding.get("evidence") or {}
+    evidence = finding.evidence
     fix_workers, value = evidence.get("workers_in_fix"), trial.value
     if trial.knob != "num_workers" or not isinstance(value, int) or value == fix_workers:
         return claimed

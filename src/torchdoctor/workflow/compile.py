@@ -115,7 +115,7 @@ def compile_script(script: str, args: Sequence[str], config: ObserveConfig, laun
     result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
     if save:
         for record in records:
-            record.findings = [f.to_dict() for f in diagnose_record(record)]
+            record.findings = diagnose_record(record)
         store_records(store_path, records)
     return result, records
 

@@ -59,7 +59,7 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     """The stages after analysis: findings, the store, the JSON and HTML files, the terminal report.
     A store that cannot be written does not stop the others: its StoreError is raised after them."""
     console = outputs.console or Console()
-    findings = [f.to_dict() for f in diagnose_record(record, select=outputs.select, ignore=outputs.ignore)]
+    findings = diagnose_record(record, select=outputs.select, ignore=outputs.ignore)
     record.findings = qualify_findings(findings, record_caveats(record))
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
     if outputs.json_out:

@@ -10,13 +10,16 @@ or ran out of memory) is closed by `close(reason)` with the figures tracked unti
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from torchdoctor.observe.probes import cuda_memory as cuda
-from torchdoctor.memory.breakdown import SCHEMA_VERSION, MemoryBreakdown
+from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
+from torchdoctor.memory.report import MemoryReport
+from torchdoctor.memory.timeline import MemoryTimeline
 from torchdoctor.observe.probes.memory_tracker import StepMemoryTracker
 from torchdoctor.memory.whatif import what_if
 
@@ -58,9 +61,9 @@ class MemoryWindow:
             breakdown = self.tracker.stop(reason)
         else:
             breakdown = _fallback(self._reason if reason is None else f"{self._reason}; {reason}")
-        breakdown.batch_size = batch_size
-        breakdown.allocator = cuda.allocator_figures()
-        self.breakdown = breakdown
+        figures = cuda.allocator_figures()
+        self.breakdown = replace(breakdown, batch_size=batch_size,
+                                 allocator=AllocatorFigures(**figures) if figures is not None else None)
         self._maybe_dump_history()
         self._state = "done"
 
@@ -86,24 +89,22 @@ class MemoryWindow:
         b = self.breakdown
         snapshot = self.snapshot_path if self.snapshot_path and self.snapshot_note is None else None
         snapshot_timeline = _snapshot_timeline(snapshot) if snapshot else None
-        tracked = self.tracker.timeline.to_dict() if self.tracker.timeline is not None else None
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "breakdown": b.to_dict(),
-            "what_if": what_if(b, budget_bytes=self.budget_bytes).to_dict() if b.categories_bytes else None,
-            "snapshot": snapshot,
-            "snapshot_note": self.snapshot_note if self.snapshot_path else None,
-            "timeline": tracked or snapshot_timeline,
-            "snapshot_timeline": snapshot_timeline,
-        }
+        return MemoryReport(
+            breakdown=b,
+            what_if=what_if(b, budget_bytes=self.budget_bytes) if b.categories_bytes else None,
+            snapshot=snapshot,
+            snapshot_note=self.snapshot_note if self.snapshot_path else None,
+            timeline=self.tracker.timeline if self.tracker.timeline is not None else snapshot_timeline,
+            snapshot_timeline=snapshot_timeline,
+        ).to_dict()
 
 
-def _snapshot_timeline(path: str) -> dict[str, Any] | None:
+def _snapshot_timeline(path: str) -> MemoryTimeline | None:
     """The snapshot's timeline, or None when the written file cannot be replayed."""
     from torchdoctor.memory.snapshot import SnapshotFormatError, snapshot_timeline
 
     try:
-        return snapshot_timeline(path).to_dict()
+        return snapshot_timeline(path)
     except (SnapshotFormatError, StopIteration):
         return None
 

@@ -1,0 +1,128 @@
+"""Checked values from a Record's JSON: every field of a dataclass against its annotation.
+
+A Record file may come from someone else. Its sections are read into dataclasses only through
+:func:`checked_fields` (the fields found, each checked) or :func:`value_of` (the dataclass itself,
+nested dataclasses built the same way), so a wrong type is a RecordFormatError naming the field
+(`memory.breakdown.peak_bytes`), never a traceback later in a renderer or a rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Callable, TypeVar
+
+from torchdoctor.errors import RecordFormatError
+
+T = TypeVar("T")
+
+
+def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
+    """The fields of `cls` found in `data`, each checked against its annotation, as they are (nested
+    objects stay dicts). A field with a default may be missing; one without is a RecordFormatError.
+    `where` names `data` in errors (`""` for the Record itself, whose fields are named bare)."""
+    if not isinstance(data, dict):
+        raise RecordFormatError(f"Record field {where!r} should be an object, not {kind(data)}")
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        name = f"{where}.{f.name}" if where else f.name
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RecordFormatError(f"Record field {name!r} is missing")
+            continue
+        problem = _problem(data[f.name], hints[f.name], name)
+        if problem:
+            raise RecordFormatError(problem)
+        out[f.name] = data[f.name]
+    return out
+
+
+def value_of(cls: type[T], data: Any, where: str) -> T:
+    """`cls` built from a JSON object: its fields checked as :func:`checked_fields` checks them, and
+    every field annotated with a dataclass (alone, optional, or as the items of a list or tuple)
+    built the same way; a tuple field becomes a tuple. Keys `cls` does not know are ignored."""
+    hints = typing.get_type_hints(cls)
+    return cls(**{name: _built(value, hints[name], f"{where}.{name}")
+                  for name, value in checked_fields(cls, data, where).items()})
+
+
+def readable(read: Callable[[Any], T], section: Any) -> T | None:
+    """`read(section)` for a renderer that shows a Record's section when it can: None for an absent
+    section (None) and for one that does not fit its type (a hand-edited Record), which then
+    renders as absent instead of stopping the report."""
+    if section is None:
+        return None
+    try:
+        return read(section)
+    except RecordFormatError:
+        return None
+
+
+def _built(value: Any, hint: Any, where: str) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        fitting = [arg for arg in args if arg is not type(None) and _problem(value, arg, where) is None]
+        return _built(value, fitting[0], where)
+    if dataclasses.is_dataclass(hint):
+        return value_of(hint, value, where)
+    if origin in (list, tuple):
+        return origin(_built(item, args[0], f"{where}[{i}]") for i, item in enumerate(value))
+    return value
+
+
+def _problem(value: Any, hint: Any, name: str) -> str | None:
+    """Why a JSON value does not fit the annotation (a dataclass is an object), or None if it does."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (list, tuple) and isinstance(value, list):  # a tuple is a JSON list (tuple[str, ...])
+        for i, item in enumerate(value):
+            problem = _problem(item, args[0], f"{name}[{i}]")
+            if problem:
+                return problem
+        return None
+    if origin is dict and isinstance(value, dict):
+        for key, item in value.items():
+            problem = _problem(item, args[1], f"{name}.{key}")
+            if problem:
+                return problem
+        return None
+    if _fits(value, hint):
+        return None
+    return f"Record field {name!r} should be {_describe(hint)}, not {kind(value)}"
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_problem(value, arg, "") is None for arg in args)
+    if origin in (list, tuple):
+        return isinstance(value, list)
+    if origin is dict or dataclasses.is_dataclass(hint):
+        return isinstance(value, dict)
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", type(None): "null"}
+
+
+def _describe(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in args)
+    if origin in (list, tuple):
+        return f"a list of {_describe(args[0]).removeprefix('an ').removeprefix('a ')}s"
+    if origin is dict or dataclasses.is_dataclass(hint):
+        return "an object"
+    return _WORDS.get(hint, str(hint))
+
+
+def kind(value: Any) -> str:
+    """What a JSON value is, in words ("an object", "a list", "a string", ...)."""
+    return {dict: "an object", list: "a list"}.get(type(value)) or _WORDS.get(type(value), type(value).__name__)
