@@ -24,16 +24,11 @@ def report(
     """Render a Record from a JSON file or the run store: to the terminal, or to files."""
     from rich.console import Console
 
-    from torchdoctor.record import Record
     from torchdoctor.report.base import write_report
     from torchdoctor.report.console import render_record
-    from torchdoctor.store import RunStore
+    from torchdoctor.workflow.records import load_record
 
-    if Path(source).is_file():
-        record = Record.load(source)
-    else:
-        with RunStore(store) as runs:
-            record = runs.load(source)
+    record = load_record(source, store)
     targets = [(path, kind) for path, kind in ((html, "html"), (output, fmt)) if path is not None]
     for path, kind in targets:
         Console(stderr=True).print(f"wrote {write_report(record, path, kind)}", highlight=False)

@@ -36,10 +36,9 @@ def show(
 ) -> None:
     """Render a stored run again."""
     from torchdoctor.report.console import render_record
-    from torchdoctor.store import RunStore
+    from torchdoctor.workflow.records import load_stored
 
-    with RunStore(store) as runs:
-        record = runs.load(run_id)
+    record = load_stored(run_id, store)
     render_record(record, Console())
     if json_out:
         record.save(json_out)
@@ -59,12 +58,10 @@ def compare(
     """Two runs side by side: step-time change with a verdict, and what differs."""
     import orjson
 
-    from torchdoctor.analyse import compare_records
     from torchdoctor.report.runs import render_comparison
-    from torchdoctor.store import RunStore
+    from torchdoctor.workflow.records import compare_stored
 
-    with RunStore(store) as runs:
-        comparison = compare_records(runs.load(run_a), runs.load(run_b))
+    comparison = compare_stored(run_a, run_b, store)
     render_comparison(comparison, Console())
     if json_out:
         json_out.write_bytes(orjson.dumps(comparison.to_dict(), option=orjson.OPT_INDENT_2))

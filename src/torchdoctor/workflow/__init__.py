@@ -7,7 +7,8 @@ here measures or analyses by itself):
 - `compile`: the script as written, then eager or compiled variants -> comparison and advice;
 - `scale`: one observation per process count -> the scaling analysis;
 - `tune`: the search over knobs -> store, progress, report;
-- `check`: the performance gate -> progress, baseline store, fork servers, outputs.
+- `check`: the performance gate -> progress, baseline store, fork servers, outputs;
+- `records`: a stored run (or a Record file) read again, two stored runs compared.
 
 `observation.observe_with_progress` is the one path to observe a script from a command. Modules are
 imported on use (the CLI's start-up stays fast), so import the command's own module.
