@@ -5,11 +5,11 @@ the step that syncs waits for the whole backlog, the others only launch), gradie
 a DataLoader worker that restarts every few batches. Such a run's mean step is steady from run to
 run (a 20-step run of a 4-step cycle holds exactly five slow steps), while resampling its steps as
 independent draws puts anywhere from one to ten slow steps in a resample: the bootstrap interval
-of the mean is then many times wider than what a second run measures (session 31 on an H200: a
-compiled GPT's runs 22.43-22.47 ms a step against 26.03-26.06 ms plain, judged "no clear
-difference" from three runs a side). Resampling whole cycles (a moving-block bootstrap whose
-block is the period) keeps every resample's mix of slow and fast steps, and on steps that do not
-repeat (block 1) it is the plain bootstrap. Blocks of any length are a valid bootstrap of
+of the mean is then many times wider than what a second run measures (a compiled GPT on an H200
+ran 22.43-22.47 ms a step against 26.03-26.06 ms plain, and was judged "no clear difference" from
+three runs a side: benchmarks/results/2026-12-04-gpu-gpt.md). Resampling whole cycles (a
+moving-block bootstrap whose block is the period) keeps every resample's mix of slow and fast
+steps, and on steps that do not repeat (block 1) it is the plain bootstrap. Blocks of any length are a valid bootstrap of
 independent steps as well, so a period read into noise costs a little precision, not coverage.
 
 By hand: no maintained library offers a block bootstrap of a statistic in numpy without

@@ -163,10 +163,11 @@ MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
 #: uncertainty (`RunsVerdict.half_width`). The bootstrap of a run's steps treats them as independent
 #: draws, and a script's steps are not: a DataLoader whose workers restart every 4 batches makes
 #: every fourth step a 1 s wait, so a 20-step run holds exactly five of them, its mean steady to 1%
-#: run after run, while resampled steps hold anywhere from one to ten (session 30: "+-35%" printed
-#: where 11 rounds' ratios scattered +-6% and a re-measurement landed 6% away). Periodic logging,
-#: gradient accumulation and prefetch bursts do the same; correlated steps (a slow minute) do the
-#: opposite. How the runs' means actually differ counts all of that, once there are enough of them.
+#: run after run, while resampled steps hold anywhere from one to ten (a tune_zoo confirmation
+#: printed "+-35%" where its 11 rounds' ratios scattered +-6% and a re-measurement landed 6% away:
+#: benchmarks/results/2026-12-04-tune-zoo.md, run 30). Periodic logging, gradient accumulation and
+#: prefetch bursts do the same; correlated steps (a slow minute) do the opposite. How the runs'
+#: means actually differ counts all of that, once there are enough of them.
 #: Before that the bootstrap resamples a periodic run in whole cycles (`bench.periodic`), which
 #: covers the cycles a run holds at least three of, not the rest.
 SCATTER_ROUNDS = 6
@@ -225,9 +226,8 @@ class RunsVerdict:
         not 1.96. Paired with fewer than two rounds whose runs both agree with their sides, the
         robust scatter of every round alone, from 3 rounds: a machine that moves between two states
         splits each side's runs into two groups, so that few rounds have both runs in the larger
-        ones, while the rounds' ratios stay steady (tune_zoo, session 32: the anomaly row's baseline at
-        5.0-5.7 or 7.4-7.8 ms, 1 steady round of 12, "run to run unknown" where the rounds' ratios
-        scattered about 10%). Infinite while unknown (fewer than two such runs or rounds)."""
+        ones, while the rounds' ratios stay steady (`tests/bench/test_runs.py` rebuilds such a
+        confirmation). Infinite while unknown (fewer than two such runs or rounds)."""
         if self.paired:  # the rounds' log ratios, those of rounds with a disturbed run left out, as below
             every = np.log(np.divide(self.b_means, self.a_means))
             steady = [i for i in self.a_kept if i in self.b_kept]
@@ -288,14 +288,14 @@ class RunsVerdict:
     @property
     def ci_across_runs(self) -> tuple[float, float] | None:
         """The ratio's 95% CI with the run-to-run scatter in: the bootstrap CI, which sees only
-        the steps within each run, widened to ratio / (1 + `run_to_run`) .. ratio * (1 +
-        `run_to_run`). The bootstrap alone told a user "x2.33-x2.37" where the confirmation's own
-        rounds scattered +-4% (tune_zoo, session 24). A verdict decided by the runs' ranks starts from
-        their 95% interval (`_interval_95`), widened alike: that interval assumes both sides scatter
-        alike, and beside a nearly constant baseline (1 s sleeps) it is that of the median of the other side's runs
-        at about 80% coverage (session 30: "+-4%" where the rounds said +-7-10%). None while the
-        run-to-run part is unknown, but for a rank interval, then as it is. From enough rounds
-        (`from_scatter`) the run-to-run interval alone: the bootstrap's can be far too wide."""
+        the steps within each run (and so can be far narrower than the rounds' scatter), widened to
+        ratio / (1 + `run_to_run`) .. ratio * (1 + `run_to_run`). A verdict decided by the runs'
+        ranks starts from their 95% interval (`_interval_95`), widened alike: that interval assumes
+        both sides scatter alike, and beside a nearly constant baseline (1 s sleeps) it is that of
+        the median of the other side's runs at about 80% coverage. None while the run-to-run part
+        is unknown, but for a rank interval, then as it is. From enough rounds (`from_scatter`) the
+        run-to-run interval alone: the bootstrap's can be far too wide. The measurements behind
+        this: docs/bench.md."""
         (ci_low, ci_high), ratio = self._interval_95, self.verdict.ratio
         runs = self.run_to_run
         if self.from_scatter:
@@ -351,8 +351,9 @@ def _scatter(agreeing: np.ndarray, every: np.ndarray) -> tuple[float, int]:
 def _robust_variance(logs: np.ndarray) -> float:
     """The variance of normal logs with the scatter of `logs` (1.4826 x their MAD, squared): the
     scatter of every run, or round, the median is taken over, which the variance of the agreeing
-    ones alone understates where many fall outside the run tolerance (session 30: 8 of 16 rounds
-    agreed, +-2.3% from them, +-6.8% from all 16), and one disturbed run moves it little. 0 for
+    ones alone understates where many fall outside the run tolerance (a tune_zoo confirmation: 8 of
+    16 rounds agreed, +-2.3% from them, +-6.8% from all 16; benchmarks/results/2026-12-04-tune-zoo.md,
+    run 30), and one disturbed run moves it little. 0 for
     fewer than 3 values (a MAD of two is no scale)."""
     if len(logs) < 3:
         return 0.0
@@ -401,9 +402,7 @@ def compare_runs(
     step is its window's wall time per step, the pace a user's epoch takes; its median step is
     not: DataLoader workers deliver in bursts (16 workers finish 16 batches together, the next 15
     steps find their batch ready), and a worker restart every few steps is one slow step of
-    several, so the median step misses exactly the waits a data fix removes (measured on the slow
-    `__getitem__` field script in CI: x92 by medians beside x24, where the pace of those steps is
-    x13-x16 on an idle machine, 2.2-2.7 ms a step against 36.3 ms). Disturbances longer
+    several, so the median step misses exactly the waits a data fix removes. Disturbances longer
     than a step are the run-level median's business. Every run counts: keeping only the runs that
     agree would favour a configuration whose runs vary (a DataLoader worker starved of a core now
     and then), as its slow runs would be dropped. CI: bootstrap of each run's steps
@@ -412,8 +411,7 @@ def compare_runs(
     Runs that do not corroborate each other are judged by their ranks once each side has
     SEPARATION_RUNS runs (`_rank_interval`): an exact one-sided 5% rank test over the runs' means
     and its distribution-free interval of the run ratio, so that a configuration whose own runs vary
-    (8 intra-op threads on 2 cores: 15-69 ms a step in eight runs, while 2 threads ran 8-10 ms in
-    seven of eight) is still decided. With 3 + 3 runs the test is complete separation: faster only
+    is still decided. With 3 + 3 runs the test is complete separation: faster only
     when every B run beat every A run by more than min_effect, the interval the range of run ratios.
 
     `paired`: a_runs[i] and b_runs[i] ran in one round, one right after the other (A B B A ...;
@@ -421,11 +419,9 @@ def compare_runs(
     log scale, and the CI the median of the rounds' log ratios of runs bootstrapped as above: a
     machine state that lasts a round (another tenant on the second core for a minute) slows both
     runs of the round and cancels, where the ratio of the two sides' medians can take A's median
-    from a slow minute and B's from a fast one. Measured on the tune_zoo tables of sessions 20-23
-    (40 rows, the claim's runs and an independent re-measurement's, both re-analysed): claim
-    within 10% of the re-measurement on 27 rows by the sides' medians, 32 paired; one row's claim
-    was x2.50 where its rounds' halves measured x2.45 and x2.39. The agreement of runs, the noise
-    floor and the ranks stay each side's.
+    from a slow minute and B's from a fast one. The agreement of runs, the noise floor and the
+    ranks stay each side's. The measurements behind each of these choices: docs/bench.md, and
+    "Notes behind bench.stats" in benchmarks/results/2026-12-04-tune-zoo.md.
     """
     if not 0.5 <= confidence < 1.0:
         raise BenchInputError(f"confidence must be in [0.5, 1), got {confidence}")
