@@ -104,7 +104,8 @@ class Threads(Knob):
         the anomaly row); the search still reaches the cores with more `--int-trials`. Nor does the
         threads probe's count come first when it measured faster in the baseline's own run: in the
         test suite, beside another test worker, the probe's 2 threads then measured x0.77 against
-        threads16's 16 in tune's trial a minute later, where 1 thread is kept (docs/field.md, session 12)."""
+        threads16's 16 in tune's trial a minute later, where 1 thread is kept
+        (benchmarks/results/2026-12-03-field.md, run 12)."""
         cores = cpu_cores(record)
         current = _switch(record, "num_threads") or cores
         return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))

@@ -1,4 +1,4 @@
-"""torch.compile rules (issue 7 item 3), over the compile report in `record.compile`
+"""torch.compile rules, over the compile report in `record.compile`
 (docs/compile.md). Each finding is built once, in `torchdoctor.compile.advice` (the `compile`
 command reports the same findings, with the same ids); these rules read the Record's compile report
 and add what only a Record has: the timed window (the share of TD-COMP-021) and the epoch length

@@ -16,7 +16,7 @@ from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
-UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (issue 4, guides' 50% row)
+UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (docs/rules.md, TD-COMP-001)
 UTIL_PROBLEM = 0.50
 HOST_WAIT_SHARE = 0.5  # of the device's idle time spent waiting for the host
 LAUNCH_SHORT_SHARE = 0.5  # kernels shorter than their launch call

@@ -1,4 +1,4 @@
-"""Inference-loop rules (issue 9 item 4): a loop of forward calls that never calls backward
+"""Inference-loop rules: a loop of forward calls that never calls backward
 (`step_detection == "forward"`). Grad mode left on is TD-COMP-008 (rules/compute.py).
 
 Sources: PyTorch "CPU threading and TorchScript inference" and the serving guides (batching

@@ -1,5 +1,5 @@
-"""What the diagnosis claimed, against what tune measured (issue 15: every finding backed by a
-measurement).
+"""What the diagnosis claimed, against what tune measured: every finding whose fix is a knob is
+backed by a measurement of that fix.
 
 A finding whose fix is a knob claims that the fix wins back `upside` of the step: a speed-up of
 1 / (1 - upside). tune tries that knob on the real script, side by side with the configuration of
