@@ -1,4 +1,4 @@
-"""Every finding against the measured effect of its fix (issue 15, item 3).
+"""Every finding against the measured effect of its fix.
 
 A finding claims an upside: the fraction of the step its fix wins back at most, so the step should
 get up to 1/(1 - upside) times faster. For each script given (field scripts as `field/NAME`, zoo

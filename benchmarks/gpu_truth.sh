@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU truth (issue 18): run torchdoctor's GPU paths once on a real CUDA device, in one prepared call.
+# GPU truth: run torchdoctor's GPU paths once on a real CUDA device, in one prepared call.
 #
 #   bash benchmarks/gpu_truth.sh [OUT_DIR]          # OUT_DIR defaults to $OUT, else ./gpu_truth_out
 #

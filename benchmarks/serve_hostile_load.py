@@ -1,7 +1,7 @@
 """The server under a burst with bad requests mixed in: `torchdoctor serve --demo` (the real CLI,
 a subprocess on 127.0.0.1, default settings) gets VALID + BAD concurrent POST /predict at once,
 the bad ones with a token id of -1 or 10^6 (outside the demo's 4096-row embedding). Prints the
-HTTP statuses of the valid and of the bad requests as JSON; the goal (issue 16): no valid request
+HTTP statuses of the valid and of the bad requests as JSON; the goal: no valid request
 answered 500. Figures in docs/reliability.md.
 
     python benchmarks/serve_hostile_load.py [--valid 1800] [--bad 200] [--seed 0]

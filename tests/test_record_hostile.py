@@ -1,4 +1,4 @@
-"""Reading a Record someone else wrote (issue 16): bounded, type-checked, and drawable.
+"""Reading a Record someone else wrote: bounded, type-checked, and drawable.
 
 Property: any JSON gives a Record or a RecordFormatError naming the field, and any Record that
 loads draws in the terminal without an exception.

@@ -1,4 +1,4 @@
-"""The hostile inputs of issue 16 that are too large to keep in the repository, made on demand.
+"""The hostile inputs that are too large to keep in the repository, made on demand.
 
 The small ones live beside this file in `files/`. Each large one is a function returning its bytes;
 `python tests/hostile/corpus.py OUT_DIR` writes them all (the tests write them to a temporary folder,
@@ -20,7 +20,8 @@ _EVENT = '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": %
 
 
 def trace_deep_list() -> bytes:
-    """40 KB: 20,000 nested lists as one item of traceEvents (took 1 GB before issue 16)."""
+    """40 KB: 20,000 nested lists as one item of traceEvents (an unbounded parser took 1 GB:
+    docs/reliability.md)."""
     return b'{"traceEvents": [' + b"[" * 20000 + b"]" * 20000 + b"]}"
 
 

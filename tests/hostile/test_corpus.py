@@ -1,4 +1,4 @@
-"""The hostile corpus of issue 16, through the commands a user runs: each input gets its documented
+"""The hostile corpus (tests/hostile/), through the commands a user runs: each input gets its documented
 answer (docs/reliability.md), never a traceback, with a clean terminal, in bounded memory."""
 
 from __future__ import annotations

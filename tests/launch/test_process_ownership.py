@@ -59,7 +59,7 @@ class Diagnose:
         try:
             _, stderr = self.proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
-            # Seen twice in three local full runs (session 15): the helpers outlived a script that took its
+            # Seen twice in three local full runs of the suite: the helpers outlived a script that took its
             # dying torchdoctor for alive (lifeline.torchdoctor_gone). Should it recur, say which of the
             # script and its helpers still held torchdoctor's pipes, and in what state, before ending them.
             left = [_describe(pid) for pid in self.pids if _alive(pid)]

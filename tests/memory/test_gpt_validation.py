@@ -1,4 +1,4 @@
-"""Validation (issue 7, item 3): activation checkpointing on a GPT-style model, measured.
+"""Validation: activation checkpointing on a GPT-style model, measured.
 
 The PyTorch memory tutorial reports, for GPT-2 on a GPU, activations falling from 2.93 GiB to
 873 MiB with checkpointing. Here the same model family at CPU scale must show the activation

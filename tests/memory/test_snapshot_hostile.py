@@ -1,4 +1,4 @@
-"""Hostile memory snapshots (issue 16): every malformed file ends in SnapshotFormatError, in memory
+"""Hostile memory snapshots: every malformed file ends in SnapshotFormatError, in memory
 and time that grow with the file, never faster."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_a_nine_byte_memo_bomb_is_refused_before_the_unpickler_allocates(tmp_pat
     path = _write(tmp_path, bytes.fromhex("80024e72ffffff0f2e"))  # PROTO 2, NONE, LONG_BINPUT 2**28-1, STOP
     code = ("import sys\nfrom torchdoctor.memory.snapshot import SnapshotFormatError, analyse_snapshot\n"
             "try:\n    analyse_snapshot(sys.argv[1])\nexcept SnapshotFormatError as exc:\n    print(exc)\n")
-    run = peak_rss.run([code, str(path)], timeout_s=60)  # took 4 GB before issue 16
+    run = peak_rss.run([code, str(path)], timeout_s=60)  # an unbounded unpickler took 4 GB (docs/reliability.md)
     assert "LONG_BINPUT at byte 3 stores into memo slot 268,435,455" in run.output
     assert run.peak_mb < 100
 

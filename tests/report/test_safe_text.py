@@ -1,4 +1,4 @@
-"""Safe terminal output (issue 16): text from traces, scripts and Records reaches the terminal
+"""Safe terminal output: text from traces, scripts and Records reaches the terminal
 without control characters, and rich markup inside it prints literally, in every renderer.
 
 Each renderer draws a hostile name on a real colour terminal console; the captured bytes may hold

@@ -81,7 +81,8 @@ def test_a_storage_wait_claims_what_its_fix_simulated_on_this_machine_when_slowe
 
 def test_a_storage_wait_is_bounded_by_the_measured_hand_off():
     # The slow `__getitem__` field script: 16 workers took 3.5 ms a step against a bound of 1.3 ms of
-    # compute plus the assumed 1 ms (docs/field.md, session 12); a 2 ms hand-off measured bounds it at 3.3 ms.
+    # compute plus the assumed 1 ms (benchmarks/results/2026-12-03-field.md, run 12); a 2 ms hand-off
+    # measured bounds it at 3.3 ms.
     record = _loading(36.3, 35.0, threads=1, wait_cpu_ms=0.5)
     record.probes[HANDOFF.name] = {"complete": True, "handoff_ms": 2.0}
     (finding,) = diagnose(record, select=["TD-DATA-007"]).findings
@@ -94,7 +95,8 @@ def test_the_demo_on_two_cores_claims_what_the_cores_allow_with_the_workers_coun
     # The demo: 124 ms of CPU-bound loading in a 157 ms step; TD-DATA-002 claimed 78% (x4.6) and one
     # worker measured x0.97: one worker loads a batch in 124 ms at best (x1.27). Two workers and one
     # intra-op thread share the two cores: (124 + 34) / 2 = 79 ms at best, x1.99; measured x1.95
-    # (session 16: one worker x1.09, two x1.95, the demo's batch of 32, one intra-op thread).
+    # (one worker x1.09, two x1.95, the demo's batch of 32, one intra-op thread:
+    # benchmarks/results/2026-12-03-field.md, run 16).
     (finding,) = diagnose(_loading(157.0, 124.0, threads=threads), select=["TD-DATA-002"]).findings
     main_ms = 157.0 - 124.0 + WORKER_HANDOFF_MS
     assert finding.evidence["step_ms_best_case"] == pytest.approx((124.0 + main_ms) / 2)

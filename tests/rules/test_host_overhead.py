@@ -1,5 +1,5 @@
 """TD-COMP-003 on a CPU claims the per-operator overhead of an unprofiled step: what the profiler adds
-at each operator it records is not overhead that compiling removes (issue 15, item 3)."""
+at each operator it records is not overhead that compiling removes."""
 
 from __future__ import annotations
 

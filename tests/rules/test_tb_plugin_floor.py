@@ -88,7 +88,7 @@ def test_the_reference_covers_all_seven_rules_on_real_or_derived_traces() -> Non
 
 
 def test_the_torch_1_9_resnet_trace_puts_the_data_finding_on_top(gpu_traces: Path, tmp_path: Path) -> None:
-    """Issue 14: a torch 1.9 ResNet-50 trace with DataLoader a third of the step, num_workers=0. The
+    """A torch 1.9 ResNet-50 trace with DataLoader a third of the step, num_workers=0. The
     plugin says "33.4% of the step time is in DataLoader"; the data-layer finding leads, and the GPU's
     idle time is no longer blamed on the host (no "waiting on the host", no "tiny operators")."""
     record = Record(kind="traces")
@@ -106,8 +106,9 @@ def test_the_torch_1_9_resnet_trace_puts_the_data_finding_on_top(gpu_traces: Pat
 @pytest.mark.parametrize("name", ["rocm-mi300x-sglang-graph-capture.json.gz", "rocm-mi300x-vllm-graph-capture-memory.json.gz",
                                   "cuda-2.11.0-graph-capture.json.gz"])
 def test_a_capture_is_named_instead_of_ranked(name: str, gpu_traces: Path, tmp_path: Path) -> None:
-    """Issue 14: a ROCm serving trace recorded during a graph capture (401 hipLaunchKernel recorded, 2
-    kernels run) got "GPU busy 0%" and a hot-operator finding for a fill kernel."""
+    """A ROCm serving trace recorded during a graph capture (401 hipLaunchKernel recorded, 2
+    kernels run) is named as a capture (TD-CONF-003), not read as "GPU busy 0%" with a hot-operator
+    finding for a fill kernel."""
     rank, found = _diagnose(f"fixtures/{name}", gpu_traces, tmp_path)
     assert rank["window"]["state"] == "capture" and "TD-CONF-003" in found
     assert not {f"TD-COMP-00{i}" for i in range(1, 7)} & set(found)

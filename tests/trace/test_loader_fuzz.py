@@ -1,5 +1,6 @@
 """Property: whatever the file holds, loading and analysing it gives an analysis or a
-TraceFormatError, never another exception (issue 16, "a fuzz harness that stays").
+TraceFormatError, never another exception: a fuzz harness kept in the suite, so that every
+parser change meets it.
 
 Three generators: arbitrary JSON documents (any shape, at the top or as traceEvents), complete
 events whose fields have arbitrary types, and byte-level damage to a small real-looking trace.

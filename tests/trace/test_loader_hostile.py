@@ -1,4 +1,4 @@
-"""Loading hostile traces (issue 16): bounded parsing, odd field types, and input that is not JSON.
+"""Loading hostile traces: bounded parsing, odd field types, and input that is not JSON.
 
 Every case ends in a Trace whose warnings say what was repaired, or in a TraceFormatError naming
 the file and where in it the problem is; never in another exception.

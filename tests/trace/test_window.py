@@ -67,7 +67,7 @@ def test_a_step_extends_to_the_device_work_it_launched(tmp_path: Path) -> None:
 
 
 def test_a_graph_capture_is_named_and_not_ranked(tmp_path: Path) -> None:
-    """Issue 14: a serving trace recorded during a graph capture: 400 launches recorded, 2 kernels run."""
+    """A serving trace recorded during a graph capture: 400 launches recorded, 2 kernels run."""
     events = [_op("ProfilerStep#1", 0, 5000, "user_annotation"), _op("hipStreamBeginCapture", 10, 2, "cuda_runtime")]
     events += [_op("hipLaunchKernel", 20 + 10 * i, 3, "cuda_runtime", correlation=10_000 + i) for i in range(400)]
     events.append(_op("hipStreamEndCapture", 4100, 5, "cuda_runtime"))
@@ -97,8 +97,9 @@ def test_a_gpu_run_without_device_events_is_no_device_work(tmp_path: Path) -> No
 
 
 def test_operators_of_other_windows_never_divide_zero_by_zero(tmp_path: Path) -> None:
-    """Issue 14 item 4: an operator of another step (count 0 in this one) tied at zero self time with
-    this step's operators was listed, and its mean self time was 0/0 (RuntimeWarning)."""
+    """An operator of another step (count 0 in this one) tied at zero self time with this step's
+    operators is not listed among this step's, so no mean self time of 0/0 (a RuntimeWarning) is
+    computed."""
     events = [_op("z_other_step", 150, 10),  # interned first, so it sorts first among the zero totals
               _op("ProfilerStep#1", 0, 100, "user_annotation"), _op("ProfilerStep#2", 100, 100, "user_annotation"),
               _op("aten::outer", 10, 20), _op("aten::inner", 10, 20)]

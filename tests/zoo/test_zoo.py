@@ -74,7 +74,7 @@ def load_changed(record: Record) -> bool:
 
 
 # Serial: a profile's shares are what the run measured, and a neighbouring test's burst can hold
-# through both observations of a workload. Seen in CI (stop 31), within one minute beside another
+# through both observations of a workload. Seen in a CI run, within one minute beside another
 # worker: compute_loop_optimizer's aten::mul measured 40% of the step in every profiled step (6-10% in
 # calm runs), ranked above TD-COMP-012; inference_unbatched missed TD-COMP-018 in both observations.
 @pytest.mark.serial
