@@ -117,9 +117,10 @@ def widest_half_width(runs: dict[str, list[list[float]]], tolerance: float) -> f
 
 def judge(plain: list[list[float]], variant: list[list[float]], tolerance: float) -> dict[str, Any]:
     """The variant against the plain runs: its speed-up (plain over variant, > 1 is faster), the
-    speed-up's 95% CI as tune states its claim's (`speedup_interval`: the run-to-run scatter in;
-    until session 32 the bootstrap of the steps, which printed x96.09-x100.17 for a configuration
-    that the same rounds measured at x108.46 under another name) and compare_runs' whole verdict."""
+    speed-up's 95% CI as tune states its claim's (`speedup_interval`: the run-to-run scatter in,
+    not the bootstrap of the steps alone, which printed x96.09-x100.17 for a configuration that the
+    same rounds measured at x108.46 under another name: benchmarks/results/2026-12-04-tune-zoo.md,
+    run 32) and compare_runs' whole verdict."""
     verdict = compare_runs(plain, variant, tolerance=tolerance, paired=True)  # run k of each: round k
     judged = verdict.to_dict()
     return {"speedup": 1 / verdict.verdict.ratio, "speedup_ci": speedup_interval(judged), "verdict": judged}

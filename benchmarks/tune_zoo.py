@@ -117,7 +117,8 @@ def bench_workload(name: str, options: argparse.Namespace, config: TuneConfig, w
                              for k in ("status", "reason", "verdict", "rounds", "half_width", "precise", "span_s",
                                        "steps_only", "lagging_rounds")},
             # each trial's runs kept (pace, duration, steps): a keep the re-measurement does not reproduce
-            # (session 31's tiny-ops bf16 at x1.59) can then be read run by run
+            # (tiny ops' bf16 kept at x1.59 in tune_zoo run 31, benchmarks/results/2026-12-04-tune-zoo.md)
+            # can then be read run by run
             "trials": [{**{k: t[k] for k in ("knob", "value", "status", "reason", "ratio")},
                         "reference": t["reference"], "runs": t["runs"]} for t in result.trials],
             "findings": result.findings}
@@ -160,7 +161,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
                 width = confirmation.get("half_width")
                 claim += f", {confirmation['rounds']} rounds" + (f" +-{width:.0%}" if width is not None else "")
             tuned = r["independent"].get("tuned", {})
-            # from the verdict: the files of before session 32 held the bootstrap's interval
+            # from the verdict: result files written before 2026-12-04's run 32 held the bootstrap's interval
             ci = speedup_interval(tuned.get("verdict"))
             remeasured = f"x{r['remeasured_speedup']:.2f} ({'x%.2f-x%.2f, ' % tuple(ci) if ci else ''}" \
                          f"{r.get('remeasure_rounds', '?')} rounds, {tuned.get('verdict', {}).get('verdict', '')})"

@@ -35,9 +35,10 @@ def test_steps_without_a_period_are_resampled_draw_for_draw_as_the_plain_bootstr
 
 
 def test_a_compiled_gpu_script_whose_steps_sync_every_fourth_is_judged_faster_from_three_rounds() -> None:
-    # Session 31 on an H200: a GPT whose step reads its loss every 4 steps, three runs a side of
-    # 26.03-26.06 ms plain and 22.43-22.47 ms compiled (0.2% between runs). Its steps resampled as
-    # independent draws: "x1.16 (x0.92-x1.47), no clear difference", where every run told the same.
+    """A GPT on an H200 whose step reads its loss every 4 steps (benchmarks/results/2026-12-04-gpu-gpt.md),
+    three runs a side of 26.03-26.06 ms plain and 22.43-22.47 ms compiled (0.2% between runs). Its
+    steps resampled as independent draws: "x1.16 (x0.92-x1.47), no clear difference", where every
+    run told the same."""
     rng = np.random.default_rng(2)
     plain = [_cycle(26.05, 5.0, 40, rng) for _ in range(3)]
     compiled = [_cycle(22.45, 3.0, 40, rng) for _ in range(3)]

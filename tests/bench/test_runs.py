@@ -153,10 +153,11 @@ def _rounds(a_ms: list[float], b_ms: list[float]) -> tuple[list[list[float]], li
 
 
 def test_paired_the_ratio_is_the_rounds_own_and_lies_within_what_its_halves_measured() -> None:
-    # tune's confirmation of the zoo's compute_anomaly (session 23): nine rounds of the baseline (ms)
-    # and the kept knobs, the machine drifting. The sides' medians came from different rounds (A's
-    # 3.88 ms, B's 1.55 ms): x2.50, where the first and second halves of the rounds measured x2.45 and
-    # x2.39, and the re-measurement a few minutes later x2.19-x2.28.
+    """tune's confirmation of the zoo's compute_anomaly (tune_zoo run 23,
+    benchmarks/results/2026-12-03-tune-zoo.md): nine rounds of the baseline (ms) and the kept knobs,
+    the machine drifting. The sides' medians came from different rounds (A's 3.88 ms, B's 1.55 ms):
+    x2.50, where the first and second halves of the rounds measured x2.45 and x2.39, and the
+    re-measurement a few minutes later x2.19-x2.28."""
     a_ms = [4.00, 4.09, 3.92, 3.88, 3.70, 3.70, 3.58, 3.89, 3.74]
     b_ms = [1.70, 1.63, 1.55, 1.60, 1.55, 1.53, 1.55, 1.59, 1.55]
     unpaired, paired = compare_runs(*_rounds(a_ms, b_ms)), compare_runs(*_rounds(a_ms, b_ms), paired=True)
@@ -239,9 +240,10 @@ def test_paired_runs_come_in_rounds() -> None:
 
 
 def test_a_ranked_verdict_beside_a_steady_baseline_is_as_uncertain_as_the_other_sides_runs() -> None:
-    # Session 30's worker-restart confirmation: 1 s sleeps make the baseline runs 0.5% apart, the
-    # tuned runs scatter 2.77-4.55 ms; 8 of 16 rounds agree. The rank interval alone said +-4%, the
-    # agreeing rounds +-2.3%; the robust scatter of all 16 rounds +-6.8%.
+    """The zoo's worker-restart confirmation (tune_zoo run 30, benchmarks/results/2026-12-04-tune-zoo.md):
+    1 s sleeps make the baseline runs 0.5% apart, the tuned runs scatter 2.77-4.55 ms; 8 of 16 rounds
+    agree. The rank interval alone said +-4%, the agreeing rounds +-2.3%; the robust scatter of all
+    16 rounds +-6.8%."""
     a_ms = [262.5, 265.2, 265.2, 266.3, 266.0, 265.7, 265.6, 265.0, 263.6, 266.3, 262.5, 265.2, 265.6, 265.0,
             264.9, 263.5]
     b_ms = [2.77, 4.02, 3.78, 4.55, 2.80, 3.57, 3.86, 2.79, 4.36, 3.61, 3.44, 3.56, 4.30, 4.25, 3.80, 3.69]
@@ -256,11 +258,12 @@ def test_a_ranked_verdict_beside_a_steady_baseline_is_as_uncertain_as_the_other_
 
 
 def test_from_enough_rounds_periodic_steps_are_as_uncertain_as_the_runs_means_scatter_not_as_resampled_steps() -> None:
-    # Session 30's worker-restart confirmation on the default settings: the baseline restarts its
-    # DataLoader worker every 4th step (a 1 s wait), so each 20-step run holds exactly five waits and
-    # its mean is steady to 1%; the kept persistent workers run ~400 steps of ~3 ms. Resampling the
-    # steps as independent draws put anywhere from one to ten waits in a run: "+-35%" (x61.7-x113.1)
-    # where the 11 rounds' ratios scattered +-6% and the re-measurement found x86.49.
+    """The zoo's worker-restart confirmation on the default settings (tune_zoo run 30,
+    benchmarks/results/2026-12-04-tune-zoo.md): the baseline restarts its DataLoader worker every 4th
+    step (a 1 s wait), so each 20-step run holds exactly five waits and its mean is steady to 1%; the
+    kept persistent workers run ~400 steps of ~3 ms. Resampling the steps as independent draws put
+    anywhere from one to ten waits in a run: "+-35%" (x61.7-x113.1) where the 11 rounds' ratios
+    scattered +-6% and the re-measurement found x86.49."""
     a_ms = [266.0, 263.54, 260.81, 262.03, 265.11, 264.16, 263.38, 266.24, 264.61, 263.51, 266.12]
     b_ms = [4.262, 2.884, 2.357, 2.536, 2.826, 2.8, 3.052, 2.861, 3.174, 3.534, 3.04]
     rng = np.random.default_rng(0)
@@ -298,8 +301,9 @@ def test_the_run_to_run_quantile_is_students_t_for_the_rounds_it_was_estimated_f
 
 
 def test_rounds_that_gained_far_less_than_the_median_round_are_named() -> None:
-    # Session 31's grad-inference confirmation (ms a step): two threads gain only while the second
-    # core is free; in rounds 4 and 5 it was not. A re-measurement minutes later measured x1.10.
+    """The zoo's grad-inference confirmation, ms a step (tune_zoo run 31,
+    benchmarks/results/2026-12-04-tune-zoo.md): two threads gain only while the second core is free;
+    in rounds 4 and 5 it was not. A re-measurement minutes later measured x1.10."""
     a_ms = [0.423, 0.414, 0.422, 0.421, 0.451, 0.419, 0.416, 0.424, 0.446, 0.418, 0.418]
     b_ms = [0.298, 0.295, 0.304, 0.429, 0.419, 0.291, 0.298, 0.317, 0.318, 0.292, 0.331]
     result = compare_runs(*_rounds(a_ms, b_ms), paired=True)
@@ -329,9 +333,11 @@ def test_a_ranked_verdicts_printed_interval_is_the_ranks_95_percent_one_not_the_
 
 
 def test_paired_rounds_whose_runs_split_between_two_machine_states_still_have_a_run_to_run_uncertainty() -> None:
-    # tune_zoo session 32, the anomaly row's confirmation (ms a step): the machine moved between two
-    # states, so each side's runs split into two groups and only one round had both runs in the
-    # larger ones; "run to run unknown" was printed where the rounds' ratios scatter about 10%.
+    """The zoo's anomaly row's confirmation, ms a step (tune_zoo run 32,
+    benchmarks/results/2026-12-04-tune-zoo.md): the machine moved between two states, so each side's
+    runs split into two groups and only one round had both runs in the larger ones (the baseline at
+    5.0-5.7 or 7.4-7.8 ms, 1 steady round of 12); "run to run unknown" was printed where the rounds'
+    ratios scatter about 10%."""
     a_ms = [5.1, 7.36, 5.04, 5.71, 5.5, 7.71, 7.84, 7.52, 7.83, 6.15, 5.95, 6.6]
     b_ms = [3.42, 4.14, 3.21, 3.25, 3.41, 4.11, 4.15, 4.66, 3.61, 3.64, 3.51, 3.76]
     result = compare_runs(*_rounds(a_ms, b_ms), paired=True)
