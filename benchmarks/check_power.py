@@ -209,7 +209,7 @@ def summarise(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checks", type=int, default=5, help="checks per cell (the issue's goal: 40)")
+    parser.add_argument("--checks", type=int, default=5, help="checks per cell (docs/check.md's figures use 40)")
     parser.add_argument("--workloads", default="demo,healthy_mlp,healthy_cnn")
     parser.add_argument("--effects", default="0,0.10,0.05")
     parser.add_argument("--budget", type=float, default=300.0)

@@ -86,7 +86,7 @@ def test_a_gpu_trace_cut_in_half_says_so_on_the_console_and_its_findings_are_low
     assert '"confidence": "low"' in record and "truncated trace" in record
 
 
-#: The large inputs whose memory the issue measured, and the command each goes through.
+#: The large inputs whose peak memory docs/reliability.md reports, and the command each goes through.
 LARGE = {
     "trace_deep_list.json": (["diagnose", "--no-save", "--trace"], 2),  # 40 KB, took 1 GB
     "trace_deep_args.json": (["diagnose", "--no-save", "--trace"], 2),  # 600 KB, took 10.9 GB

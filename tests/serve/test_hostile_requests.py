@@ -127,7 +127,7 @@ def test_valid_requests_never_fail_because_of_bad_ones_batched_with_them() -> No
 
 @pytest.mark.slow
 def test_2000_concurrent_requests_with_10_percent_bad_never_give_a_valid_one_a_500() -> None:
-    """The issue's figure: every valid request is answered 200 or 503 (the bounded queue)."""
+    """The goal docs/reliability.md measures: every valid request is answered 200 or 503 (the bounded queue)."""
     rng = random.Random(1)
     bad = [{"inputs": [[rng.choice(OUT_OF_RANGE + [99])] * 8]} for _ in range(200)]
     bodies: list[Any] = [GOOD] * 1800 + bad
