@@ -17,7 +17,7 @@ For each workload:
 3. a second table: each finding's claim against tune's own measurement of its knob (the result's
    `findings`, docs/tune.md), which benchmarks/finding_upside.py re-measures with the fix alone.
 
-Goals (issues 13 and 15): the claim within 10% of the re-measurement on every row, and the tuned
+Goals: the claim within 10% of the re-measurement on every row, and the tuned
 fix at least 0.95 of the expert's.
 
     python benchmarks/tune_zoo.py [--rounds 3] [--max-rounds 12] [--precision 0.05] [--steps 30] [--confirm-window 1]
