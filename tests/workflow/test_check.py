@@ -183,6 +183,16 @@ def test_a_script_that_fails_on_one_side_only_names_the_side_and_its_error(in_re
     assert "raise RuntimeError" in result.error["detail"]
 
 
+def test_a_ref_side_without_the_untracked_data_says_to_run_it_here(in_repo) -> None:
+    reads_data = FAST.replace("model = Net()", "SCALE = float(open('data.txt').read())\nmodel = Net()")
+    repo = in_repo(reads_data)
+    (repo / "data.txt").write_text("1.0")  # data the script reads, never committed
+    result = check_against_ref("train.py", [], "HEAD", OPTIONS)
+    assert result.decision == ERROR and result.error["side"] == "A"
+    assert "FileNotFoundError" in result.reason and "data.txt" in result.reason and "--same-cwd" in result.reason
+    assert check_against_ref("train.py", [], "HEAD", replace(OPTIONS, same_cwd=True)).decision == PASS
+
+
 def test_another_interpreter_is_compared_on_the_same_code(in_repo, python_wrapper) -> None:
     in_repo(FAST)
     result = check_against_python("train.py", [], str(python_wrapper), OPTIONS)  # A's steps are a third shorter

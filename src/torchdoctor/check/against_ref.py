@@ -31,9 +31,27 @@ def compare_with_ref(script: str, args: Sequence[str], ref: str, options: CheckO
             side_a = Side("A", context.result.a["label"], tree / relative, str(_a_cwd(context, root, tree)),
                           python_path=tree_paths(tree),
                           info={k: v for k, v in context.result.a.items() if k not in ("name", "label")})
-            interleaved(context, Runner.started(context, [side_a, side_b], args))
+            try:
+                interleaved(context, Runner.started(context, [side_a, side_b], args))
+            except CheckError as exc:
+                if exc.side != "A" or context.options.same_cwd:
+                    raise
+                raise _with_checkout_hint(exc, root, ref) from None
 
     return context.run(body)
+
+
+def _with_checkout_hint(exc: CheckError, root: Path, ref: str) -> CheckError:
+    """REF's side failed in its checkout: when this folder holds files git does not track (data the
+    script may read), the error says they are absent there and that `--same-cwd` runs REF's side
+    here; otherwise the error as it was."""
+    missing = worktree.not_in_git(root, Path.cwd())
+    if not missing:
+        return exc
+    hint = (f"; REF's side runs in a checkout of {ref}, which lacks the files git does not track here "
+            f"({', '.join(missing)}{', ...' if len(missing) == worktree.NOT_IN_GIT_SHOWN else ''}): if the script reads them, "
+            "rerun with --same-cwd to run REF's side in this folder")
+    return CheckError(f"{exc}{hint}", kind=exc.kind, side=exc.side, detail=exc.detail)
 
 
 def _describe_sides(context: CheckContext, root: Path, path: Path, ref: str, commit: str) -> Side:

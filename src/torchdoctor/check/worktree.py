@@ -15,6 +15,8 @@ from torchdoctor.errors import CheckError
 
 #: torchdoctor's own folder (store, check artefacts) never makes a tree dirty.
 OWN_FOLDER = ".torchdoctor"
+#: how many untracked paths an error names
+NOT_IN_GIT_SHOWN = 5
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -61,6 +63,15 @@ def dirty_files(root: Path) -> list[str]:
     """Files changed, added or untracked (not ignored) in the working tree, torchdoctor's own left out."""
     proc = git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", f":(exclude){OWN_FOLDER}")
     return [line[3:] for line in proc.stdout.splitlines() if line.strip()]
+
+
+def not_in_git(root: Path, folder: Path, *, most: int = NOT_IN_GIT_SHOWN) -> list[str]:
+    """Up to `most` files and folders under `folder` that git does not track, ignored ones included
+    (data sets, downloaded weights, build outputs): a checkout of another commit lacks them.
+    torchdoctor's own folder and Python's caches are left out."""
+    proc = git(root, "ls-files", "--others", "--directory", "--no-empty-directory", "--", str(folder),
+               f":(exclude){OWN_FOLDER}", ":(exclude,glob)**/__pycache__/**", check=False)
+    return [line for line in proc.stdout.splitlines() if line.strip()][:most]
 
 
 def exists_at(root: Path, commit: str, relative: Path) -> bool:

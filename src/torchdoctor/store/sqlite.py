@@ -22,6 +22,7 @@ import orjson
 from torchdoctor.errors import StoreError
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
+from torchdoctor.store.folder import make_store_folder
 
 DEFAULT_STORE = Path(".torchdoctor") / "runs.db"
 
@@ -83,7 +84,7 @@ class RunStore:
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_store_folder(self.path.parent)
             self._db = sqlite3.connect(self.path)
         except (OSError, sqlite3.Error) as exc:
             reason = getattr(exc, "strerror", None) or exc

@@ -17,7 +17,7 @@ from torchdoctor.errors import StoreError
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.report.progress import observation_progress
-from torchdoctor.store import RunStore, run_dir_for
+from torchdoctor.store import RunStore, make_store_folder, run_dir_for
 
 
 def run_folder(store_path: Path, run_id: str, *, save: bool = True) -> tuple[Path, str | None]:
@@ -25,6 +25,7 @@ def run_folder(store_path: Path, run_id: str, *, save: bool = True) -> tuple[Pat
     if save:
         folder = run_dir_for(store_path, run_id)
         try:
+            make_store_folder(Path(store_path).parent)
             folder.mkdir(parents=True, exist_ok=True)
             return folder, None
         except OSError as exc:
