@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.compile.advice import advise
+from torchdoctor.compile.comparison import Comparison
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.distributed.comm import CommConfig, build_document, comm_findings
 from torchdoctor.distributed.scale import scale_findings, scaling_document
 from torchdoctor.finding import LAYERS, SEVERITIES, Finding, Fix, new_finding
@@ -29,7 +31,7 @@ def _compile_findings() -> list[Finding]:
                               "guard": "tensor 'x' size mismatch at index 0"}]}
     comparison = {"verdict": {"verdict": "slower", "ratio": 1.3}, "payoff_steps": None, "compile_time_s": 20.0,
                   "eager_step_s": 0.01, "compiled_step_s": 0.013}
-    return advise(report, comparison, run_steps=50)
+    return advise(CompileReport.from_dict(report), Comparison.from_dict(comparison), run_steps=50)
 
 
 def _scale_findings() -> list[Finding]:

@@ -12,16 +12,22 @@ from typing import Any, Callable
 import orjson
 import pytest
 
+from torchdoctor.compile.comparison import Comparison
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.report import MemoryReport
 
 TESTS = Path(__file__).parent
-#: Records written by torchdoctor itself: a real run (the demo on an H200) and the rules' fixtures.
-RECORDS = sorted([*TESTS.glob("rules/device_records/*.json"), *TESTS.glob("rules/fixtures/*/*.json")])
+#: Records of real runs: the demo on an H200, and `torchdoctor compile --rounds 1` of
+#: tests/compile/scripts/compiled_breaks.py on a CPU (its compiled run, with the comparison).
+REAL = sorted([*TESTS.glob("rules/device_records/*.json"), TESTS / "fixtures/records/cpu-compile-breaks.json"])
+#: Records written by torchdoctor itself: the real runs and the rules' fixtures.
+RECORDS = [*REAL, *sorted(TESTS.glob("rules/fixtures/*/*.json"))]
 SECTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "lint": LintResult.from_dict,
     "memory": MemoryReport.from_dict,
+    "compile": CompileReport.from_dict,
 }
 
 
@@ -31,7 +37,8 @@ def _sections() -> list[Any]:
         data = orjson.loads(path.read_bytes())
         for name, read in SECTIONS.items():
             if isinstance(data.get(name), dict):
-                cases.append(pytest.param(read, data[name], id=f"{path.parent.name}/{path.stem}:{name}"))
+                real = "real/" if path in REAL else ""
+                cases.append(pytest.param(read, data[name], id=f"{real}{path.parent.name}/{path.stem}:{name}"))
     return cases
 
 
@@ -47,7 +54,7 @@ def _kept(saved: Any, written: Any) -> bool:
 @pytest.mark.parametrize("read, section", _sections())
 def test_a_saved_section_reads_and_writes_back_its_json(read, section, request):
     written = read(section).to_dict()
-    if request.node.callspec.id.startswith("device_records/"):
+    if request.node.callspec.id.startswith("real/"):
         assert orjson.dumps(written) == orjson.dumps(section)
     else:
         assert _kept(section, written)
@@ -55,7 +62,7 @@ def test_a_saved_section_reads_and_writes_back_its_json(read, section, request):
 
 
 def test_every_section_has_a_real_record_to_round_trip():
-    names = {case.id.rsplit(":", 1)[1] for case in _sections() if case.id.startswith("device_records/")}
+    names = {case.id.rsplit(":", 1)[1] for case in _sections() if case.id.startswith("real/")}
     assert names == set(SECTIONS)
 
 
@@ -70,6 +77,14 @@ def test_every_section_has_a_real_record_to_round_trip():
      "memory.breakdown.modules[0].parameter_bytes"),
     (MemoryReport.from_dict, {"timeline": {"source": "mem_tracker", "device": "cpu", "t_s": ["0"]}},
      "memory.timeline.t_s[0]"),
+    (CompileReport.from_dict, {"graph_breaks": {"filename": "t.py"}}, "compile.graph_breaks"),
+    (CompileReport.from_dict, {"graph_breaks": [{"filename": "t.py", "lineno": "3", "reason": "x"}]},
+     "compile.graph_breaks[0].lineno"),
+    (CompileReport.from_dict, {"recompile_limit_hit": {"config": "recompile_limit"}}, "compile.recompile_limit_hit.limit"),
+    (CompileReport.from_dict, {"comparison": {"verdict": {"verdict": "slower", "ratio": "1.2"}}},
+     "compile.comparison.verdict.ratio"),
+    (Comparison.from_dict, {"verdict": {"verdict": "faster"}, "operators": {"added": [{"name": "mm"}]}},
+     "compile.comparison.operators.added[0].status"),
 ])
 def test_a_section_of_the_wrong_shape_is_refused_naming_the_field(read, section, field):
     with pytest.raises(RecordFormatError, match=re.escape(f"'{field}'")):

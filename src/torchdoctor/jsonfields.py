@@ -48,6 +48,20 @@ def value_of(cls: type[T], data: Any, where: str) -> T:
                   for name, value in checked_fields(cls, data, where).items()})
 
 
+def json_of(value: Any) -> dict[str, Any]:
+    """A dataclass built by :func:`value_of` as the JSON it was read from: its fields in order, nested
+    dataclasses as objects, tuples as lists."""
+    return _json(dataclasses.asdict(value))
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(item) for item in value]
+    return value
+
+
 def readable(read: Callable[[Any], T], section: Any) -> T | None:
     """`read(section)` for a renderer that shows a Record's section when it can: None for an absent
     section (None) and for one that does not fit its type (a hand-edited Record), which then

@@ -21,7 +21,7 @@ def verdict(ratio: float, low: float, high: float, kind: str = UNCLEAR, floor: f
 def record(walls: list[float], *, forward: float = 0.0, batch: int | None = 4, peak: int | None = None) -> Record:
     record = Record(steps=[StepSample(i, w, forward_s=forward, batch_size=batch) for i, w in enumerate(walls)])
     if peak is not None:
-        record.memory = {"breakdown": {"peak_bytes": peak, "method": "mem_tracker",
+        record.memory = {"breakdown": {"peak_bytes": peak, "method": "mem_tracker", "device": "cpu",
                                        "categories_bytes": {"activations": peak // 2, "parameters": peak // 2}}}
     return record
 

@@ -3,7 +3,12 @@ the rules TD-COMP-021..024 (same ids, fields and renderer)."""
 
 from __future__ import annotations
 
-from torchdoctor.compile.advice import DEFAULT_BREAK_FIX, advise
+from typing import Any
+
+from torchdoctor.compile import advice
+from torchdoctor.compile.advice import DEFAULT_BREAK_FIX
+from torchdoctor.compile.comparison import Comparison
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.finding import Finding
 
 BREAK = {"filename": "/x/train.py", "lineno": 15, "reason": "Unsupported Tensor.item() call", "count": 3}
@@ -11,9 +16,14 @@ RECOMPILE = {"function": "forward", "filename": "/x/train.py", "lineno": 13,
              "guard": "1/0: tensor 'x' size mismatch at index 1. expected 4, actual 5"}
 
 
-def comparison(verdict: str, ratio: float, payoff: float | None, compile_s: float = 30.0) -> dict:
-    return {"verdict": {"verdict": verdict, "ratio": ratio}, "payoff_steps": payoff, "compile_time_s": compile_s,
-            "eager_step_s": 0.010, "compiled_step_s": 0.010 * ratio}
+def comparison(verdict: str, ratio: float, payoff: float | None, compile_s: float = 30.0) -> Comparison:
+    return Comparison.from_dict({"verdict": {"verdict": verdict, "ratio": ratio}, "payoff_steps": payoff,
+                                 "compile_time_s": compile_s, "eager_step_s": 0.010, "compiled_step_s": 0.010 * ratio})
+
+
+def advise(report: dict[str, Any], found: Comparison | None = None, run_steps: int | None = None) -> list[Finding]:
+    """The advice on the compile report of this Record JSON."""
+    return advice.advise(CompileReport.from_dict(report), found, run_steps)
 
 
 def test_a_graph_break_names_its_line_and_the_fix_for_its_reason():

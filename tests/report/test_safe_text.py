@@ -21,6 +21,7 @@ from torchdoctor.bench.adaptive import BenchResult
 from torchdoctor.bench.stats import Verdict
 from torchdoctor.finding import Finding
 from torchdoctor.infer.result import BatchMeasurement, InferResult, Recommendation, VariantResult
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import ExitInfo, Record, RunRow, Summary
 from torchdoctor.report import check as check_report
@@ -160,10 +161,10 @@ RENDERERS: dict[str, Callable[[Console], None]] = {
                                                         "us_per_step_a": 1.0, "us_per_step_b": 1.0, "status": "same"}],
                                                "kernels": []}, c, 5),
     "record": lambda c: console_report.render_record(_record(), c),
-    "compile": lambda c: compile_report.render_compile(
+    "compile": lambda c: compile_report.render_compile(CompileReport.from_dict(
         {"graph_count": 1, "graph_breaks": [{"filename": HOSTILE, "lineno": 1, "count": 1, "reason": HOSTILE}],
          "recompiles": [{"function": HOSTILE, "filename": HOSTILE, "lineno": 2, "guard": HOSTILE}],
-         "failures": [{"function": HOSTILE, "fail_reason": HOSTILE}], "unavailable": [HOSTILE]}, c),
+         "failures": [{"function": HOSTILE, "fail_reason": HOSTILE}], "unavailable": [HOSTILE]}), c),
     "compile advice": lambda c: print_findings([Finding.from_dict(_finding())], c),
     "memory": lambda c: memory.render_memory(MemoryReport.from_dict(
         {"breakdown": {"method": "mem_tracker", "peak_bytes": 100, "device": HOSTILE, "phase": HOSTILE,

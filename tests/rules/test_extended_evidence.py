@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchdoctor.compile import advice
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 
@@ -52,8 +53,9 @@ def test_measured_gradcheck_time_is_not_counted_again_as_work_outside_the_phases
 def test_compile_findings_carry_the_fix_the_compile_advice_gives() -> None:
     record = Record.load(FIXTURES / "TD-COMP-022" / "fires.json")
     (finding,) = diagnose(record, select=["TD-COMP-022"]).findings
-    assert finding == advice.graph_breaks(record.compile)  # one finding, whether diagnose or compile reports it
-    reason = record.compile["graph_breaks"][0]["reason"]
+    report = CompileReport.from_dict(record.compile)
+    assert finding == advice.graph_breaks(report)  # one finding, whether diagnose or compile reports it
+    reason = report.graph_breaks[0].reason
     fix = advice.break_fix(reason)
     assert finding.evidence["graph_breaks"][0] == {"at": "model.py:31", "reason": reason, "fix": fix}
     assert "model.py:31" in finding.title and fix in finding.fix.text

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.jsonfields import readable
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
@@ -54,7 +55,8 @@ def observation_figures(record: Record) -> dict[str, Any]:
         phases = means
     report = readable(MemoryReport.from_dict, record.memory)
     memory = report.breakdown if report else None
-    compile_s = (record.compile or {}).get("compile_time_s")
+    compiled = readable(CompileReport.from_dict, record.compile)
+    compile_s = compiled.compile_time_s if compiled else None
     return {
         "step_s": step_s,
         "sample_s": sample_s,

@@ -40,7 +40,10 @@ def compile_command(
     import orjson
     from rich.console import Console
 
+    from torchdoctor.compile.comparison import Comparison
     from torchdoctor.compile.modes import parse_modes
+    from torchdoctor.compile.report import CompileReport
+    from torchdoctor.jsonfields import readable
     from torchdoctor.finding import Finding
     from torchdoctor.report.compile import render_comparison, render_compile, render_modes
     from torchdoctor.report.console_findings import print_findings
@@ -64,8 +67,9 @@ def compile_command(
     console = Console()
     if records[0].exit.reason != "completed":
         console.print(f"[yellow]{markup(records[0].exit.message)}[/yellow]")
-    render_compile(result["compile"], console)
+    render_compile(readable(CompileReport.from_dict, result["compile"]), console)
     render_modes(result["modes"], console)
-    if result["comparison"]:
-        render_comparison(result["comparison"], console)
+    comparison = readable(Comparison.from_dict, result["comparison"])
+    if comparison is not None:
+        render_comparison(comparison, console)
     print_findings([Finding.from_dict(a) for a in result["advice"]], console)

@@ -217,7 +217,8 @@ class ObservationSession:
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
-            self.compile_summary = self.compile_capture.stop().to_dict_if_used()
+            report = self.compile_capture.stop()
+            self.compile_summary = report.to_dict() if report.used else None
 
     def _stop_profiler(self) -> None:
         if self.profiler is not None:

@@ -1,4 +1,5 @@
-"""Terminal rendering of `record.compile` and of an eager-vs-compiled comparison (dicts).
+"""Terminal rendering of `record.compile` (a CompileReport), its eager-vs-compiled comparison, and
+the rows of `torchdoctor compile`'s modes.
 
 Function names, file names, guards and failure reasons come from the user's script and torch's
 messages about it: they are printed through report/safe_text.py. The compile findings (`advice`)
@@ -14,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.compile.comparison import Comparison
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.report.format import fmt_seconds
 from torchdoctor.report.safe_text import cell, markup
 
@@ -22,63 +25,62 @@ def _where(filename: str | None, lineno: int | None) -> Text:
     return cell(f"{Path(str(filename)).name}:{lineno}" if filename else "?")
 
 
-def render_compile(report: dict[str, Any] | None, console: Console) -> None:
-    if not report:
+def render_compile(report: CompileReport | None, console: Console) -> None:
+    if report is None:
         console.print("nothing was compiled with torch.compile in the observed steps")
         return
-    console.print(f"[bold]torch.compile[/bold]: {markup(report.get('graph_count'))} graphs, "
-                  f"{markup(report.get('graph_break_count', 0))} graph breaks, {len(report.get('recompiles', []))} "
-                  f"recompilations, {report.get('compile_time_s') or 0:.2f} s compiling")  # fmt: skip
-    if report.get("graph_breaks"):
+    console.print(f"[bold]torch.compile[/bold]: {markup(report.graph_count)} graphs, "
+                  f"{markup(report.graph_break_count)} graph breaks, {len(report.recompiles)} "
+                  f"recompilations, {report.compile_time_s or 0:.2f} s compiling")  # fmt: skip
+    if report.graph_breaks:
         table = Table(title="graph breaks")
         for column in ("where", "count", "reason"):
             table.add_column(column, overflow="fold")
-        for b in report["graph_breaks"]:
-            table.add_row(_where(b["filename"], b["lineno"]), cell(b["count"]), cell(b["reason"]))
+        for b in report.graph_breaks:
+            table.add_row(_where(b.filename, b.lineno), cell(b.count), cell(b.reason))
         console.print(table)
-    if report.get("recompiles"):
+    if report.recompiles:
         table = Table(title="recompilations (the guard that failed)")
         for column in ("function", "where", "guard"):
             table.add_column(column, overflow="fold")
-        for r in report["recompiles"]:
-            table.add_row(cell(r["function"] or "?"), _where(r["filename"], r["lineno"]), cell(r["guard"]))
+        for r in report.recompiles:
+            table.add_row(cell(r.function or "?"), _where(r.filename, r.lineno), cell(r.guard))
         console.print(table)
-    if report.get("recompile_limit_hit"):
-        hit = report["recompile_limit_hit"]
-        console.print(f"[red]recompile limit hit[/red] ({markup(hit['config'])} = {markup(hit['limit'])}): "
+    hit = report.recompile_limit_hit
+    if hit:
+        console.print(f"[red]recompile limit hit[/red] ({markup(hit.config)} = {markup(hit.limit)}): "
                       "later calls of that code run eagerly")  # fmt: skip
-    for failure in report.get("failures", []):
-        reason = (failure["fail_reason"] or "").splitlines()
-        console.print(f"[red]could not compile[/red] {markup(failure['function'] or '?', one_line=True)}: "
+    for failure in report.failures:
+        reason = (failure.fail_reason or "").splitlines()
+        console.print(f"[red]could not compile[/red] {markup(failure.function or '?', one_line=True)}: "
                       f"{markup(reason[0] if reason else '')}")  # fmt: skip
-    for note in report.get("unavailable", []):
+    for note in report.unavailable:
         console.print(f"[yellow]{markup(note)}[/yellow]")
 
 
-def render_comparison(comparison: dict[str, Any], console: Console) -> None:
-    v = comparison["verdict"]
-    ratio = v.get("ratio")
-    rounds = comparison.get("rounds") or 1
-    disagree = "; the runs of one side disagree, so no verdict" if v.get("decided") is False else ""
-    if ratio is None:
-        console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']}{disagree}")
+def render_comparison(comparison: Comparison, console: Console) -> None:
+    v = comparison.verdict
+    rounds = comparison.rounds or 1
+    disagree = "; the runs of one side disagree, so no verdict" if v.decided is False else ""
+    if v.ratio is None:
+        console.print(f"[bold]compiled vs eager[/bold]: {v.verdict}{disagree}")
     else:
         # the CI across runs where the runs give one (the run-to-run scatter in), else the bootstrap's
-        low, high = v.get("ci_across_runs") or (v.get("ci_low") or float("nan"), v.get("ci_high") or float("nan"))
+        low, high = v.ci_across_runs or (v.ci_low or float("nan"), v.ci_high or float("nan"))
         runs = f"{rounds} runs a side" if rounds > 1 else "one run a side"
-        console.print(f"[bold]compiled vs eager[/bold]: {v['verdict']} (step time ratio {ratio:.3f}, "
+        console.print(f"[bold]compiled vs eager[/bold]: {v.verdict} (step time ratio {v.ratio:.3f}, "
                       f"95% CI {low:.3f}-{high:.3f}, {runs}{disagree})")
-    payoff = comparison.get("payoff_steps")
-    console.print(f"compile time {comparison.get('compile_time_s') or 0:.2f} s; "
+    payoff = comparison.payoff_steps
+    console.print(f"compile time {comparison.compile_time_s or 0:.2f} s; "
                   + (f"repaid after ~{payoff:.0f} steps" if payoff else "not repaid (compiled is not faster)"))
-    ops = comparison.get("operators")
+    ops = comparison.operators
     if not ops:
         return
     table = Table(title="operators (time per step, eager -> compiled)")
     for column in ("operator", "status", "eager us", "compiled us"):
         table.add_column(column, justify="left" if column in ("operator", "status") else "right", overflow="fold")
-    for row in ops["fused_away"] + ops["added"] + ops["remaining"]:
-        table.add_row(cell(row["name"], limit=60), row["status"], f"{row['us_per_step_a']:.0f}", f"{row['us_per_step_b']:.0f}")
+    for row in ops.fused_away + ops.added + ops.remaining:
+        table.add_row(cell(row.name, limit=60), row.status, f"{row.us_per_step_a:.0f}", f"{row.us_per_step_b:.0f}")
     console.print(table)
 
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.jsonfields import readable
 from torchdoctor.memory.breakdown import MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
@@ -132,11 +133,10 @@ def figures_table(record: Record) -> Table:
     memory = readable(MemoryReport.from_dict, record.memory)
     if memory and memory.breakdown and memory.breakdown.peak_bytes:
         table.add_row("memory peak", cell(memory_line(memory.breakdown)))
-    if isinstance(record.compile, dict) and record.compile:
-        c = record.compile
-        recompiles = c.get("recompiles")
-        table.add_row("torch.compile", cell(f"{c.get('graph_count')} graphs, {c.get('graph_break_count', 0)} graph "
-                                            f"breaks, {len(recompiles) if isinstance(recompiles, list) else 0} recompiles"))
+    compiled = readable(CompileReport.from_dict, record.compile)
+    if compiled is not None:
+        table.add_row("torch.compile", cell(f"{compiled.graph_count} graphs, {compiled.graph_break_count} graph "
+                                            f"breaks, {len(compiled.recompiles)} recompiles"))
     return table
 
 

@@ -21,10 +21,10 @@ from torchdoctor.rules.evidence import Evidence
 def shape_recompiles(ev: Evidence) -> Hit | None:
     """Dynamo recompiles because input shapes change (guards failing on a size). Upside: the compile
     time of those recompilations against the timed window (recompile_s / (recompile_s + window_s))."""
-    ev.compile_fact("recompiles")
-    if not advice.shape_guards(ev.record.compile):
+    report = ev.compile()
+    if not report.shape_guards():
         return None
-    return hit_of(advice.shape_recompiles(ev.record.compile, window_s=ev.summary("window_s")))
+    return hit_of(advice.shape_recompiles(report, window_s=ev.summary("window_s")))
 
 
 @rule(advice.GRAPH_BREAKS, advice.LAYER)
@@ -32,20 +32,14 @@ def graph_breaks(ev: Evidence) -> Hit | None:
     """Graph breaks in the compiled code that runs every step, each with its file:line and the usual
     fix for its reason. Their cost is not measured here (upside 0): `torchdoctor compile` compares
     against eager."""
-    ev.compile_fact("graph_breaks")
-    return hit_of(advice.graph_breaks(ev.record.compile))
-
-
-def _comparison(ev: Evidence) -> dict:
-    """`record.compile.comparison`: the eager-vs-compiled comparison of `torchdoctor compile`."""
-    return ev.compile_fact("comparison")
+    return hit_of(advice.graph_breaks(ev.compile()))
 
 
 @rule(advice.SLOWER, advice.LAYER)
 def slower_after_compile(ev: Evidence) -> Hit | None:
     """Compiled steps are measurably slower than eager (benchmark verdict "slower"). Upside: the share
     of the compiled step lost against eager, 1 - 1/ratio."""
-    return hit_of(advice.slower(_comparison(ev), ev.record.compile))
+    return hit_of(advice.slower(ev.compile_comparison(), ev.compile()))
 
 
 def _steps_per_epoch(ev: Evidence) -> int:
@@ -60,5 +54,5 @@ def compile_not_repaid(ev: Evidence) -> Hit | None:
     """Compilation takes longer than it saves within one epoch of the script's DataLoader (payoff
     steps from the eager-vs-compiled comparison). Upside: the compile time not repaid, as a share
     of the epoch (compile + compiled steps)."""
-    comparison, steps = _comparison(ev), _steps_per_epoch(ev)
+    comparison, steps = ev.compile_comparison(), _steps_per_epoch(ev)
     return hit_of(advice.not_repaid(comparison, steps))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, TypeVar, cast
 
+from torchdoctor.compile.comparison import Comparison
+from torchdoctor.compile.report import CompileReport
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
@@ -119,12 +121,16 @@ class Evidence:
         models = self.env("models")
         return bool(models) and all(set(m.get("parameter_devices") or {}) <= {"cpu"} for m in models)
 
-    def compile_fact(self, key: str) -> Any:
-        """`record.compile[key]` (docs/compile.md): only when the script compiled something."""
-        value = (self.record.compile or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"compile.{key}")
-        return value
+    def compile(self) -> CompileReport:
+        """`record.compile` (docs/compile.md): only when the script compiled something."""
+        return self._section("compile", CompileReport.from_dict)
+
+    def compile_comparison(self) -> Comparison:
+        """`record.compile.comparison`: the eager-vs-compiled comparison of `torchdoctor compile`."""
+        comparison = self.compile().comparison
+        if comparison is None:
+            raise MissingEvidence("compile.comparison")
+        return comparison
 
     def anomaly_detection(self) -> bool:
         """Anomaly mode was on at the timing window's start (`script_tools`, which also sees a

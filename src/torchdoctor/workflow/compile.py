@@ -15,7 +15,10 @@ from typing import Any, Callable, Sequence
 
 from torchdoctor.compile.advice import advise
 from torchdoctor.compile.compare import EAGER_ENV, compare_eager_compiled
+from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.modes import mode_row, not_applicable, variants
+from torchdoctor.compile.report import CompileReport
+from torchdoctor.jsonfields import readable
 from torchdoctor.launch import LaunchConfig, ObserveConfig
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose_record
@@ -112,7 +115,9 @@ def compile_script(script: str, args: Sequence[str], config: ObserveConfig, laun
                              dynamic=dynamic, backend=backend, rounds=rounds)  # fmt: skip
         records += knob.pop("records")
         result.update(knob)
-    result["advice"] = [a.to_dict() for a in advise(result["compile"], result["comparison"])]
+    report, comparison = readable(CompileReport.from_dict, result["compile"]), readable(Comparison.from_dict,
+                                                                                      result["comparison"])
+    result["advice"] = [a.to_dict() for a in advise(report, comparison)]
     if save:
         for record in records:
             record.findings = diagnose_record(record)

@@ -20,63 +20,28 @@ import logging
 import os
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from torchdoctor.compile import logs, probe
-
-SCHEMA_VERSION = 1
-
-
-@dataclass(slots=True)
-class CompileReport:
-    """JSON keys are documented in docs/compile.md."""
-
-    graph_count: int | None = None
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
-    graph_break_reasons: dict[str, int] = field(default_factory=dict)
-    recompiles: list[dict[str, Any]] = field(default_factory=list)
-    recompile_limit_hit: dict[str, Any] | None = None
-    compile_time_s: float | None = None
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    unavailable: list[str] = field(default_factory=list)
-
-    @property
-    def graph_break_count(self) -> int:
-        return sum(self.graph_break_reasons.values()) or sum(b["count"] for b in self.graph_breaks)
-
-    @property
-    def used(self) -> bool:
-        """Whether anything was compiled (or failed to compile) in the captured span."""
-        return bool(self.frames or self.graph_count or self.graph_break_reasons or self.failures)
-
-    def to_dict_if_used(self) -> dict[str, Any] | None:
-        return self.to_dict() if self.used else None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["graph_break_count"] = self.graph_break_count
-        data["schema_version"] = SCHEMA_VERSION
-        return data
-
+from torchdoctor.compile.report import CompileReport, Failure, Frame, GraphBreak, Recompile, RecompileLimit
 
 def _dynamo_imported() -> bool:
     return "torch._dynamo.utils" in sys.modules
 
 
-def _frame(metric: Any) -> dict[str, Any]:
-    return {
-        "compile_id": str(getattr(metric, "compile_id", "")),
-        "function": getattr(metric, "co_name", None),
-        "filename": getattr(metric, "co_filename", None),
-        "lineno": getattr(metric, "co_firstlineno", None),
-        "graph_op_count": getattr(metric, "graph_op_count", None),
-        "compile_time_s": getattr(metric, "entire_frame_compile_time_s", None),
-        "start_time_s": getattr(metric, "start_time", None),
-        "recompile_reason": getattr(metric, "recompile_reason", None),
-        "fail_reason": getattr(metric, "fail_reason", None),
-    }
+def _frame(metric: Any) -> Frame:
+    return Frame(
+        compile_id=str(getattr(metric, "compile_id", "")),
+        function=getattr(metric, "co_name", None),
+        filename=getattr(metric, "co_filename", None),
+        lineno=getattr(metric, "co_firstlineno", None),
+        graph_op_count=getattr(metric, "graph_op_count", None),
+        compile_time_s=getattr(metric, "entire_frame_compile_time_s", None),
+        start_time_s=getattr(metric, "start_time", None),
+        recompile_reason=getattr(metric, "recompile_reason", None),
+        fail_reason=getattr(metric, "fail_reason", None),
+    )
 
 
 class CompileCapture:
@@ -126,43 +91,39 @@ class CompileCapture:
             import torch._logging
 
             torch._logging.set_logs()
-        report = CompileReport()
+        report = self._read_logs(CompileReport())
         if _dynamo_imported():  # else nothing was compiled: no figure to read, none unavailable
-            report.unavailable = [r for r in (probe.compilation_metrics_support(), probe.counters_support(),
-                                              probe.logging_support()) if r]  # fmt: skip
-            self._read_metrics(report)
-            self._read_counters(report)
-        self._read_logs(report)
-        return report
+            report = self._read_counters(self._read_metrics(report))
+            report = replace(report, unavailable=tuple(r for r in (
+                probe.compilation_metrics_support(), probe.counters_support(), probe.logging_support()) if r))
+        breaks = sum(report.graph_break_reasons.values()) or sum(b.count for b in report.graph_breaks)
+        return replace(report, graph_break_count=breaks)
 
-    def _read_metrics(self, report: CompileReport) -> None:
+    def _read_metrics(self, report: CompileReport) -> CompileReport:
         if probe.compilation_metrics_support() is not None:
-            return
+            return report
         from torch._dynamo.utils import get_compilation_metrics
 
-        frames = [_frame(m) for m in list(get_compilation_metrics())[self._metrics_before:]]
-        report.frames = frames
-        report.compile_time_s = sum(f["compile_time_s"] or 0.0 for f in frames)
-        report.recompiles = [
-            {"function": f["function"], "filename": f["filename"], "lineno": f["lineno"],
-             "guard": f["recompile_reason"].splitlines()[0].split("  #")[0].strip()}
-            for f in frames if f["recompile_reason"]
-        ]  # fmt: skip
-        report.failures = [{k: f[k] for k in ("function", "filename", "lineno", "fail_reason")}
-                           for f in frames if f["fail_reason"]]  # fmt: skip
+        frames = tuple(_frame(m) for m in list(get_compilation_metrics())[self._metrics_before:])
+        return replace(
+            report, frames=frames, compile_time_s=sum(f.compile_time_s or 0.0 for f in frames),
+            recompiles=tuple(Recompile(f.function, f.filename, f.lineno,
+                                       f.recompile_reason.splitlines()[0].split("  #")[0].strip())
+                             for f in frames if f.recompile_reason),
+            failures=tuple(Failure(f.function, f.filename, f.lineno, f.fail_reason) for f in frames if f.fail_reason))
 
-    def _read_counters(self, report: CompileReport) -> None:
+    def _read_counters(self, report: CompileReport) -> CompileReport:
         if probe.counters_support() is not None:
-            return
+            return report
         from torch._dynamo.utils import counters
 
         before = self._counters_before
         delta = {k: Counter(v) - before.get(k, Counter()) for k, v in counters.items()}
-        report.graph_count = delta.get("stats", Counter()).get("unique_graphs", 0)
-        report.graph_break_reasons = {logs.reason_of(reason): n
-                                      for reason, n in delta.get("graph_break", Counter()).items()}
+        return replace(report, graph_count=delta.get("stats", Counter()).get("unique_graphs", 0),
+                       graph_break_reasons={logs.reason_of(reason): n
+                                            for reason, n in delta.get("graph_break", Counter()).items()})
 
-    def _read_logs(self, report: CompileReport) -> None:
+    def _read_logs(self, report: CompileReport) -> CompileReport:
         lines: Counter = Counter()
         for _, message in self._collector.messages:
             found = logs.parse_graph_break(message)
@@ -170,6 +131,6 @@ class CompileCapture:
                 lines[found] += 1
             limit = logs.parse_limit(message)
             if limit is not None:
-                report.recompile_limit_hit = {"config": limit[0], "limit": limit[1]}
-        report.graph_breaks = [{"filename": b.filename, "lineno": b.lineno, "reason": b.reason, "count": n}
-                               for b, n in lines.most_common()]  # fmt: skip
+                report = replace(report, recompile_limit_hit=RecompileLimit(*limit))
+        return replace(report, graph_breaks=tuple(GraphBreak(b.filename, b.lineno, b.reason, n)
+                                                  for b, n in lines.most_common()))
