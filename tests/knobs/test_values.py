@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.findings import finding
+from torchdoctor.finding import Fix
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.base import machine_cores
 from torchdoctor.record import Record, StepSample
@@ -55,9 +57,9 @@ def test_an_io_bound_loaders_search_stops_at_what_run_apply_accepts_on_this_mach
     # for 21 workers, tune kept 21 and `run --apply` refused it (0..16 on this machine).
     knob = REGISTRY["num_workers"]
     most = knob.value_range()[1]
-    record = Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{"num_workers": 0}]}, findings=[{
-        "id": "TD-DATA-007", "knob": "num_workers",
-        "fix": {"text": "Keep more reads in flight.", "code": f"DataLoader(dataset, num_workers={most + 5})"}}])
+    fix = Fix("Keep more reads in flight.", code=f"DataLoader(dataset, num_workers={most + 5})")
+    record = Record(env={"cpu": {"affinity_cores": 2}, "dataloaders": [{"num_workers": 0}]},
+                    findings=[finding("TD-DATA-007", knob="num_workers", fix=fix)])
     span = knob.int_range(record)
     assert span.first == span.high == most
     for value in (span.low, span.first, span.high):
