@@ -10,7 +10,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from torchdoctor.jsonfields import readable
 from torchdoctor.report.safe_text import cell, markup, plain
+from torchdoctor.trace.summary.window import Window
 
 
 def render_report(data: dict[str, Any], console: Console) -> None:
@@ -54,13 +56,14 @@ def _render_rank(section: dict[str, Any], console: Console) -> None:
             f"non-compute {t['non_compute_fraction']:.1%}; launches {device['launches']['launches_count']}; "
             f"max launch queue {device['queue'].get('max_depth', 0)}"
         )
-    window = section.get("window") or {}
-    if window.get("idle_fraction") is not None:
+    window = readable(Window.from_dict, section.get("window"))
+    if window is not None and window.idle_fraction is not None:
         console.print(
-            f"window ({window['kind']}, {window['span_us'] / 1e3:.1f} ms): kernels {window['kernel_utilisation_fraction']:.1%}; "
-            f"GPU idle {window['idle_fraction']:.1%} = data {window['idle_data_fraction']:.1%} + sync "
-            f"{window['idle_sync_fraction']:.1%} + host {window['idle_host_fraction']:.1%} + device "
-            f"{window['idle_device_fraction']:.1%}; DataLoader {window['dataloader_fraction']:.1%}"
+            f"window ({window.kind}, {window.figure('span_us') / 1e3:.1f} ms): "
+            f"kernels {window.figure('kernel_utilisation_fraction'):.1%}; "
+            f"GPU idle {window.idle_fraction:.1%} = data {window.figure('idle_data_fraction'):.1%} + sync "
+            f"{window.figure('idle_sync_fraction'):.1%} + host {window.figure('idle_host_fraction'):.1%} + device "
+            f"{window.figure('idle_device_fraction'):.1%}; DataLoader {window.figure('dataloader_fraction'):.1%}"
         )
 
 

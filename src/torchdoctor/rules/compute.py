@@ -14,6 +14,7 @@ import statistics
 from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.trace.summary.window import Window
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 UTIL_WARNING = 0.70  # GPU busy share of the step below this: warning (docs/rules.md, TD-COMP-001)
@@ -119,13 +120,13 @@ def host_overhead_share(ev: Evidence, rank: dict) -> float:
 
 def gpu_utilisation(ev: Evidence) -> float:
     """Share of the trace window with a kernel running (the least busy device's; docs/trace.md)."""
-    return float(ev.device_window()["kernel_utilisation_fraction"])
+    return ev.device_window().figure("kernel_utilisation_fraction")
 
 
-def window_evidence(window: dict, *keys: str) -> dict:
-    """The window's kind and span, which every window-based finding states, plus `keys` rounded."""
-    return {"window": window.get("kind"), "window_us": round(float(window.get("span_us") or 0.0), 1),
-            **{k: round(float(window.get(k) or 0.0), 4) for k in keys}}
+def window_evidence(window: Window, *figures: str) -> dict:
+    """The window's kind and span, which every window-based finding states, plus `figures` rounded."""
+    return {"window": window.kind, "window_us": round(window.figure("span_us"), 1),
+            **{name: round(window.figure(name), 4) for name in figures}}
 
 
 IDLE_KEYS = ("idle_fraction", "idle_data_fraction", "idle_sync_fraction", "idle_host_fraction", "idle_device_fraction")
@@ -138,12 +139,12 @@ def low_gpu_utilisation(ev: Evidence) -> Hit | None:
     best"). Upside: the idle share not waiting for data (the data wait is TD-DATA-009's, a data-layer
     fix). Not raised on a capture or a window without visible device work (TD-CONF-003)."""
     window = ev.device_window()
-    util = float(window["kernel_utilisation_fraction"])
+    util = window.figure("kernel_utilisation_fraction")
     severity = severity_at(-util, -UTIL_WARNING, -UTIL_PROBLEM)
     if severity is None:
         return None
-    data = float(window.get("idle_data_fraction") or 0.0)
-    upside = max(0.0, float(window["idle_fraction"]) - data)
+    data = window.figure("idle_data_fraction")
+    upside = max(0.0, window.figure("idle_fraction") - data)
     waits = f"; {data:.0%} of the window it waits for data" if data >= 0.01 else ""
     return Hit(severity, f"GPU runs kernels only {util:.0%} of the step window{waits}", upside,
                {**window_evidence(window, "kernel_utilisation_fraction", *IDLE_KEYS)},
@@ -161,7 +162,7 @@ def host_bound(ev: Evidence) -> Hit | None:
     to data (TD-DATA-009's, a data-layer fix). Guides' key-metrics row "CPU total time far above CUDA
     total time"."""
     window = ev.device_window()
-    share, idle = float(window["idle_host_fraction"]), float(window["idle_fraction"])
+    share, idle = window.figure("idle_host_fraction"), window.figure("idle_fraction")
     severity = severity_at(share, 1 - UTIL_WARNING, 1 - UTIL_PROBLEM)
     if severity is None or share < HOST_WAIT_SHARE * idle:
         return None
@@ -198,7 +199,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
         launches = rank["device"]["launches"]
         short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
         # idle while the host dispatches or the device starts the next launch; data and sync waits are not overhead
-        dispatch = float(window["idle_host_fraction"]) + float(window.get("idle_device_fraction") or 0.0)
+        dispatch = window.figure("idle_host_fraction") + window.figure("idle_device_fraction")
         share = dispatch * short
         evidence = {"launches_per_step": launches["launches_per_step"], "kernels_shorter_than_launch_fraction":
                     round(short, 4), "median_kernel_us": launches.get("median_gpu_us"),
@@ -304,7 +305,7 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
     warning from 5% of the window, info from 1%. HTA idle time (ours adds the sync split); PyTorch
     "avoid unnecessary synchronisation" docs."""
     rank, window = ev.trace_rank(), ev.device_window()
-    sync_share = float(window["idle_sync_fraction"])
+    sync_share = window.figure("idle_sync_fraction")
     severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM) or ("info" if sync_share >= SYNC_INFO else None)
     if severity is None or not rank.get("sync_calls_per_step"):
         return None
@@ -356,10 +357,9 @@ def _eligible_without_tensor_cores(ev: Evidence) -> tuple[float, bool]:
         facts = ev.trace_facts()
     except MissingEvidence:
         return 0.0, False
-    props = facts.get("device_properties") or []
-    major = props[0].get("computeMajor") if props else None
-    tc = facts.get("tensor_cores") or {}
-    if not isinstance(major, int) or major < TENSOR_CORE_MAJOR or not tc.get("kernel_us"):
+    major = facts.device_properties[0].computeMajor if facts.device_properties else None
+    tc = facts.tensor_cores
+    if major is None or major < TENSOR_CORE_MAJOR or tc is None or not tc.kernel_us:
         return 0.0, False
-    no_tc = not tc.get("tensor_core_kernel_us") and (tc.get("eligible_kernel_us") or 0.0) > 0
-    return float(tc.get("eligible_not_tensor_core_fraction") or 0.0), no_tc
+    no_tc = not tc.tensor_core_kernel_us and tc.eligible_kernel_us > 0
+    return tc.eligible_not_tensor_core_fraction, no_tc

@@ -70,9 +70,8 @@ def window_not_measurable(ev: Evidence) -> Hit | None:
     graph replays whose kernels are not in the trace. Info, upside 0: it names the window instead of
     ranking a utilisation it cannot measure (trace `window.state`, docs/trace.md)."""
     window = ev.window()
-    state = window.get("state")
-    if state not in _WINDOW_STATES:
+    if window.state not in _WINDOW_STATES:
         return None
-    title, explanation, fix = _WINDOW_STATES[state]
-    return Hit("info", title, 0.0, {"window_state": state, "window": window.get("kind"),
-                                    "window_us": round(float(window.get("span_us") or 0.0), 1)}, explanation, fix)
+    title, explanation, fix = _WINDOW_STATES[window.state]
+    return Hit("info", title, 0.0, {"window_state": window.state, "window": window.kind,
+                                    "window_us": round(window.figure("span_us"), 1)}, explanation, fix)

@@ -425,20 +425,20 @@ def trace_dataloader_share(ev: Evidence) -> Hit | None:
     except MissingEvidence:
         pass
     window, rank = ev.window(), ev.trace_rank()
-    share = float(window.get("dataloader_fraction") or 0.0)
+    share = window.figure("dataloader_fraction")
     if share <= TRACE_DATALOADER_SHARE:
         return None
     dialect = rank.get("dialect") or {}
     mode = dialect.get("dataloader_mode")
-    on_gpu = bool(rank.get("device")) and window.get("state") == "ok"
-    cost = float(window.get("idle_data_fraction") or 0.0) if on_gpu else share
+    on_gpu = bool(rank.get("device")) and window.state == "ok"
+    cost = window.figure("idle_data_fraction") if on_gpu else share
     severity = severity_at(cost, WAIT_WARNING, WAIT_PROBLEM) or "info"
     waits = f"; the GPU idles waiting for data {cost:.0%} of the window" if on_gpu else ""
     mode_text = {"main_process": " (num_workers=0)", "workers": " (worker processes)"}.get(mode or "", "")
     return Hit(severity, f"{share:.0%} of the step window is in the DataLoader{mode_text}{waits}", cost,
-               {"dataloader_fraction": round(share, 4), "idle_data_fraction": round(float(window.get("idle_data_fraction") or 0.0), 4),
+               {"dataloader_fraction": round(share, 4), "idle_data_fraction": round(window.figure("idle_data_fraction"), 4),
                 "dataloader_mode": mode, "dataloader_spans": dialect.get("dataloader_spans"),
-                "window": window.get("kind"), "window_us": round(float(window.get("span_us") or 0.0), 1)},
+                "window": window.kind, "window_us": round(window.figure("span_us"), 1)},
                "The host fetches the next batch inside the step; while it does, the model's work waits "
                "(on a GPU, only what was queued before keeps it busy).",
                _MODE_FIX.get(mode or "", _WORKERS_FIX))

@@ -17,6 +17,9 @@ from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
+from torchdoctor.trace.summary.facts import TraceFacts
+from torchdoctor.trace.summary.legacy import legacy_window
+from torchdoctor.trace.summary.window import Window
 
 T = TypeVar("T")
 
@@ -206,7 +209,7 @@ class Evidence:
             raise MissingEvidence("device (GPU) section of the trace")
         return device
 
-    def window(self) -> dict[str, Any]:
+    def window(self) -> Window:
         """The trace's window (docs/trace.md, "The window"): the one definition of the step span that
         utilisation, idle attribution, DataLoader and communication shares come from. A Record
         analysed before the window existed gets one rebuilt from its older figures (HTA device
@@ -214,8 +217,28 @@ class Evidence:
         rank = self.trace_rank()
         window = rank.get("window")
         if window and "state" in window:
-            return window
-        return _legacy_window(rank, self._legacy_data_share(rank))
+            return self._rank_part("window", Window.from_dict)
+        rebuilt = legacy_window(rank, self._legacy_data_share(rank))
+        if rebuilt is None:
+            raise MissingEvidence("trace window (device figures)")
+        return rebuilt
+
+    def _rank_part(self, name: str, read: Callable[[Any, str], T]) -> T:
+        """`trace.ranks[0].<name>` read once by its owner's `from_dict`; MissingEvidence when it is
+        absent or does not fit its type, naming why."""
+        key = f"trace.ranks[0].{name}"
+        if key not in self._sections:
+            data = self.trace_rank().get(name)
+            try:
+                self._sections[key] = read(data, key) if data else None
+            except RecordFormatError as exc:
+                self._sections[key] = exc
+        value = self._sections[key]
+        if value is None:
+            raise MissingEvidence(key)
+        if isinstance(value, RecordFormatError):
+            raise MissingEvidence(f"a readable {key} ({value})")
+        return cast(T, value)
 
     def _legacy_data_share(self, rank: dict[str, Any]) -> float:
         """Share of the step the host waited for its next batch, for a window without idle
@@ -230,21 +253,23 @@ class Evidence:
         except MissingEvidence:
             return 0.0
 
-    def device_window(self) -> dict[str, Any]:
+    def device_window(self) -> Window:
         """The window of a GPU trace whose device figures mean something (`state` ok); a capture,
         a window with no device work or with invisible graph kernels is TD-CONF-003's."""
         self.device()
         window = self.window()
-        if window.get("state") != "ok":
-            raise MissingEvidence(f"meaningful GPU utilisation (the trace window is `{window.get('state')}`)")
+        if window.state != "ok":
+            raise MissingEvidence(f"meaningful GPU utilisation (the trace window is `{window.state}`)")
         return window
 
-    def trace_facts(self) -> dict[str, Any]:
+    def trace_facts(self) -> TraceFacts:
         """`trace.ranks[0].facts` (devices, memory peaks, parallel wrappers, Tensor Core use)."""
-        facts = self.trace_rank().get("facts")
-        if not facts:
-            raise MissingEvidence("trace facts (a trace analysis from before they were recorded)")
-        return facts
+        try:
+            return self._rank_part("facts", TraceFacts.from_dict)
+        except MissingEvidence as exc:
+            if "facts" in self.trace_rank():
+                raise
+            raise MissingEvidence("trace facts (a trace analysis from before they were recorded)") from exc
 
     def multi_rank(self) -> dict[str, Any]:
         multi = (self.record.trace or {}).get("multi_rank") or {}
@@ -300,36 +325,3 @@ class Evidence:
         except MissingEvidence:
             return []
         return [v.location for v in violations if v.rule_hint == topic]
-
-
-def _legacy_window(rank: dict[str, Any], data_share: float) -> dict[str, Any]:
-    """A window from a Record analysed before `window` existed: the HTA device span for idle figures
-    and the median per-step utilisation. Idle outside syncs is data wait up to the step's `data_share`
-    (the host was in the DataLoader meanwhile), taken from HTA's host wait first, then from its kernel
-    and other waits; only the rest is host or device wait, as the window attributes it."""
-    device = rank.get("device") or {}
-    temporal, idle = device.get("temporal") or {}, device.get("idle") or {}
-    utils = [s["gpu_utilisation_fraction"] for s in rank.get("steps") or []
-             if s.get("gpu_utilisation_fraction") is not None]
-    if not temporal or not utils:
-        raise MissingEvidence("trace window (device figures)")
-    idle_fraction = float(temporal.get("idle_fraction") or 0.0)
-    host_wait = idle_fraction * float(idle.get("host_wait_fraction") or 0.0)
-    device_wait = idle_fraction * (float(idle.get("kernel_wait_fraction") or 0.0)
-                                   + float(idle.get("other_fraction") or 0.0))
-    data_wait = min(max(data_share, 0.0), host_wait + device_wait)
-    data_from_host = min(data_wait, host_wait)
-    overlap, span = device.get("overlap") or {}, float(temporal.get("span_us") or 0.0)
-    comm = float(overlap.get("comm_us") or 0.0)
-    exposed = comm - float(overlap.get("comm_comp_overlap_us") or 0.0)
-    return {
-        "kind": "device_span", "state": "ok", "span_us": span, "steps_count": rank.get("steps_count") or 0,
-        "step_us_median": rank.get("step_us_median"), "kernel_utilisation_fraction": statistics.median(utils),
-        "busy_fraction": 1.0 - idle_fraction, "idle_fraction": idle_fraction, "dataloader_fraction": data_share,
-        "idle_data_fraction": data_wait,
-        "idle_sync_fraction": idle_fraction * float(idle.get("sync_fraction") or 0.0),
-        "idle_host_fraction": host_wait - data_from_host,
-        "idle_device_fraction": device_wait - (data_wait - data_from_host),
-        "communication_fraction": comm / span if span else 0.0,
-        "communication_exposed_fraction": exposed / span if span else 0.0,
-    }

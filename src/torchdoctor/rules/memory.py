@@ -42,8 +42,8 @@ def peak_near_limit(ev: Evidence) -> Hit | None:
 
 def _trace_memory_peak(ev: Evidence) -> tuple[float, int]:
     """(peak bytes, device bytes) of the fullest device in the trace's `[memory]` records."""
-    devices = [(max(m.get("peak_reserved_bytes") or 0, m.get("peak_allocated_bytes") or 0), m["total_bytes"])
-               for m in (ev.trace_facts().get("memory") or {}).values() if m.get("total_bytes")]
+    devices = [(max(m.peak_reserved_bytes, m.peak_allocated_bytes), m.total_bytes)
+               for m in ev.trace_facts().memory.values() if m.total_bytes]
     if not devices:
         raise MissingEvidence("device memory peak (allocator figures or the trace's [memory] records)")
     return max(devices, key=lambda d: d[0] / d[1])

@@ -23,16 +23,16 @@ def exposed_communication(ev: Evidence) -> Hit | None:
     overlap; the TensorBoard plugin's communication rule, "> 10% of the step": warning from 10%, info
     below). Works on CPU-only (gloo) traces too. Guides' DDP section (NCCL bandwidth, bucket sizes)."""
     window = ev.window()
-    if not window.get("communication_fraction") or not window.get("span_us"):
+    if not window.communication_fraction or not window.span_us:
         return None
-    exposed = float(window.get("communication_exposed_fraction") or 0.0)
+    exposed = window.figure("communication_exposed_fraction")
     severity = severity_at(exposed, COMM_WARNING, COMM_PROBLEM) or "info"
     overlap = (ev.trace_rank().get("device") or {}).get("overlap") or {}
     return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of the step window", exposed,
-               {"communication_fraction": round(float(window["communication_fraction"]), 4),
+               {"communication_fraction": round(window.communication_fraction, 4),
                 "communication_exposed_fraction": round(exposed, 4),
                 "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
-                "window": window.get("kind"), "window_us": round(float(window["span_us"]), 1)},
+                "window": window.kind, "window_us": round(window.span_us, 1)},
                "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
                Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
                    "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"))
@@ -92,8 +92,8 @@ def data_parallel(ev: Evidence) -> Hit | None:
         forward = ev.summary("forward_fraction") if models else 0.0
     except MissingEvidence:
         facts = ev.trace_facts()
-        models = ["DataParallel"] if facts.get("data_parallel_forward_count") else []
-        gpus = len(facts.get("devices_used") or [])
+        models = ["DataParallel"] if facts.data_parallel_forward_count else []
+        gpus = len(facts.devices_used)
         forward = float((ev.trace_rank().get("shares") or {}).get("forward_fraction") or 0.0)
     if not models:
         return None
@@ -169,18 +169,16 @@ def ddp_without_nccl(ev: Evidence) -> Hit | None:
     rule ("NCCL backend is ... highly recommended when using DDP"); PyTorch distributed docs (use NCCL
     for GPU training). Upside: the exposed communication share of the window, an upper bound."""
     facts = ev.trace_facts()
-    if not facts.get("ddp_forward_count") or "nccl" in (facts.get("comm_libraries") or []) \
-            or "rccl" in (facts.get("comm_libraries") or []):
+    if not facts.ddp_forward_count or {"nccl", "rccl"} & set(facts.comm_libraries):
         return None
-    capable = [p for p in facts.get("device_properties") or []
-               if isinstance(p.get("computeMajor"), int) and (p["computeMajor"], p.get("computeMinor") or 0) >= (3, 5)]
-    if not capable and not facts.get("devices_used"):
+    capable = [p for p in facts.device_properties if (p.compute_capability or (0, 0)) >= (3, 5)]
+    if not capable and not facts.devices_used:
         return None  # a CPU job: gloo is the right backend there
     window = ev.window()
-    exposed = float(window.get("communication_exposed_fraction") or 0.0)
-    return Hit("warning", "DDP on GPUs without NCCL: " + (", ".join(facts.get("comm_libraries") or []) or "no NCCL collective"),
-               exposed, {"ddp_forward_count": facts["ddp_forward_count"], "comm_libraries": facts.get("comm_libraries"),
-                         "communication_exposed_fraction": round(exposed, 4), "window": window.get("kind")},
+    exposed = window.figure("communication_exposed_fraction")
+    return Hit("warning", "DDP on GPUs without NCCL: " + (", ".join(facts.comm_libraries) or "no NCCL collective"),
+               exposed, {"ddp_forward_count": facts.ddp_forward_count, "comm_libraries": list(facts.comm_libraries),
+                         "communication_exposed_fraction": round(exposed, 4), "window": window.kind},
                "gloo moves GPU gradients through host memory and the CPU; NCCL reduces them on the GPUs over NVLink/PCIe.",
                Fix("Initialise the process group with the NCCL backend for GPU training.",
                    "torch.distributed.init_process_group(backend='nccl')"))

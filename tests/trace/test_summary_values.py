@@ -1,0 +1,71 @@
+"""The trace summary's typed values read back what `diagnose` writes: every real GPU trace in the
+shared fixtures (the two sampled ranks together) and a CPU demo run give, through `from_dict` and
+`to_dict`, the very JSON they were read from; a part of the wrong shape is an error naming its field."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchdoctor.errors import RecordFormatError
+from torchdoctor.trace.summary.facts import TraceFacts
+from torchdoctor.trace.summary.window import Window
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TRACES = Path(os.environ.get("TORCHDOCTOR_SHARED", REPO_ROOT.parent / "shared")) / "fixtures" / "traces"
+RUNS = {path.name: [path] for path in sorted(TRACES.glob("*.json.gz"))}
+RUNS["multirank-sampled"] = sorted((TRACES / "multirank-sampled").glob("*.json.gz"))
+
+
+def _diagnosed(tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = tmp_path / "record.json"
+    subprocess.run([sys.executable, "-m", "torchdoctor", "diagnose", *args, "--no-save", "--json", str(out)],
+                   check=True, capture_output=True, cwd=tmp_path, timeout=600)
+    return json.loads(out.read_text())["trace"]
+
+
+def _assert_round_trips(trace: dict[str, Any]) -> None:
+    assert trace["ranks"]
+    for i, rank in enumerate(trace["ranks"]):
+        window = Window.from_dict(rank["window"])
+        assert json.dumps(window.to_dict()) == json.dumps(rank["window"])
+        assert TraceFacts.from_dict(rank["facts"]).to_dict() == rank["facts"], f"ranks[{i}].facts"
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_real_traces_round_trip(name: str, tmp_path: Path) -> None:
+    assert RUNS[name], f"no trace for {name} under {TRACES}"
+    _assert_round_trips(_diagnosed(tmp_path, *(arg for path in RUNS[name] for arg in ("--trace", str(path)))))
+
+
+@pytest.mark.slow
+def test_cpu_demo_run_round_trips(tmp_path: Path) -> None:
+    _assert_round_trips(_diagnosed(tmp_path, "--demo"))
+
+
+def test_window_leaves_out_the_keys_it_lacked() -> None:
+    empty = {"kind": "empty", "state": "no_events", "span_us": 0.0}
+    assert Window.from_dict(empty).to_dict() == empty
+    assert list(Window.from_dict(empty).to_dict()) == ["kind", "state", "span_us"]
+    no_busy = {"kind": "steps", "state": "no_device_work", "span_us": 5.0, "idle_fraction": None,
+               "kernel_utilisation_by_device": {}}
+    assert json.dumps(Window.from_dict(no_busy).to_dict()) == json.dumps(no_busy)
+
+
+@pytest.mark.parametrize(("read", "data", "field"), [
+    (Window.from_dict, {"kind": "steps", "span_us": 1.0}, "state"),
+    (Window.from_dict, {"state": "ok", "idle_fraction": "most"}, "idle_fraction"),
+    (Window.from_dict, {"state": "ok", "kernel_utilisation_by_device": {"0": "busy"}}, "kernel_utilisation_by_device.0"),
+    (TraceFacts.from_dict, {"devices_used": "0"}, "devices_used"),
+    (TraceFacts.from_dict, {"memory": {"cuda:0": {"total_bytes": "big"}}}, "memory.cuda:0.total_bytes"),
+    (TraceFacts.from_dict, {"device_properties": [{"computeMajor": "9"}]}, "device_properties[0].computeMajor"),
+])
+def test_wrong_shapes_name_the_field(read: Any, data: dict[str, Any], field: str) -> None:
+    with pytest.raises(RecordFormatError, match=field.replace(".", r"\.").replace("[", r"\[")):
+        read(data)
