@@ -64,9 +64,9 @@ def _self_compiled(compiled: Record, request: ObserveRequest,
     launch = request.launch
     eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
                                 timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
-    eager = replace(request, launch=eager_launch)
+    dynamo_off = replace(request, launch=eager_launch)
     compiled_runs, eager_runs = interleaved(
-        compiled, lambda: observe_with_progress(request), lambda: observe_with_progress(eager), rounds)
+        compiled, lambda: observe_with_progress(request), lambda: observe_with_progress(dynamo_off), rounds)
     return _compared(eager_runs, compiled_runs), eager_runs + compiled_runs[1:]
 
 
@@ -75,12 +75,12 @@ def _through_knob(eager: Record, request: ObserveRequest, plan: CompilePlan) -> 
     first is `eager`); the first measured variant leads."""
     result: dict[str, Any] = {"compiled_run_id": None, "compile": None, "comparison": None, "modes": []}
     records = []
+    config = request.config
     for variant in variants(plan.modes or ["default"], plan.dynamic):
         reason = not_applicable(variant, eager)
         if reason is not None:
             result["modes"].append(mode_row(variant, reason=reason))
             continue
-        config = request.config
         knobbed = replace(request, config=replace(config, knobs=variant.knobs(config.knobs, plan.backend)))
         eager_runs, compiled_runs = interleaved(
             eager, lambda: observe_with_progress(request), lambda: observe_with_progress(knobbed), plan.rounds)
