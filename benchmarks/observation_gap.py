@@ -35,7 +35,7 @@ from tune_zoo import WORKLOADS
 
 from torchdoctor.bench import compare_runs
 from torchdoctor.tune import TuneConfig
-from torchdoctor.tune.trial import observe_run
+from torchdoctor.tune.trial import RunRequest, observe_run
 
 SIDES = ("plain", "tuned", "observed plain", "observed tuned", "steps-only plain", "steps-only tuned")
 
@@ -55,8 +55,9 @@ def campaign(name: str, kept: dict[str, Any], rounds: int, config: TuneConfig, w
                 how, bare_side = side.split(" ")
                 knobs = kept if bare_side == "tuned" else {}
                 out_dir = work / f"run{index}-{side.replace(' ', '-')}"
-                run = observe_run(script, args, knobs, config, role=side, out_dir=out_dir,
-                                  timing_steps=windows[bare_side], steps_only=how == "steps-only")
+                request = RunRequest(knobs, side, out_dir, timing_steps=windows[bare_side],
+                                     steps_only=how == "steps-only")
+                run = observe_run(script, args, config, request)
                 if run.step_s is None:
                     raise RuntimeError(f"{name}: {side} measured no steps ({run.failure})")
                 means[side].append(run.step_s)

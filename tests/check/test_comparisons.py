@@ -8,6 +8,7 @@ from torchdoctor.bench import SLOWER
 from torchdoctor.check.comparisons import compare_figures, metric_from_verdict
 from torchdoctor.check.config import DEFAULT_POLICY
 from torchdoctor.check.decisions import PASS, REGRESSION, UNDECIDED
+from torchdoctor.check.gate import GateLook
 from torchdoctor.check.metric import COMPILE_TIME, PEAK_MEMORY, SAMPLES_PER_S, STEP_TIME
 from torchdoctor.check.reason import reason_for
 from tests.check.values import verdict
@@ -16,7 +17,7 @@ from tests.check.values import verdict
 def test_a_regression_needs_the_estimate_beyond_the_threshold() -> None:
     # Significantly slower by 3%: a real slowdown, but within the allowed 5%.
     metric = metric_from_verdict(STEP_TIME, verdict(1.03, 1.021, 1.06, SLOWER), [1.0] * 8, [1.03] * 8,
-                                 threshold=0.05)
+                                 GateLook(max_slowdown=0.05))
     assert metric.gate == PASS and metric.verdict == "worse"
     reason = reason_for(PASS, [metric], stop_reason="max_rounds", rounds=40, budget_s=300)
     assert "within the allowed +5.0%" in reason and "slower, but within" in reason

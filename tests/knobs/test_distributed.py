@@ -14,7 +14,7 @@ from torchdoctor.knobs.diff import unified_diff
 from torchdoctor.launch.apply import KNOBS_ENV, command
 from torchdoctor.record import Record
 from torchdoctor.tune import TuneConfig
-from torchdoctor.tune.trial import run_trial
+from torchdoctor.tune.trial import CANDIDATE, RunRequest, run_trial
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 MB = 1 << 20
@@ -61,13 +61,14 @@ def test_ddp_constructor_knobs_become_a_diff_of_the_call() -> None:
 
 def test_ddp_knobs_change_the_ddp_module_and_its_all_reduces_under_torchrun(tmp_path: Path) -> None:
     config = TuneConfig(warmup_steps=2, timing_steps=5, nproc_per_node=2, trial_timeout_s=120)
-    static = run_trial(SCRIPTS / "ddp_accum.py", [], {"static_graph": True}, config, index=1, knob="static_graph",
-                       out_dir=tmp_path / "static")
+    static = run_trial(SCRIPTS / "ddp_accum.py", [], config,
+                       RunRequest({"static_graph": True}, CANDIDATE, tmp_path / "static"), index=1, knob="static_graph")
     assert static.status == "baseline", static.reason  # measured, not failed
     assert static.record.env["models"][0]["ddp"]["static_graph"]
     assert not REGISTRY["no_sync"].applies(static.record)  # the two do not combine
     knobs = {"gradient_as_bucket_view": True, "bucket_cap_mb": 1, "no_sync": 4}
-    trial = run_trial(SCRIPTS / "ddp_accum.py", [], knobs, config, index=2, knob="no_sync", out_dir=tmp_path / "sync")
+    trial = run_trial(SCRIPTS / "ddp_accum.py", [], config, RunRequest(knobs, CANDIDATE, tmp_path / "sync"), index=2,
+                      knob="no_sync")
     assert trial.status == "baseline", trial.reason
     assert len(trial.record.ranks) == 2
     ddp = trial.record.env["models"][0]["ddp"]

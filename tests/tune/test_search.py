@@ -19,7 +19,7 @@ from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.confirmation_report import rounds_for_precision
 from torchdoctor.tune.runner import Runner, TuneSetup
 from torchdoctor.tune.state import TuneState
-from torchdoctor.tune.trial import ACCEPTED, INTERRUPTED, KEPT, REJECTED, Run, Trial
+from torchdoctor.tune.trial import ACCEPTED, INTERRUPTED, KEPT, REJECTED, Run, RunRequest, Trial
 
 KNOBS = ["no_anomaly_detection", "channels_last", "zero_grad_set_to_none", "compile"]
 #: Step time factor of each knob (1.0: no effect).
@@ -40,14 +40,13 @@ class FakeRuns:
         self.calls: list[tuple[dict[str, Any], str]] = []
         self.steps_only: list[bool] = []
 
-    def __call__(self, script: Path, args: Any, knobs: dict[str, Any], config: TuneConfig, *, role: str,
-                 out_dir: Path, progress: Any = None, diagnose: bool = False, timing_steps: int | None = None,
-                 steps_only: bool = False) -> Run:
+    def __call__(self, script: Path, args: Any, config: TuneConfig, request: RunRequest) -> Run:
+        knobs, role, steps_only = request.knobs, request.role, request.steps_only
         n = len(self.calls)
         self.calls.append((dict(knobs), role))
         self.steps_only.append(steps_only)
         step_s = 0.1 * math.prod(EFFECT.get(k, 1.0) for k in knobs) * self.slow(n, knobs)
-        count = timing_steps or config.timing_steps
+        count = request.timing_steps or config.timing_steps
         steps = [StepSample(index=i, wall_s=step_s * (1 + 0.01 * math.sin(i + 3 * n)), backward_s=0.01, batch_size=8,
                             loss=self.loss(knobs)) for i in range(count)]
         record = Record(steps=steps, summary=Summary(num_steps=count, step_s=step_s),

@@ -10,7 +10,7 @@ import numpy as np
 from torchdoctor.bench import SLOWER, TOO_FEW, UNCLEAR, Policy, Verdict, compare_samples
 from torchdoctor.check.config import CheckOptions
 from torchdoctor.check.decisions import PASS, REGRESSION, UNDECIDED
-from torchdoctor.check.gate import pass_bound, time_gate
+from torchdoctor.check.gate import GateLook, pass_bound, time_gate
 from torchdoctor.check.metric import (COMPILE_TIME, PEAK_MEMORY, SAMPLES_PER_S, STEP_TIME, TIME_PER_SAMPLE, Measure,
                                       Metric, finite)
 from torchdoctor.check.result import CheckResult
@@ -25,17 +25,19 @@ def _worse_or_better(verdict: Verdict, better: str) -> str:
     return "worse" if higher == (better == "lower") else "better"
 
 
-def metric_from_verdict(measure: Measure, verdict: Verdict, a: Sequence[float], b: Sequence[float], *,
-                        threshold: float, confidence: float | None = None, pass_confidence: float = 0.95) -> Metric:
-    """A metric from a bench Verdict over samples `a` and `b` (its CI at `confidence`, the last
-    look's); gated by `time_gate` at `threshold`, as at the last look."""
+def metric_from_verdict(measure: Measure, verdict: Verdict, a: Sequence[float], b: Sequence[float],
+                        look: GateLook) -> Metric:
+    """A metric from a bench Verdict over samples `a` and `b` (its CI at `look.look_confidence`, the
+    last look's); gated by `time_gate` as `look` says, as at the last look."""
+    confidence = look.look_confidence
     return measure.metric(a=_median(a), b=_median(b), ratio=finite(verdict.ratio), ci_low=finite(verdict.ci_low),
                           ci_high=finite(verdict.ci_high), confidence=confidence,
-                          pass_bound=finite(pass_bound(verdict, confidence, pass_confidence)),
+                          pass_bound=finite(pass_bound(verdict, confidence, look.confidence)),
                           noise_floor=verdict.noise_floor, min_detectable_effect=finite(verdict.min_detectable_effect),
                           verdict=_worse_or_better(verdict, measure.better),
-                          gate=time_gate(verdict, threshold, look_confidence=confidence, confidence=pass_confidence),
-                          threshold=threshold, n_a=verdict.n_a, n_b=verdict.n_b)
+                          gate=time_gate(verdict, look.max_slowdown, look_confidence=confidence,
+                                         confidence=look.confidence),
+                          threshold=look.max_slowdown, n_a=verdict.n_a, n_b=verdict.n_b)
 
 
 def compare_figures(measure: Measure, a: Sequence[float | None], b: Sequence[float | None], policy: Policy, *,

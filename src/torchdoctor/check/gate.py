@@ -31,12 +31,24 @@ baseline was recorded (`check.decisions`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Callable, Sequence
 
 from torchdoctor.bench import SLOWER, TOO_FEW, Verdict
 from torchdoctor.check.decisions import PASS, REGRESSION, UNDECIDED
 from torchdoctor.check.metric import Metric
+
+
+@dataclass(frozen=True, slots=True)
+class GateLook:
+    """The gate as one look applies it: `max_slowdown`, the threshold; `look_confidence`, the
+    confidence of the Verdict's CI at this look (None: that CI decides a pass too); `confidence`,
+    the check's own, the pass bound's (`pass_bound`)."""
+
+    max_slowdown: float
+    look_confidence: float | None = None
+    confidence: float = 0.95
 
 
 def pass_bound(verdict: Verdict, look_confidence: float | None, confidence: float = 0.95) -> float:

@@ -16,7 +16,7 @@ from torchdoctor.check.conclude import conclude
 from torchdoctor.check.context import CheckContext
 from torchdoctor.check.decisions import UNDECIDED
 from torchdoctor.check.figures import fingerprint, fingerprint_differences, observation_figures
-from torchdoctor.check.gate import gate_settled, time_gate
+from torchdoctor.check.gate import GateLook, gate_settled, time_gate
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.window import keep_steps, lengthen_window
 from torchdoctor.record import Record
@@ -41,9 +41,9 @@ def interleaved(context: CheckContext, runner: Runner) -> None:
     result.rounds, result.stop_reason, result.aa_ratio = bench.rounds, bench.stop_reason, bench.aa_ratio
     result.samples_s = bench.samples_s
     result.warnings.extend(bench.warnings)
+    look = GateLook(options.max_slowdown, bench.look_confidence, options.policy.confidence)
     time_metric = metric_from_verdict(GATE_MEASURES[runner.metric], bench.verdicts["B"], bench.samples_s["A"],
-                                      bench.samples_s["B"], threshold=options.max_slowdown,
-                                      confidence=bench.look_confidence, pass_confidence=options.policy.confidence)
+                                      bench.samples_s["B"], look)
     time_metric.note = (f"95% CI over all {len(looks)} looks (each look at {100 * bench.look_confidence:.2f}%); "
                         f"paired by round; A-vs-A {_ratio_text(bench.aa_ratio)}")
     a_figures, b_figures = runner.figures["A"][:], runner.figures["B"][:]  # A and A (again): both are A
@@ -113,9 +113,8 @@ def against_stored(context: CheckContext, runner: Runner, stored: list[dict[str,
     result.stop_reason = _rounds_of_b(context, runner, judge, looks, policy.budget_s)
     verdict = judge.verdict()
     result.samples_s = {"baseline": judge.stored, "B": judge.samples}
-    time_metric = metric_from_verdict(GATE_MEASURES[runner.metric], verdict, judge.stored, judge.samples,
-                                      threshold=options.max_slowdown, confidence=judge.look_confidence,
-                                      pass_confidence=options.policy.confidence)
+    look = GateLook(options.max_slowdown, judge.look_confidence, options.policy.confidence)
+    time_metric = metric_from_verdict(GATE_MEASURES[runner.metric], verdict, judge.stored, judge.samples, look)
     time_metric.note = (f"95% CI over all {len(looks)} looks; unpaired against the stored observations; noise floor "
                         "= max(--min-effect, the baseline's own half-to-half difference)")
     result.metrics = [time_metric, *secondary_metrics(options, stored, runner.figures["B"], runner.metric)]

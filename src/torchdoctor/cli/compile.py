@@ -48,7 +48,8 @@ def compile_command(
     from torchdoctor.report.compile import render_comparison, render_compile, render_modes
     from torchdoctor.report.console_findings import print_findings
     from torchdoctor.report.safe_text import markup
-    from torchdoctor.workflow.compile import compile_script
+    from torchdoctor.workflow.compile import CompilePlan, compile_script
+    from torchdoctor.workflow.observation import ObserveRequest
     from torchdoctor.launch import LaunchConfig, ObserveConfig
 
     if not command:
@@ -59,9 +60,9 @@ def compile_command(
         launch = LaunchConfig(timeout_s=timeout)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result, records = compile_script(command[0], command[1:], config, launch, store_path=store, save=save,
-                                     modes=parse_modes(modes) if modes else None, dynamic=dynamic,
-                                     backend=backend, rounds=rounds)  # fmt: skip
+    request = ObserveRequest(command[0], command[1:], config, launch, store)
+    plan = CompilePlan(modes=parse_modes(modes) if modes else None, dynamic=dynamic, backend=backend, rounds=rounds)
+    result, records = compile_script(request, plan, save=save)
     if json_out:
         json_out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2, default=str))
     console = Console()

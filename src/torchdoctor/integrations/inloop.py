@@ -23,7 +23,7 @@ import orjson
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.session import ObservationSession, results_path
-from torchdoctor.observe.summary import build_record
+from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.store import run_dir_for
 from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_and_report
@@ -99,8 +99,9 @@ class InLoopObservation:
         session.finish(how, code, text)
         result = orjson.loads(results_path(session.config.out_dir, session.rank).read_bytes())
         config = replace(self.config, stop_after_windows=False).to_dict()
-        record = build_record([result], code, script=str(session.script), argv=sys.argv[1:], cwd=os.getcwd(),
-                              config=config, run_id=self._run_id)
+        invocation = Invocation(script=str(session.script), argv=sys.argv[1:], cwd=os.getcwd(), config=config,
+                                run_id=self._run_id)
+        record = build_record([result], code, invocation)
         record.config["integration"] = self.integration
         if session.rank == 0:
             record = diagnose_and_report(analyse_record(record), self.outputs)

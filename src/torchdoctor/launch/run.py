@@ -37,7 +37,7 @@ from torchdoctor.launch.child import ChildEnd, own, run_owned
 from torchdoctor.launch.entry import command as bootstrap_command
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.stream import read_stream, stream_path
-from torchdoctor.observe.summary import build_record
+from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.process.signals import signal_name
 from torchdoctor.record import ExitInfo, Record, new_run_id
 
@@ -251,10 +251,9 @@ def observe(
             (out / "progress.fifo").unlink(missing_ok=True)
     if external_rank() == 0:
         _await_ranks(out, int(os.environ.get("WORLD_SIZE", 1)), RANK_RESULTS_TIMEOUT_S)
-    record = build_record(
-        _read_results(out, end, direct), end.returncode, script=str(path), argv=list(args), cwd=cwd,
-        config=config.to_dict(), run_id=run_id, timeout_s=launch.timeout_s if end.timed_out else None,
-    )
+    invocation = Invocation(script=str(path), argv=list(args), cwd=cwd, config=config.to_dict(), run_id=run_id)
+    record = build_record(_read_results(out, end, direct), end.returncode, invocation,
+                          timeout_s=launch.timeout_s if end.timed_out else None)
     results_missing = not list(out.glob("rank*.json")) and not list(out.glob("rank*.steps.jsonl"))
     if results_missing and launch.nproc_per_node is not None and record.exit.reason == "killed":
         record.exit.message = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -148,15 +149,27 @@ def _script_exit(result: dict[str, Any] | None, returncode: int, config: dict[st
                     signal=stop_signal if how == "interrupted" else None)
 
 
-def build_record(
-    results: list[dict[str, Any]], returncode: int, *, script: str, argv: list[str], cwd: str,
-    config: dict[str, Any], run_id: str, timeout_s: float | None = None,
-) -> Record:
-    """One Record from every rank's results (rank 0's figures on top, all ranks in `ranks`).
-    `timeout_s`: the timeout expired (see decide_exit)."""
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """The run a Record is of: `script` with `argv`, started in `cwd`, observed under `config` (an
+    ObserveConfig's dict), known as `run_id`."""
+
+    script: str
+    argv: list[str]
+    cwd: str
+    config: dict[str, Any]
+    run_id: str
+
+
+def build_record(results: list[dict[str, Any]], returncode: int, invocation: Invocation, *,
+                 timeout_s: float | None = None) -> Record:
+    """One Record of `invocation` from every rank's results (rank 0's figures on top, all ranks in
+    `ranks`), the script's exit from `returncode`. `timeout_s`: the timeout expired (see decide_exit)."""
     results = sorted(results, key=lambda r: r["rank"])
     main = results[0] if results else None
-    record = Record(script=script, argv=argv, cwd=cwd, config=config, run_id=run_id)
+    config = invocation.config
+    record = Record(script=invocation.script, argv=invocation.argv, cwd=invocation.cwd, config=config,
+                    run_id=invocation.run_id)
     record.exit = decide_exit(main, returncode, config, timeout_s)
     if main is None:
         return record

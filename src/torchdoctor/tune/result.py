@@ -25,7 +25,9 @@ from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import knob_changes
 from torchdoctor.tune.errors import TuneInputError
-from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, Trial, speedup_interval
+from torchdoctor.tune.runner import TuneSetup
+from torchdoctor.tune.state import TuneState
+from torchdoctor.tune.trial import FAILED, KEPT, REJECTED, speedup_interval
 
 SCHEMA_VERSION = 3
 #: The versions `run --apply` reads: `kept` and `script_sha256` mean the same in all (2 and 3
@@ -55,6 +57,19 @@ def _sha256_if_readable(path: str | Path) -> str | None:
 #: A result file nests 4 deep (trials -> trial -> knobs -> value); it is read within these bounds,
 #: as it may come from someone else (`run --apply RESULT.json`).
 RESULT_LIMITS = JsonLimits(max_depth=32)
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """How a tune ended, beside its search: the `confirmation` of what was kept (None when nothing
+    was), the script's `noise` (baseline.noise_report), the diagnosis's `findings` with a knob, each
+    with its claim against the measurement (tune/claims.py), and `exit_status`: 128 + the signal
+    that interrupted the search, 0 when none did."""
+
+    confirmation: dict[str, Any] | None
+    noise: dict[str, Any]
+    findings: Sequence[dict[str, Any]] = ()
+    exit_status: int = 0
 
 
 @dataclass(slots=True)
@@ -89,15 +104,13 @@ class TuneResult:
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
-    def build(cls, *, tune_id: str, script: Path, args: list[str], baseline: Trial, best: Trial,
-              kept: dict[str, Any], trials: Sequence[Trial], stop_reason: str, confirmation: dict[str, Any] | None,
-              noise: dict[str, Any], unchecked: Sequence[str] = (), exit_status: int = 0,
-              findings: Sequence[dict[str, Any]] = ()) -> TuneResult:
-        """The result of a search that ran `trials` from `baseline`, kept `kept` (the best trial
-        `best`) and confirmed it (`confirmation`, None when nothing was kept); `exit_status` is
-        128 + the signal that interrupted it, 0 when none did."""
+    def build(cls, setup: TuneSetup, state: TuneState, conclusion: Conclusion) -> TuneResult:
+        """The result of the tune `setup` describes, whose search left `state` (its trials from the
+        baseline, the knobs kept and the best trial) and ended as `conclusion` says."""
+        kept, trials, best, confirmation = state.kept, state.trials, state.best, conclusion.confirmation
+        script = setup.script
         per_sample = any(REGISTRY[name].per_sample for name in kept)
-        baseline_s, best_s = baseline.step_s, best.step_s if kept else baseline.step_s
+        baseline_s, best_s = state.baseline.step_s, best.step_s if kept else state.baseline.step_s
         speedup: float | None = 1.0
         speedup_ci: list[float] | None = None
         status = (confirmation or {}).get("status")
@@ -114,7 +127,7 @@ class TuneResult:
                        if item.get("knob") in kept]
         changes, diff = knob_changes(script, kept, intercepted, best.record)
         result = cls(
-            tune_id=tune_id, script=str(script), args=list(args),
+            tune_id=setup.tune_id, script=str(script), args=list(setup.args),
             baseline_step_s=baseline_s, best_step_s=best_s, speedup=speedup, speedup_ci=speedup_ci,
             confirmed=bool(kept) and status == "confirmed",
             metric="time per sample" if per_sample else "time per step",
@@ -122,10 +135,10 @@ class TuneResult:
             rejected=[{"knob": t.knob, "value": t.value, "status": t.status, "reason": t.reason}
                       for t in trials if t.status in (REJECTED, FAILED)],
             overridden=[{"knob": t.knob, "value": t.value, "reason": t.overridden} for t in trials if t.overridden],
-            intercepted=intercepted, numerics_unchecked=[n for n in unchecked if n in kept],
-            trials=[t.to_dict() for t in trials], stop_reason=stop_reason, noise=noise,
-            confirmation=confirmation, changes=changes, diff=diff, findings=list(findings),
-            script_sha256=_sha256_if_readable(script), exit_status=exit_status,
+            intercepted=intercepted, numerics_unchecked=[n for n in state.unchecked_kept if n in kept],
+            trials=[t.to_dict() for t in trials], stop_reason=state.stop_reason, noise=conclusion.noise,
+            confirmation=confirmation, changes=changes, diff=diff, findings=list(conclusion.findings),
+            script_sha256=_sha256_if_readable(script), exit_status=conclusion.exit_status,
         )
         result.summary = summary_line(result)
         return result

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from torchdoctor.tune.budget import fits_in_budget
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.protocols import TrialStore, TuneProgress
-from torchdoctor.tune.trial import INTERRUPTED, Run, Trial, observe_run
+from torchdoctor.tune.trial import INTERRUPTED, Run, RunRequest, Trial, observe_run
 
 
 class Interrupted(Exception):
@@ -67,9 +67,10 @@ class Runner:
         if setup.progress:
             label = ", ".join(f"{k}={v!r}" for k, v in knobs.items()) or "no knobs"
             setup.progress.run_started(label, role)
-        run = observe_run(setup.script, setup.args, knobs, setup.config, role=role, diagnose=diagnose,
-                          out_dir=setup.work_dir / setup.tune_id / f"run{len(self.runs)}",
-                          timing_steps=timing_steps, steps_only=steps_only)
+        out_dir = setup.work_dir / setup.tune_id / f"run{len(self.runs)}"
+        request = RunRequest(knobs, role, out_dir, diagnose=diagnose, timing_steps=timing_steps,
+                             steps_only=steps_only)
+        run = observe_run(setup.script, setup.args, setup.config, request)
         self.runs.append(run)
         if run.failure and run.failure[0] == INTERRUPTED:
             raise Interrupted()

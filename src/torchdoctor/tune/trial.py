@@ -12,7 +12,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import geometric_median
@@ -191,20 +191,30 @@ def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
     return env
 
 
-def observe_run(
-    script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, role: str,
-    out_dir: Path, progress: Callable[[str, int, int], None] | None = None, diagnose: bool = False,
-    timing_steps: int | None = None, steps_only: bool = False,
-) -> Run:
-    """Observe the script once with `knobs` applied, `timing_steps` timed (the config's unless
-    given: the confirmation's longer windows); with `steps_only`, by the step hooks alone and no
-    output sample (ObserveConfig.steps_only). Timing only, unless `diagnose`: then a
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What one run is asked to do: apply `knobs`, in the role `role`, its outputs written under
+    `out_dir`; time `timing_steps` (the config's unless given: the confirmation's longer windows);
+    with `steps_only`, be observed by the step hooks alone and sample no outputs
+    (ObserveConfig.steps_only); with `diagnose`, also profile and diagnose (`observe_run`)."""
+
+    knobs: dict[str, Any]
+    role: str
+    out_dir: Path
+    diagnose: bool = False
+    timing_steps: int | None = None
+    steps_only: bool = False
+
+
+def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: RunRequest) -> Run:
+    """Observe the script once as `request` asks. Timing only, unless `request.diagnose`: then a
     profiler window and a memory step follow the timing window (their steps are not timed) and the
     Record is analysed (trace, lint), so that the diagnosis behind the candidates' order has its
     evidence. The other runs skip the memory step and the threads probe: no verdict reads them (on a
     small script the memory step cost 0.1-0.2 s of each run's 5 s). No run probes compiling: tune
     measures the compile knob as a trial of its own."""
-    timing_steps = timing_steps or config.timing_steps
+    knobs, diagnose, steps_only = request.knobs, request.diagnose, request.steps_only
+    timing_steps = request.timing_steps or config.timing_steps
     observe_config = ObserveConfig(warmup_steps=config.warmup_steps, timing_steps=timing_steps,
                                    profile=diagnose, memory=diagnose, threads_probe=diagnose, knobs=knobs,
                                    compile_probe=False, steps_only=steps_only,
@@ -214,13 +224,13 @@ def observe_run(
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
                           nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args)
     start = time.perf_counter()
-    record = observe(script, args, observe_config, launch, out_dir=out_dir, progress=progress)
+    record = observe(script, args, observe_config, launch, out_dir=request.out_dir)
     elapsed = time.perf_counter() - start
     if diagnose or len(record.ranks) > 1:  # the distributed knobs read record.distributed
         record = analyse_record(record, lint=diagnose)
-    run = Run(knobs=dict(knobs), role=role, run_id=record.run_id, duration_s=elapsed, record=record,
+    run = Run(knobs=dict(knobs), role=request.role, run_id=record.run_id, duration_s=elapsed, record=record,
               timing_steps=timing_steps, steps_only=steps_only,
-              failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(out_dir))
+              failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(request.out_dir))
     # The window's pace, not its median step (compare_runs says why): what the verdicts divide.
     step_times, sample_times = run.times(per_sample=False), run.times(per_sample=True)
     run.step_s = statistics.fmean(step_times) if step_times else None
@@ -228,14 +238,12 @@ def observe_run(
     return run
 
 
-def run_trial(
-    script: Path, args: Sequence[str], knobs: dict[str, Any], config: TuneConfig, *, index: int,
-    knob: str | None, out_dir: Path, progress: Callable[[str, int, int], None] | None = None,
-    diagnose: bool = False,
-) -> Trial:
-    """One run as a trial of its own (no side-by-side judgement): for callers that only measure."""
-    run = observe_run(script, args, knobs, config, role=BASELINE_RUN if knob is None else CANDIDATE,
-                      out_dir=out_dir, progress=progress, diagnose=diagnose)
+def run_trial(script: Path, args: Sequence[str], config: TuneConfig, request: RunRequest, *, index: int,
+              knob: str | None) -> Trial:
+    """One run as trial `index` of its own, of `knob` (None: the baseline), no side-by-side
+    judgement: for callers that only measure."""
+    run = observe_run(script, args, config, request)
+    knobs = request.knobs
     trial = Trial(index=index, knob=knob, value=knobs.get(knob) if knob else None, knobs=dict(knobs), runs=[run])
     if run.failure:
         trial.status, trial.reason = run.failure

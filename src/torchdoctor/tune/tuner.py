@@ -27,7 +27,7 @@ from torchdoctor.tune.confirmation import confirmation
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.protocols import TrialStore, TuneProgress
-from torchdoctor.tune.result import TuneResult
+from torchdoctor.tune.result import Conclusion, TuneResult
 from torchdoctor.tune.runner import Interrupted, Runner, TuneSetup
 from torchdoctor.tune.search import SearchHistory, search
 from torchdoctor.tune.state import TuneState
@@ -72,11 +72,9 @@ class Tuner:
         confirmed = confirmation(runner, state, search_interrupted=interrupted) if state.kept else None
         claims = check_claims(findings_of(first.record), state.trials, considered=history.considered,
                               candidates=order)
-        return TuneResult.build(tune_id=self.tune_id, script=self.script, args=self.args, baseline=state.baseline,
-                                best=state.best, kept=state.kept, trials=state.trials,
-                                stop_reason=state.stop_reason, confirmation=confirmed,
-                                noise=noise_report(state.baseline, state.noise), unchecked=state.unchecked_kept,
-                                exit_status=runner.exit_status, findings=claims)
+        conclusion = Conclusion(confirmation=confirmed, noise=noise_report(state.baseline, state.noise),
+                                findings=claims, exit_status=runner.exit_status)
+        return TuneResult.build(runner.setup, state, conclusion)
 
 
 def _first_baseline_run(runner: Runner) -> Run:

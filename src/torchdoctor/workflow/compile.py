@@ -9,8 +9,7 @@ of the machine's load weighs on both sides alike and the verdict rests on runs t
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from torchdoctor.compile.advice import advise
@@ -19,10 +18,10 @@ from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.modes import mode_row, not_applicable, variants
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.jsonfields import readable
-from torchdoctor.launch import LaunchConfig, ObserveConfig
+from torchdoctor.launch import LaunchConfig
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose_record
-from torchdoctor.workflow.observation import observe_with_progress, store_records
+from torchdoctor.workflow.observation import ObserveRequest, observe_with_progress, store_records
 
 #: 2: `advice` holds Findings (torchdoctor.finding, TD-COMP-021..024) instead of {code, message, fix}.
 #: 3: `rounds`; `comparison` schema 2 (several runs a side, docs/compile.md).
@@ -46,33 +45,48 @@ def _compared(eager_runs: list[Record], compiled_runs: list[Record]) -> dict[str
     return compare_eager_compiled(eager, compiled) if eager and compiled else None
 
 
-def _self_compiled(compiled: Record, script: str, args: Sequence[str], config: ObserveConfig,
-                   launch: LaunchConfig, store_path: Path, rounds: int) -> tuple[dict[str, Any] | None, list[Record]]:
+@dataclass(frozen=True, slots=True)
+class CompilePlan:
+    """What is compared with eager: the knob's variants (`modes`, None: ["default"]; each also with
+    dynamic=True when `dynamic`; compiled by `backend`), and `rounds` runs a side of each comparison
+    (the CLI's default is 3: bench.stats.SEPARATION_RUNS)."""
+
+    modes: Sequence[str] | None = None
+    dynamic: bool = False
+    backend: str = "inductor"
+    rounds: int = 1
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+
+
+def _self_compiled(compiled: Record, request: ObserveRequest,
+                   rounds: int) -> tuple[dict[str, Any] | None, list[Record]]:
     """The script compiled itself: compare it against runs with Dynamo disabled."""
+    launch = request.launch
     eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
                                 timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
+    dynamo_off = replace(request, launch=eager_launch)
     compiled_runs, eager_runs = interleaved(
-        compiled, lambda: observe_with_progress(script, args, config, launch, store_path=store_path),
-        lambda: observe_with_progress(script, args, config, eager_launch, store_path=store_path), rounds)
+        compiled, lambda: observe_with_progress(request), lambda: observe_with_progress(dynamo_off), rounds)
     return _compared(eager_runs, compiled_runs), eager_runs + compiled_runs[1:]
 
 
-def _through_knob(eager: Record, script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
-                  store_path: Path, *, modes: Sequence[str], dynamic: bool, backend: str,
-                  rounds: int) -> dict[str, Any]:
+def _through_knob(eager: Record, request: ObserveRequest, plan: CompilePlan) -> dict[str, Any]:
     """Each variant compiled by the knob and compared with eager runs interleaved with its own (the
     first is `eager`); the first measured variant leads."""
     result: dict[str, Any] = {"compiled_run_id": None, "compile": None, "comparison": None, "modes": []}
     records = []
-    for variant in variants(modes, dynamic):
+    config = request.config
+    for variant in variants(plan.modes or ["default"], plan.dynamic):
         reason = not_applicable(variant, eager)
         if reason is not None:
             result["modes"].append(mode_row(variant, reason=reason))
             continue
-        knobbed = replace(config, knobs=variant.knobs(config.knobs, backend))
+        knobbed = replace(request, config=replace(config, knobs=variant.knobs(config.knobs, plan.backend)))
         eager_runs, compiled_runs = interleaved(
-            eager, lambda: observe_with_progress(script, args, config, launch, store_path=store_path),
-            lambda: observe_with_progress(script, args, knobbed, launch, store_path=store_path), rounds)
+            eager, lambda: observe_with_progress(request), lambda: observe_with_progress(knobbed), plan.rounds)
         records += eager_runs[1:] + compiled_runs
         compiled = compiled_runs[0]
         comparison = _compared(eager_runs, compiled_runs)
@@ -84,35 +98,28 @@ def _through_knob(eager: Record, script: str, args: Sequence[str], config: Obser
     return result
 
 
-def compile_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
-                   store_path: Path, save: bool = True, modes: Sequence[str] | None = None,
-                   dynamic: bool = False, backend: str = "inductor",
-                   rounds: int = 1) -> tuple[dict[str, Any], list[Record]]:
-    """Observe SCRIPT as written, then eager or its compiled variants (see the module docstring).
-
-    `modes`/`dynamic`/`backend` choose the knob's variants (modes None: ["default"]); `rounds` the
-    runs a side of each comparison (the CLI's default is 3: bench.stats.SEPARATION_RUNS). Returns the
-    JSON-ready result (keys in docs/compile.md) and the Records, as written first (stored if `save`).
+def compile_script(request: ObserveRequest, plan: CompilePlan = CompilePlan(), *,
+                   save: bool = True) -> tuple[dict[str, Any], list[Record]]:
+    """Observe the script `request` names as written, then eager or its compiled variants (see the
+    module docstring), as `plan` says. Returns the JSON-ready result (keys in docs/compile.md) and
+    the Records, as written first (stored if `save`).
     """
-    if rounds < 1:
-        raise ValueError(f"rounds must be at least 1, got {rounds}")
-    first = observe_with_progress(script, args, config, launch, store_path=store_path)
+    first = observe_with_progress(request)
     records = [first]
-    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "rounds": rounds, "eager_run_id": None,
+    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "rounds": plan.rounds, "eager_run_id": None,
                               "compiled_run_id": None, "compile": None, "comparison": None, "modes": []}  # fmt: skip
     if first.compile:
         result.update(compiled_run_id=first.run_id, compile=first.compile)
         if first.steps:
-            result["comparison"], more = _self_compiled(first, script, args, config, launch, store_path, rounds)
+            result["comparison"], more = _self_compiled(first, request, plan.rounds)
             _attach(first, result["comparison"])
             records += more
             result["eager_run_id"] = more[0].run_id
-        result["modes"] = [mode_row(v, reason=not_applicable(v, first)) for v in variants(modes, dynamic)] \
-            if modes else []
+        result["modes"] = [mode_row(v, reason=not_applicable(v, first)) for v in variants(plan.modes, plan.dynamic)] \
+            if plan.modes else []
     elif first.steps:
         result["eager_run_id"] = first.run_id
-        knob = _through_knob(first, script, args, config, launch, store_path, modes=modes or ["default"],
-                             dynamic=dynamic, backend=backend, rounds=rounds)  # fmt: skip
+        knob = _through_knob(first, request, plan)
         records += knob.pop("records")
         result.update(knob)
     report, comparison = readable(CompileReport.from_dict, result["compile"]), readable(Comparison.from_dict,
@@ -121,7 +128,7 @@ def compile_script(script: str, args: Sequence[str], config: ObserveConfig, laun
     if save:
         for record in records:
             record.findings = diagnose_record(record)
-        store_records(store_path, records)
+        store_records(request.store_path, records)
     return result, records
 
 

@@ -17,7 +17,7 @@ from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
 from torchdoctor.store import DEFAULT_STORE, run_dir_for
 from torchdoctor.errors import StoreError
-from torchdoctor.workflow.observation import observe_with_progress, try_store
+from torchdoctor.workflow.observation import ObserveRequest, observe_with_progress, try_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,8 +41,8 @@ def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, lau
     run_id = shared_run_id() if rank is not None else new_run_id()
     if rank:  # another rank of the user's own torchrun job: observe, rank 0 reports for all
         return observe(script, args, config, launch, out_dir=run_dir_for(outputs.store_path, run_id), run_id=run_id)
-    record = observe_with_progress(script, args, config, launch, store_path=outputs.store_path, run_id=run_id,
-                                   save=outputs.save)
+    request = ObserveRequest(script, args, config, launch, outputs.store_path)
+    record = observe_with_progress(request, run_id=run_id, save=outputs.save)
     return diagnose_and_report(analyse_record(record), outputs)
 
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from torchdoctor.launch import LaunchConfig, ObserveConfig
 from torchdoctor.record import Record
-from torchdoctor.workflow.observation import observe_with_progress, store_records
+from torchdoctor.workflow.observation import ObserveRequest, observe_with_progress, store_records
 
 
 def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, snapshot: Path | None = None) -> ObserveConfig:
@@ -20,7 +20,7 @@ def memory_config(*, warmup_steps: int = 3, budget_bytes: int | None = None, sna
 def observe_memory(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
                    store_path: Path, save: bool = True) -> Record:
     """Observe SCRIPT for its memory window; the Record (with `record.memory`) is stored if `save`."""
-    record = observe_with_progress(script, args, config, launch, store_path=store_path, save=save)
+    record = observe_with_progress(ObserveRequest(script, args, config, launch, store_path), save=save)
     if save:
         store_records(store_path, [record])
     return record

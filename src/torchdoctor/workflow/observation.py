@@ -10,6 +10,7 @@ that cannot be written is a StoreError raised after everything else was written,
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -36,13 +37,26 @@ def run_folder(store_path: Path, run_id: str, *, save: bool = True) -> tuple[Pat
     return temporary, (f"{reason}; the run's artefacts are in {temporary}" if reason else None)
 
 
-def observe_with_progress(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig, *,
-                          store_path: Path, run_id: str | None = None, save: bool = True) -> Record:
-    """Observe SCRIPT under a progress bar; its artefacts go to `run_folder`."""
+@dataclass(frozen=True, slots=True)
+class ObserveRequest:
+    """What a command asks to observe: `script` run with `args`, observed under `config` and
+    launched under `launch`, for the store at `store_path` (its runs' artefacts go beside it)."""
+
+    script: str
+    args: Sequence[str]
+    config: ObserveConfig
+    launch: LaunchConfig
+    store_path: Path
+
+
+def observe_with_progress(request: ObserveRequest, *, run_id: str | None = None, save: bool = True) -> Record:
+    """Observe the script `request` names under a progress bar; its artefacts go to `run_folder`
+    (`save` off: a temporary folder)."""
     run_id = run_id or new_run_id()
-    out_dir, fallback = run_folder(store_path, run_id, save=save)
+    out_dir, fallback = run_folder(request.store_path, run_id, save=save)
     with observation_progress() as progress:
-        record = observe(script, args, config, launch, out_dir=out_dir, progress=progress, run_id=run_id)
+        record = observe(request.script, request.args, request.config, request.launch, out_dir=out_dir,
+                         progress=progress, run_id=run_id)
     if fallback:
         record.warnings.append(fallback)
     return record

@@ -17,7 +17,7 @@ from torchdoctor.observe.probes import base
 from torchdoctor.observe.probes.base import Phase, Probe, ProbeContext, all_probes, probe
 from torchdoctor.observe.probes.runner import ProbeRunner
 from torchdoctor.observe.session import ObservationSession, results_path
-from torchdoctor.observe.summary import build_record
+from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.probe_values import ProbeKey
 from torchdoctor.record import Record
 
@@ -67,8 +67,8 @@ def test_a_new_probe_module_is_found_by_the_scan_and_its_value_lands_in_the_reco
     finally:
         session.finish("script_finished", 0, None)
     result = orjson.loads(results_path(config.out_dir, 0).read_bytes())
-    record = build_record([result], 0, script="train.py", argv=[], cwd=str(tmp_path), config=config.to_dict(),
-                          run_id="probe-test")
+    invocation = Invocation(script="train.py", argv=[], cwd=str(tmp_path), config=config.to_dict(), run_id="probe-test")
+    record = build_record([result], 0, invocation)
     assert SEEN.of(record) == {"steps": 3}
     assert sorted(record.probes) == ["timed_steps_seen"]  # the others do not apply with threads_probe off
     assert SEEN.of(Record.from_json(record.to_json())) == {"steps": 3}
