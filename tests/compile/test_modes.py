@@ -50,8 +50,8 @@ def test_a_script_without_torch_compile_is_compiled_in_each_mode_and_compared_wi
     out = tmp_path / "compile.json"
     command = [sys.executable, "-m", "torchdoctor", "compile", "--warmup-steps", "2", "--steps", "5", "--no-profile",
                "--modes", "default,reduce-overhead", "--dynamic", "--backend", "eager", "--rounds", "1",
-               "--json", str(out),
-               "--store", str(tmp_path / "runs.db"), "--", str(SCRIPTS / "eager_train.py")]
+               "--json", str(out), "--no-save",
+               "--store", str(tmp_path / "store" / "runs.db"), "--", str(SCRIPTS / "eager_train.py")]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=WIDE_ENV)
     assert proc.returncode == 0, proc.stderr
     result = orjson.loads(out.read_bytes())
@@ -68,3 +68,4 @@ def test_a_script_without_torch_compile_is_compiled_in_each_mode_and_compared_wi
     assert result["compiled_run_id"] == rows[("default", False)]["run_id"] and result["compile"]["frames"]
     assert result["comparison"]["eager_run_id"] == result["eager_run_id"]
     assert "torch.compile modes vs eager" in proc.stdout and "not applicable" in proc.stdout
+    assert not (tmp_path / "store").exists()  # --no-save: neither the store nor a run folder beside it

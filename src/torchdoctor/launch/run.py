@@ -36,7 +36,7 @@ from torchdoctor.errors import OutDirInUseError, ScriptNotFoundError
 from torchdoctor.launch.child import ChildEnd, own, run_owned
 from torchdoctor.launch.entry import command as bootstrap_command
 from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
-from torchdoctor.observe.stream import read_stream, stream_path
+from torchdoctor.observe.stream import read_stream
 from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.process.signals import signal_name
 from torchdoctor.record import ExitInfo, Record, new_run_id

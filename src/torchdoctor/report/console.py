@@ -9,7 +9,6 @@ nobody reads the findings below them at full value.
 from __future__ import annotations
 
 from io import StringIO
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console

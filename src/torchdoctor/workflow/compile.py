@@ -9,6 +9,7 @@ of the machine's load weighs on both sides alike and the verdict rests on runs t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -26,6 +27,9 @@ from torchdoctor.workflow.observation import ObserveRequest, observe_with_progre
 #: 2: `advice` holds Findings (torchdoctor.finding, TD-COMP-021..024) instead of {code, message, fix}.
 #: 3: `rounds`; `comparison` schema 2 (several runs a side, docs/compile.md).
 SCHEMA_VERSION = 3
+
+#: observes one request (stored or not, as the command was asked)
+Observe = Callable[[ObserveRequest], Record]
 
 
 def interleaved(first: Record, again: Callable[[], Record], other: Callable[[], Record],
@@ -61,19 +65,19 @@ class CompilePlan:
             raise ValueError(f"rounds must be at least 1, got {self.rounds}")
 
 
-def _self_compiled(compiled: Record, request: ObserveRequest,
-                   rounds: int) -> tuple[dict[str, Any] | None, list[Record]]:
+def _self_compiled(compiled: Record, request: ObserveRequest, rounds: int,
+                   observe: Observe) -> tuple[dict[str, Any] | None, list[Record]]:
     """The script compiled itself: compare it against runs with Dynamo disabled."""
     launch = request.launch
     eager_launch = LaunchConfig(nproc_per_node=launch.nproc_per_node, torchrun_args=launch.torchrun_args,
                                 timeout_s=launch.timeout_s, extra_env={**launch.extra_env, **EAGER_ENV})
     dynamo_off = replace(request, launch=eager_launch)
     compiled_runs, eager_runs = interleaved(
-        compiled, lambda: observe_with_progress(request), lambda: observe_with_progress(dynamo_off), rounds)
+        compiled, lambda: observe(request), lambda: observe(dynamo_off), rounds)
     return _compared(eager_runs, compiled_runs), eager_runs + compiled_runs[1:]
 
 
-def _through_knob(eager: Record, request: ObserveRequest, plan: CompilePlan) -> dict[str, Any]:
+def _through_knob(eager: Record, request: ObserveRequest, plan: CompilePlan, observe: Observe) -> dict[str, Any]:
     """Each variant compiled by the knob and compared with eager runs interleaved with its own (the
     first is `eager`); the first measured variant leads."""
     result: dict[str, Any] = {"compiled_run_id": None, "compile": None, "comparison": None, "modes": []}
@@ -86,7 +90,7 @@ def _through_knob(eager: Record, request: ObserveRequest, plan: CompilePlan) -> 
             continue
         knobbed = replace(request, config=replace(config, knobs=variant.knobs(config.knobs, plan.backend)))
         eager_runs, compiled_runs = interleaved(
-            eager, lambda: observe_with_progress(request), lambda: observe_with_progress(knobbed), plan.rounds)
+            eager, lambda: observe(request), lambda: observe(knobbed), plan.rounds)
         records += eager_runs[1:] + compiled_runs
         compiled = compiled_runs[0]
         comparison = _compared(eager_runs, compiled_runs)
@@ -104,14 +108,15 @@ def compile_script(request: ObserveRequest, plan: CompilePlan = CompilePlan(), *
     module docstring), as `plan` says. Returns the JSON-ready result (keys in docs/compile.md) and
     the Records, as written first (stored if `save`).
     """
-    first = observe_with_progress(request)
+    observe: Observe = functools.partial(observe_with_progress, save=save)  # --no-save: no run folder either
+    first = observe(request)
     records = [first]
     result: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "rounds": plan.rounds, "eager_run_id": None,
                               "compiled_run_id": None, "compile": None, "comparison": None, "modes": []}  # fmt: skip
     if first.compile:
         result.update(compiled_run_id=first.run_id, compile=first.compile)
         if first.steps:
-            result["comparison"], more = _self_compiled(first, request, plan.rounds)
+            result["comparison"], more = _self_compiled(first, request, plan.rounds, observe)
             _attach(first, result["comparison"])
             records += more
             result["eager_run_id"] = more[0].run_id
@@ -119,7 +124,7 @@ def compile_script(request: ObserveRequest, plan: CompilePlan = CompilePlan(), *
             if plan.modes else []
     elif first.steps:
         result["eager_run_id"] = first.run_id
-        knob = _through_knob(first, request, plan)
+        knob = _through_knob(first, request, plan, observe)
         records += knob.pop("records")
         result.update(knob)
     report, comparison = readable(CompileReport.from_dict, result["compile"]), readable(Comparison.from_dict,
