@@ -16,6 +16,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from torchdoctor.report.format import fmt_seconds
+from torchdoctor.report.notes import row_notes
 from torchdoctor.report.safe_text import cell, clean, markup
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
@@ -24,8 +25,15 @@ _STYLE = {"kept": "green", "accepted": "green", "rejected": "yellow", "failed": 
           "interrupted": "red"}
 
 
+def knob_value(knob: str, value: Any) -> str:
+    """`knob=value`; a dict value (compile's settings) as its `key=value` pairs, which wrap."""
+    if isinstance(value, dict):
+        return f"{knob}: " + ", ".join(f"{key}={item!r}" for key, item in value.items())
+    return f"{knob}={value!r}"
+
+
 def _label(trial: Trial) -> str:
-    return "baseline (no knobs)" if trial.knob is None else f"{trial.knob}={trial.value!r}"
+    return "baseline (no knobs)" if trial.knob is None else knob_value(trial.knob, trial.value)
 
 
 def _side_by_side(ratio: float | None) -> str:
@@ -80,16 +88,18 @@ def tune_progress(console: Console, total: int) -> Iterator[RichTuneProgress]:
 
 def render_result(result: TuneResult, console: Console) -> None:
     table = Table(title="torchdoctor tune", show_header=True)
-    for column in ("#", "knob", "value", "status", "step", "beside", "side by side", "reason"):
-        table.add_column(column, overflow="fold")
+    for column in ("#", "trial", "status", "step", "beside", "speed-up"):
+        table.add_column(column, overflow="fold", ratio=1 if column == "trial" else None)
     for trial in result.trials:
         style = _STYLE.get(trial["status"], "white")
-        table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"),
-                      cell(repr(trial["value"]) if trial["knob"] else ""), cell(trial["status"], style),
-                      fmt_seconds(trial["step_s"]),
+        label = knob_value(trial["knob"], trial["value"]) if trial["knob"] else "baseline"
+        table.add_row(str(trial["index"]), cell(label), cell(trial["status"], style), fmt_seconds(trial["step_s"]),
                       fmt_seconds(trial["reference_step_s"]) if trial["reference"] else "",
-                      _side_by_side(trial["ratio"]), cell(trial["reason"]))
+                      _side_by_side(trial["ratio"]))
     console.print(table)
+    reasons = row_notes("why (by #)", [(str(trial["index"]), cell(trial["reason"] or "")) for trial in result.trials])
+    if reasons is not None:
+        console.print(reasons)
     line = partial(console.print, soft_wrap=True)
     line(f"[bold]{markup(result.summary)}[/]")
     confirmation = result.confirmation or {}
@@ -132,18 +142,24 @@ def _render_claims(result: TuneResult, console: Console) -> None:
     if not result.findings:
         return
     table = Table(title="the diagnosis's claims, measured", show_header=True)
-    for column in ("finding", "claimed", "fix tried", "measured (95% CI)", "claim"):
+    for column in ("finding", "claimed", "measured (95% CI)", "claim"):
         table.add_column(column, overflow="fold")
+    notes = []
     for row in result.findings:
-        measured, fix = "", cell(row["knob"])
+        measured, fix = "", f"fix tried: {row['knob']}"
         if row["measured_speedup"] is not None:
             ci = row["measured_speedup_ci"]
             measured = f"x{row['measured_speedup']:.2f}" + (f" (x{ci[0]:.2f}-x{ci[1]:.2f})" if ci else "")
-            fix = cell(f"{row['knob']}={row['value']!r}" + (" on top of kept knobs" if row["tried_on"] else ""))
-        assessment = row["assessment"] + (f": {row['reason']}" if row.get("reason") else "")
-        table.add_row(cell(f"{row['id']}: {row['title']}"), _claimed(row), fix, measured,
-                      cell(assessment, _CLAIM_STYLE.get(row["assessment"], "white")))
+            fix = f"fix tried: {knob_value(row['knob'], row['value'])}"
+            fix += " on top of kept knobs" if row["tried_on"] else ""
+        table.add_row(cell(row["id"]), _claimed(row), measured,
+                      cell(row["assessment"], _CLAIM_STYLE.get(row["assessment"], "white")))
+        reason = f"; {row['assessment']}: {row['reason']}" if row.get("reason") else ""
+        notes.append((clean(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
     console.print(table)
+    findings = row_notes("the findings", notes)
+    if findings is not None:
+        console.print(findings)
 
 
 def _claimed(row: dict) -> str:
