@@ -11,13 +11,15 @@ from functools import partial
 from typing import Any, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
+                           TimeElapsedColumn)
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from torchdoctor.report.format import fmt_seconds
 from torchdoctor.report.notes import row_notes
-from torchdoctor.report.safe_text import cell, clean, markup
+from torchdoctor.report.safe_text import cell, clean, markup, plain
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 
@@ -63,8 +65,9 @@ class RichTuneProgress:
         self.progress.advance(self.task)
         self.progress.update(self.task, best=f"best {fmt_seconds(best.step_s)}/step")
         style = _STYLE.get(trial.status, "white")
+        reason = trial.reason.partition("\n")[0]  # a failure's output's last lines are in the final report
         self._line(f"  [{style}]{trial.status:<11}[/] {markup(f'{_label(trial):<36}', one_line=True)} "
-                   f"{_side_by_side(trial.ratio):>7}  {markup(trial.reason)}")
+                   f"{_side_by_side(trial.ratio):>7}  {markup(reason)}")
 
     def knob_settled(self, knob: str, kept: Trial | None, best: Trial) -> None:
         if kept is not None:
@@ -78,10 +81,26 @@ class RichTuneProgress:
         self._line(f"  [{style}]{'confirm':<11}[/] {markup(confirmation.get('reason', ''))}")
 
 
+class _BudgetLeftColumn(ProgressColumn):
+    """The time left of `--time-budget`, counted from the bar's start; nothing without a budget."""
+
+    def __init__(self, budget_s: float | None) -> None:
+        super().__init__()
+        self.budget_s = budget_s
+
+    def render(self, task: Task) -> Text:
+        if self.budget_s is None or task.elapsed is None:
+            return Text("")
+        left = int(max(0.0, self.budget_s - task.elapsed))
+        return Text(f"{left // 60}:{left % 60:02d} left", style="progress.remaining")
+
+
 @contextmanager
-def tune_progress(console: Console, total: int) -> Iterator[RichTuneProgress]:
+def tune_progress(console: Console, total: int, budget_s: float | None = None) -> Iterator[RichTuneProgress]:
+    """The bar over `total` trials: the trial and its knob, the running best, the time elapsed and,
+    given the time budget `budget_s`, the time left of it."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[best]}"), TimeElapsedColumn())
+               TextColumn("{task.fields[best]}"), TimeElapsedColumn(), _BudgetLeftColumn(budget_s))
     with Progress(*columns, console=console, transient=True) as progress:
         yield RichTuneProgress(progress, total)
 
@@ -97,7 +116,8 @@ def render_result(result: TuneResult, console: Console) -> None:
                       fmt_seconds(trial["reference_step_s"]) if trial["reference"] else "",
                       _side_by_side(trial["ratio"]))
     console.print(table)
-    reasons = row_notes("why (by #)", [(str(trial["index"]), cell(trial["reason"] or "")) for trial in result.trials])
+    # A failed run's reason quotes the last lines of its output: they keep their lines, indented.
+    reasons = row_notes("why (by #)", [(str(t["index"]), plain(t["reason"] or "")) for t in result.trials])
     if reasons is not None:
         console.print(reasons)
     line = partial(console.print, soft_wrap=True)
