@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import orjson
 
@@ -31,7 +32,7 @@ def test_a_hanging_trial_times_out_a_crashing_one_fails_and_the_search_goes_on(t
     assert proc.returncode == 0, proc.stderr
     by_knob = {t["knob"]: t for t in result["trials"]}
     assert by_knob["num_workers"]["status"] == "failed"
-    assert by_knob["num_workers"]["reason"] == f"timed out after {timeout_s} s"
+    assert by_knob["num_workers"]["reason"].startswith(f"timed out after {timeout_s} s; the script's output: ")
     # Stopped (SIGINT at the timeout, killed STOP_GRACE_S later at worst), not waited for: its
     # DataLoader workers sleep for an hour. 15 s: reaping the killed process tree.
     assert by_knob["num_workers"]["duration_s"] < timeout_s + STOP_GRACE_S + 15
@@ -106,13 +107,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _start_until_ready(command: list[str], cwd: Path) -> tuple[subprocess.Popen[str], list[int]]:
-    """Start a torchdoctor command on tests/observe/scripts/family.py; wait for its READY line;
-    returns the process and the pids of the script and its helpers."""
+def _start_until_ready(command: list[str], cwd: Path,
+                       log: str | None = None) -> tuple[subprocess.Popen[str], list[int]]:
+    """Start a torchdoctor command on tests/observe/scripts/family.py; wait for its READY line, on the
+    command's stdout or, given `log` (a pattern under `cwd`: tune writes the script's output to a file),
+    in that file; returns the process and the pids of the script and its helpers."""
     proc = subprocess.Popen(command, cwd=cwd, env=WIDE_ENV, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pids = []
-    for line in proc.stdout:
+    for line in proc.stdout if log is None else _growing_lines(proc, cwd, log):
         words = line.split()
         if words[:1] in (["HELPERS"], ["READY"]):
             pids += [int(w) for w in words[1:]]
@@ -121,11 +124,23 @@ def _start_until_ready(command: list[str], cwd: Path) -> tuple[subprocess.Popen[
     raise AssertionError(proc.communicate()[1][-2000:])
 
 
+def _growing_lines(proc: subprocess.Popen[str], cwd: Path, log: str) -> Iterator[str]:
+    """The whole lines of the first file matching `log` under `cwd`, as they are written, while `proc` runs."""
+    seen = 0
+    while proc.poll() is None:
+        files = sorted(cwd.glob(log))
+        text = files[0].read_text() if files else ""
+        lines = [line for line in text.splitlines(keepends=True) if line.endswith("\n")]
+        yield from lines[seen:]
+        seen = len(lines)
+        time.sleep(0.1)
+
+
 def test_sigterm_to_tune_stops_its_trial_and_exits_143_with_no_orphan(tmp_path: Path) -> None:
     family = Path(__file__).resolve().parents[1] / "observe" / "scripts" / "family.py"
     proc, pids = _start_until_ready(
         [sys.executable, "-m", "torchdoctor", "tune", "--store", str(tmp_path / "runs.db"), "--warmup-steps", "2",
-         "--steps", "100000", "--", str(family), "4"], tmp_path)
+         "--steps", "100000", "--", str(family), "4"], tmp_path, log="tune/*/run0/script.log")
     proc.send_signal(signal.SIGTERM)  # to torchdoctor alone: it passes it on to the baseline trial
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr

@@ -14,11 +14,8 @@ from torchdoctor.check.sides import Side
 from torchdoctor.errors import CheckError
 from torchdoctor.launch import LaunchConfig, observe
 from torchdoctor.launch.forkserver import ForkServerError
+from torchdoctor.launch.log import log_tail
 from torchdoctor.record import Record
-
-#: Lines of a failing side's output quoted in the error.
-LOG_TAIL_LINES = 25
-
 
 class Runner:
     """Observes the sides of `context`'s check with its current options; keeps each side's figures
@@ -99,11 +96,3 @@ def raise_on_failure(side: Side, record: Record, log: Path, timeout_s: float) ->
         what = lines[-1] if lines else record.exit.message or "no step was measured"
         raise CheckError(f"{who} failed ({record.exit.reason}): {what}", kind="side_failed", side=side.name,
                          detail=record.exit.traceback or log_tail(log) or record.exit.message)
-
-
-def log_tail(log: Path) -> str:
-    """The last LOG_TAIL_LINES lines of an observation's log ('' when it cannot be read)."""
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:])
-    except OSError:
-        return ""

@@ -9,7 +9,10 @@ import sys
 
 import typer
 
+from torchdoctor.cli import help as _help
 from torchdoctor.errors import TorchDoctorError
+
+_help.install()
 
 app = typer.Typer(
     name="torchdoctor",

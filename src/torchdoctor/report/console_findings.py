@@ -1,4 +1,4 @@
-"""Terminal rendering of findings: a table ranked by upside, then each fix with its code.
+"""Terminal rendering of findings: a table ranked by upside, its evidence below it, then each fix with its code.
 
 The one renderer of every command's findings: a Record's (diagnose, report), the compile advice and
 the `scale` and `comm` sweeps'. A finding is a `torchdoctor.finding.Finding` (fields in docs/rules.md
@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.finding import Finding
+from torchdoctor.report.notes import row_notes
 from torchdoctor.report.safe_text import cell, clean, plain
 
 #: Findings listed in the table at most; the rest are counted under it.
@@ -62,20 +63,25 @@ def _title(finding: Finding) -> Text:
 
 
 def findings_table(findings: list[Finding], max_rows: int = MAX_ROWS) -> Table:
+    """The ranked findings, a line or a few each; their evidence is `evidence_notes`, below the table."""
     shown = ranked(findings)[:max_rows]
     more = len(findings) - len(shown)
     caption = f"... and {more} more findings with less upside (all are in the JSON)" if more > 0 else None
     table = Table(title="Findings, largest upside first", title_justify="left", caption=caption)
     for column, justify in (("#", "right"), ("severity", "left"), ("id", "left"), ("finding", "left"),
-                            ("upside", "right"), ("evidence", "left")):  # fmt: skip
-        table.add_column(column, justify=justify, overflow="fold")
+                            ("upside", "right")):  # fmt: skip
+        table.add_column(column, justify=justify, overflow="fold", ratio=1 if column == "finding" else None)
     for rank, finding in enumerate(shown, 1):
         severity = clean(finding.severity, one_line=True)
-        table.add_row(
-            str(rank), cell(severity, SEVERITY_STYLE.get(severity, "")), cell(finding.id), _title(finding),
-            f"{100 * finding.upside:.0f}%", cell(evidence_text(finding.evidence), "dim", limit=400),
-        )  # fmt: skip
+        table.add_row(str(rank), cell(severity, SEVERITY_STYLE.get(severity, "")), cell(finding.id), _title(finding),
+                      f"{100 * finding.upside:.0f}%")
     return table
+
+
+def evidence_notes(findings: list[Finding], max_rows: int = MAX_ROWS) -> Table | None:
+    """The evidence of the findings in the table, a paragraph each after its `#`."""
+    return row_notes("evidence (by #)", [(str(rank), cell(evidence_text(f.evidence), "dim", limit=400))
+                                  for rank, f in enumerate(ranked(findings)[:max_rows], 1)])
 
 
 def fix_panel(rank: int, finding: Finding) -> Panel | None:
@@ -101,7 +107,8 @@ def findings_renderables(findings: list[Finding], max_fixes: int = 5) -> list[Re
     if not findings:
         return [Text("no findings: nothing measured points at a bottleneck torchdoctor knows how to fix", style="green")]
     panels = [fix_panel(rank, f) for rank, f in enumerate(ranked(findings)[:max_fixes], 1)]
-    return [findings_table(findings), *[p for p in panels if p is not None]]
+    tables = [findings_table(findings), evidence_notes(findings)]
+    return [r for r in (*tables, *panels) if r is not None]
 
 
 def print_findings(findings: list[Finding], console: Console, max_fixes: int = 5) -> None:

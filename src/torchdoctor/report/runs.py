@@ -16,21 +16,34 @@ from rich.text import Text
 from torchdoctor.analyse import RunComparison
 from torchdoctor.record import RunRow
 from torchdoctor.report.format import fmt_seconds
-from torchdoctor.report.safe_text import cell, markup
+from torchdoctor.report.safe_text import cell, clean, markup
 
 
 def runs_table(rows: list[RunRow]) -> Table:
+    """A run a row, two lines: its id whole; when (date over time); the script's name over its
+    arguments, each cropped to the width (`runs show` has them whole); the median step over how the run
+    ended ("ok", or its exit reason)."""
     table = Table(title="Stored runs (newest first)", title_justify="left")
     # An id is what the user copies into `runs show`: never cropped, whatever the width.
     table.add_column("id", no_wrap=True, min_width=max((len(row.run_id) for row in rows), default=2))
-    for column in ("when", "script", "exit", "median step", "samples/s"):
-        table.add_column(column, overflow="fold")
+    table.add_column("when", no_wrap=True)
+    table.add_column("script")  # the one column narrowed to fit: its lines are cropped, never wrapped
+    table.add_column("step / exit", justify="right", no_wrap=True, overflow="ellipsis")
     for row in rows:
-        command = " ".join([Path(row.script).name if row.script else "(traces)", *row.argv])
-        exit_text = "ok" if row.exit_status == 0 else f"{row.exit_status} ({row.exit_reason})"
-        sps = f"{row.samples_per_s:,.1f}" if row.samples_per_s else "-"
-        table.add_row(cell(row.run_id), cell(row.created_at), cell(command), cell(exit_text), fmt_seconds(row.step_s), sps)
+        script = clean(Path(row.script).name if row.script else "(traces)", one_line=True)
+        arguments = clean(" ".join(row.argv), one_line=True)
+        exit_text = "ok" if row.exit_status == 0 else clean(row.exit_reason or row.exit_status, one_line=True)
+        table.add_row(cell(row.run_id), _when(row.created_at),
+                      Text(f"{script}\n{arguments}".rstrip("\n"), no_wrap=True, overflow="ellipsis"),
+                      Text(f"{fmt_seconds(row.step_s)}\n{exit_text}"))
     return table
+
+
+def _when(created_at: str) -> Text:
+    """An ISO timestamp as its date over its time to the minute (anything else as it is)."""
+    text = clean(created_at, one_line=True)
+    date, sep, time = text.partition("T")
+    return Text(f"{date}\n{time[:5]}") if sep else Text(text)
 
 
 def _cell(value: Any) -> Text:

@@ -11,12 +11,15 @@ from functools import partial
 from typing import Any, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
+                           TimeElapsedColumn)
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from torchdoctor.report.format import fmt_seconds
-from torchdoctor.report.safe_text import cell, clean, markup
+from torchdoctor.report.notes import row_notes
+from torchdoctor.report.safe_text import cell, clean, markup, plain
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 
@@ -24,8 +27,15 @@ _STYLE = {"kept": "green", "accepted": "green", "rejected": "yellow", "failed": 
           "interrupted": "red"}
 
 
+def knob_value(knob: str, value: Any) -> str:
+    """`knob=value`; a dict value (compile's settings) as its `key=value` pairs, which wrap."""
+    if isinstance(value, dict):
+        return f"{knob}: " + ", ".join(f"{key}={item!r}" for key, item in value.items())
+    return f"{knob}={value!r}"
+
+
 def _label(trial: Trial) -> str:
-    return "baseline (no knobs)" if trial.knob is None else f"{trial.knob}={trial.value!r}"
+    return "baseline (no knobs)" if trial.knob is None else knob_value(trial.knob, trial.value)
 
 
 def _side_by_side(ratio: float | None) -> str:
@@ -55,8 +65,9 @@ class RichTuneProgress:
         self.progress.advance(self.task)
         self.progress.update(self.task, best=f"best {fmt_seconds(best.step_s)}/step")
         style = _STYLE.get(trial.status, "white")
+        reason = trial.reason.partition("\n")[0]  # a failure's output's last lines are in the final report
         self._line(f"  [{style}]{trial.status:<11}[/] {markup(f'{_label(trial):<36}', one_line=True)} "
-                   f"{_side_by_side(trial.ratio):>7}  {markup(trial.reason)}")
+                   f"{_side_by_side(trial.ratio):>7}  {markup(reason)}")
 
     def knob_settled(self, knob: str, kept: Trial | None, best: Trial) -> None:
         if kept is not None:
@@ -70,26 +81,45 @@ class RichTuneProgress:
         self._line(f"  [{style}]{'confirm':<11}[/] {markup(confirmation.get('reason', ''))}")
 
 
+class _BudgetLeftColumn(ProgressColumn):
+    """The time left of `--time-budget`, counted from the bar's start; nothing without a budget."""
+
+    def __init__(self, budget_s: float | None) -> None:
+        super().__init__()
+        self.budget_s = budget_s
+
+    def render(self, task: Task) -> Text:
+        if self.budget_s is None or task.elapsed is None:
+            return Text("")
+        left = int(max(0.0, self.budget_s - task.elapsed))
+        return Text(f"{left // 60}:{left % 60:02d} left", style="progress.remaining")
+
+
 @contextmanager
-def tune_progress(console: Console, total: int) -> Iterator[RichTuneProgress]:
+def tune_progress(console: Console, total: int, budget_s: float | None = None) -> Iterator[RichTuneProgress]:
+    """The bar over `total` trials: the trial and its knob, the running best, the time elapsed and,
+    given the time budget `budget_s`, the time left of it."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[best]}"), TimeElapsedColumn())
+               TextColumn("{task.fields[best]}"), TimeElapsedColumn(), _BudgetLeftColumn(budget_s))
     with Progress(*columns, console=console, transient=True) as progress:
         yield RichTuneProgress(progress, total)
 
 
 def render_result(result: TuneResult, console: Console) -> None:
     table = Table(title="torchdoctor tune", show_header=True)
-    for column in ("#", "knob", "value", "status", "step", "beside", "side by side", "reason"):
-        table.add_column(column, overflow="fold")
+    for column in ("#", "trial", "status", "step", "beside", "speed-up"):
+        table.add_column(column, overflow="fold", ratio=1 if column == "trial" else None)
     for trial in result.trials:
         style = _STYLE.get(trial["status"], "white")
-        table.add_row(str(trial["index"]), cell(trial["knob"] or "baseline"),
-                      cell(repr(trial["value"]) if trial["knob"] else ""), cell(trial["status"], style),
-                      fmt_seconds(trial["step_s"]),
+        label = knob_value(trial["knob"], trial["value"]) if trial["knob"] else "baseline"
+        table.add_row(str(trial["index"]), cell(label), cell(trial["status"], style), fmt_seconds(trial["step_s"]),
                       fmt_seconds(trial["reference_step_s"]) if trial["reference"] else "",
-                      _side_by_side(trial["ratio"]), cell(trial["reason"]))
+                      _side_by_side(trial["ratio"]))
     console.print(table)
+    # A failed run's reason quotes the last lines of its output: they keep their lines, indented.
+    reasons = row_notes("why (by #)", [(str(t["index"]), plain(t["reason"] or "")) for t in result.trials])
+    if reasons is not None:
+        console.print(reasons)
     line = partial(console.print, soft_wrap=True)
     line(f"[bold]{markup(result.summary)}[/]")
     confirmation = result.confirmation or {}
@@ -132,18 +162,24 @@ def _render_claims(result: TuneResult, console: Console) -> None:
     if not result.findings:
         return
     table = Table(title="the diagnosis's claims, measured", show_header=True)
-    for column in ("finding", "claimed", "fix tried", "measured (95% CI)", "claim"):
+    for column in ("finding", "claimed", "measured (95% CI)", "claim"):
         table.add_column(column, overflow="fold")
+    notes = []
     for row in result.findings:
-        measured, fix = "", cell(row["knob"])
+        measured, fix = "", f"fix tried: {row['knob']}"
         if row["measured_speedup"] is not None:
             ci = row["measured_speedup_ci"]
             measured = f"x{row['measured_speedup']:.2f}" + (f" (x{ci[0]:.2f}-x{ci[1]:.2f})" if ci else "")
-            fix = cell(f"{row['knob']}={row['value']!r}" + (" on top of kept knobs" if row["tried_on"] else ""))
-        assessment = row["assessment"] + (f": {row['reason']}" if row.get("reason") else "")
-        table.add_row(cell(f"{row['id']}: {row['title']}"), _claimed(row), fix, measured,
-                      cell(assessment, _CLAIM_STYLE.get(row["assessment"], "white")))
+            fix = f"fix tried: {knob_value(row['knob'], row['value'])}"
+            fix += " on top of kept knobs" if row["tried_on"] else ""
+        table.add_row(cell(row["id"]), _claimed(row), measured,
+                      cell(row["assessment"], _CLAIM_STYLE.get(row["assessment"], "white")))
+        reason = f"; {row['assessment']}: {row['reason']}" if row.get("reason") else ""
+        notes.append((clean(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
     console.print(table)
+    findings = row_notes("the findings", notes)
+    if findings is not None:
+        console.print(findings)
 
 
 def _claimed(row: dict) -> str:

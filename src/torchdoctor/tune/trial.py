@@ -18,6 +18,7 @@ from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import geometric_median
 from torchdoctor.knobs import knob_env
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
+from torchdoctor.launch.log import log_tail
 from torchdoctor.observe.probes.outputs import SEED_ENV, load_outputs
 from torchdoctor.record import Record
 from torchdoctor.tune.config import TuneConfig
@@ -25,6 +26,9 @@ from torchdoctor.tune.config import TuneConfig
 BASELINE, KEPT, REJECTED, FAILED, INTERRUPTED = "baseline", "kept", "rejected", "failed", "interrupted"
 #: A value measured faster with its numerics intact, before the knob's other values are settled.
 ACCEPTED = "accepted"
+
+#: Each run's own output (stdout and stderr), in its folder; a failed run's reason quotes its last LOG_LINES.
+SCRIPT_LOG, LOG_LINES = "script.log", 5
 
 #: Steps after each run's timing window whose outputs the numerics check compares (at most the
 #: window's length): a run ends this many steps later than its window.
@@ -168,17 +172,21 @@ def interval_source(verdict: dict[str, Any] | None) -> str:
     return "the bootstrap of each run's steps alone (too few agreeing runs a side to know their scatter)"
 
 
-def _failure(record: Record, timeout_s: float) -> tuple[str, str] | None:
-    """(status, reason) when the run did not measure its window, else None."""
-    if record.exit.reason == "timeout":
-        return FAILED, f"timed out after {timeout_s:g} s"
+def _failure(record: Record, timeout_s: float, log: Path) -> tuple[str, str] | None:
+    """(status, reason) when the run did not measure its window, else None; a failed run's reason
+    names where its output is (`log`), then quotes its last LOG_LINES lines on lines of their own."""
     if record.exit.reason == "interrupted":
         return INTERRUPTED, f"interrupted ({record.exit.signal or 'SIGINT'})"
-    if record.exit.status != 0 or not record.steps:
+    if record.exit.reason == "timeout":
+        reason = f"timed out after {timeout_s:g} s"
+    elif record.exit.status != 0 or not record.steps:
         message = record.exit.message or record.exit.reason or "no steps measured"
         last_line = (record.exit.traceback or "").strip().splitlines()[-1:] or [message]
-        return FAILED, f"{record.exit.reason}: {last_line[0]}"
-    return None
+        reason = f"{record.exit.reason}: {last_line[0]}"
+    else:
+        return None
+    tail = log_tail(log, LOG_LINES)
+    return FAILED, f"{reason}; the script's output: {log}" + (f"\n{tail}" if tail else "")
 
 
 def trial_env(knobs: dict[str, Any], config: TuneConfig) -> dict[str, str]:
@@ -221,8 +229,9 @@ def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: 
                                    capture_steps=0 if steps_only else min(config.timing_steps, CAPTURE_STEPS))
     # --standalone (no option given): a free port, so concurrent jobs never clash.
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
+    log = request.out_dir / SCRIPT_LOG  # the script's own output, kept off tune's terminal
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
-                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args)
+                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args, log_path=str(log))
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=request.out_dir)
     elapsed = time.perf_counter() - start
@@ -230,7 +239,7 @@ def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: 
         record = analyse_record(record, lint=diagnose)
     run = Run(knobs=dict(knobs), role=request.role, run_id=record.run_id, duration_s=elapsed, record=record,
               timing_steps=timing_steps, steps_only=steps_only,
-              failure=_failure(record, config.trial_timeout_s), outputs=load_outputs(request.out_dir))
+              failure=_failure(record, config.trial_timeout_s, log), outputs=load_outputs(request.out_dir))
     # The window's pace, not its median step (compare_runs says why): what the verdicts divide.
     step_times, sample_times = run.times(per_sample=False), run.times(per_sample=True)
     run.step_s = statistics.fmean(step_times) if step_times else None
