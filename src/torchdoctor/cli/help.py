@@ -70,7 +70,10 @@ def _print_options_panel(*, name: str, params: list[Any], ctx: Any, markup_mode:
                         title_align=rich_utils.ALIGN_OPTIONS_PANEL))
 
 
-_typer_command_help = rich_utils._make_command_help
+#: typer's private hooks that `install` replaces: no public setting removes the type names (typer
+#: bundles its own click), and tests/cli/test_help.py fails when a typer release changes them.
+_HOOKS = ("_print_options_panel", "_make_command_help", "_get_parameter_help")
+_typer_command_help = getattr(rich_utils, "_make_command_help", None)
 
 
 def _make_command_help(*, help_text: str, markup_mode: Any) -> Any:
@@ -79,6 +82,9 @@ def _make_command_help(*, help_text: str, markup_mode: Any) -> Any:
 
 
 def install() -> None:
-    """Make every typer command's `--help` use the panels above (idempotent)."""
+    """Make every typer command's `--help` use the panels above (idempotent); with a typer whose
+    private hooks differ, its own help is left as it is rather than broken."""
+    if not all(callable(getattr(rich_utils, hook, None)) for hook in _HOOKS):
+        return
     rich_utils._print_options_panel = _print_options_panel
     rich_utils._make_command_help = _make_command_help
