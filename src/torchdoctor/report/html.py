@@ -24,8 +24,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from torchdoctor.jsonfields import readable
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
+from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.report.format import fmt_count, fmt_percent, fmt_seconds, median_step_parts
 from torchdoctor.report.console_findings import evidence_text, fix_parts, ranked
 
@@ -103,10 +105,11 @@ def top_operators(record: Record, limit: int = 12) -> dict[str, list[dict[str, A
     host = [{"name": op["name"], "count": fmt_count(op["count"] / steps),
              "time": fmt_seconds(op["self_us"] / steps / 1e6), "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
             for op in (rank.get("host") or {}).get("top_by_self_time", [])[:limit]]  # fmt: skip
-    kernels = ((rank.get("device") or {}).get("kernels") or {}).get("top", [])[:limit]
-    device = [{"name": k["name"], "count": fmt_count(k["count"] / steps),
-               "time": fmt_seconds(k["total_us"] / steps / 1e6), "mean": fmt_seconds(k["mean_us"] / 1e6),
-               "share": fmt_percent(k.get("share_fraction"))}
+    figures = readable(DeviceFigures.from_dict, rank.get("device") or None)
+    kernels = figures.kernels.top[:limit] if figures is not None else ()
+    device = [{"name": k.name, "count": fmt_count(k.count / steps),
+               "time": fmt_seconds(k.total_us / steps / 1e6), "mean": fmt_seconds(k.mean_us / 1e6),
+               "share": fmt_percent(k.share_fraction)}
               for k in kernels]  # fmt: skip
     return {"host": host, "device": device}
 

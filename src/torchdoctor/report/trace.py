@@ -12,6 +12,7 @@ from rich.table import Table
 
 from torchdoctor.jsonfields import readable
 from torchdoctor.report.safe_text import cell, markup, plain
+from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.trace.summary.window import Window
 
 
@@ -48,13 +49,13 @@ def _render_rank(section: dict[str, Any], console: Console) -> None:
     for op in section["host"]["top_by_self_time"]:
         ops.add_row(cell(op["name"], limit=80), str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
     console.print(ops)
-    device = section.get("device")
-    if device and device["temporal"]:
-        t = device["temporal"]
+    device = readable(DeviceFigures.from_dict, section.get("device") or None)
+    if device is not None and device.temporal.idle_fraction is not None:
+        t = device.temporal
         console.print(
-            f"device: idle {t['idle_fraction']:.1%}, compute {t['compute_fraction']:.1%}, "
-            f"non-compute {t['non_compute_fraction']:.1%}; launches {device['launches']['launches_count']}; "
-            f"max launch queue {device['queue'].get('max_depth', 0)}"
+            f"device: idle {t.idle_fraction:.1%}, compute {t.compute_fraction or 0.0:.1%}, "
+            f"non-compute {t.non_compute_fraction or 0.0:.1%}; launches {device.launches.launches_count}; "
+            f"max launch queue {device.queue.max_depth or 0}"
         )
     window = readable(Window.from_dict, section.get("window"))
     if window is not None and window.idle_fraction is not None:

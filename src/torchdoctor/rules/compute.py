@@ -196,14 +196,14 @@ def launch_bound(ev: Evidence) -> Hit | None:
         return None  # batching requests amortises the overhead: TD-COMP-018's fix
     if rank.get("device"):
         window = ev.device_window()
-        launches = rank["device"]["launches"]
-        short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
+        launches = ev.device().launches
+        short = launches.gpu_shorter_than_launch_fraction or 0.0
         # idle while the host dispatches or the device starts the next launch; data and sync waits are not overhead
         dispatch = window.figure("idle_host_fraction") + window.figure("idle_device_fraction")
         share = dispatch * short
-        evidence = {"launches_per_step": launches["launches_per_step"], "kernels_shorter_than_launch_fraction":
-                    round(short, 4), "median_kernel_us": launches.get("median_gpu_us"),
-                    "median_launch_us": launches.get("median_cpu_us"),
+        evidence = {"launches_per_step": launches.launches_per_step, "kernels_shorter_than_launch_fraction":
+                    round(short, 4), "median_kernel_us": launches.median_gpu_us,
+                    "median_launch_us": launches.median_cpu_us,
                     **window_evidence(window, "idle_host_fraction", "idle_device_fraction")}
         if short < LAUNCH_SHORT_SHARE:
             return None
@@ -254,8 +254,9 @@ def hot_operator(ev: Evidence) -> Hit | None:
     window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
     if rank.get("device"):
         ev.device_window()  # a capture's or a replay's kernel shares rank nothing (TD-CONF-003)
-        span = rank["device"]["temporal"]["span_us"] or window_us
-        candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
+        device = ev.device()
+        span = device.temporal.span_us or window_us
+        candidates = [(k.name, k.total_us / span) for k in device.kernels.top]
     else:
         candidates = [(o["name"], _typical_self_us(o) / window_us)
                       for o in rank["host"]["top_by_self_time"]
@@ -329,10 +330,9 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     which runs on Tensor Cores on a device of compute capability >= 7 (the TensorBoard plugin's
     Tensor Core rule, trace `facts.tensor_cores`). PyTorch docs "TensorFloat-32 on Ampere" and
     torch.amp; guides' AMP section (1.5-2x). Kernel shares are of device time (`window: kernels`)."""
-    kernels = ev.device()["kernels"]
-    fp32 = [k for k in kernels["top"] if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k["name"], re.I)
-            and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k["name"], re.I)]
-    share = sum(k["share_fraction"] for k in fp32)
+    fp32 = [k for k in ev.device().kernels.top if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k.name, re.I)
+            and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k.name, re.I)]
+    share = sum(k.share_fraction for k in fp32)
     eligible, no_tc = _eligible_without_tensor_cores(ev)
     share = max(share, eligible)
     util = gpu_utilisation(ev)
@@ -342,7 +342,7 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     return Hit(severity, f"matmul/conv kernels without Tensor Cores take {share:.0%} of GPU time", share * util / 2,
                {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
                 "tensor_core_eligible_fraction": round(eligible, 4), "no_kernel_on_tensor_cores": no_tc,
-                "kernels": [k["name"][:80] for k in fp32[:3]], "window": "kernels"},
+                "kernels": [k.name[:80] for k in fp32[:3]], "window": "kernels"},
                "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
                Fix("Allow TF32, or run the forward under bf16 autocast.",
                    "torch.set_float32_matmul_precision('high')\n"

@@ -167,8 +167,8 @@ def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
     types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
     if not any(t.startswith("Conv") for t in types):
         return None
-    kernels = ev.device()["kernels"]["top"]
-    share = sum(k["share_fraction"] for k in kernels if re.search(r"conv|cudnn|implicit", k["name"], re.I))
+    kernels = ev.device().kernels.top
+    share = sum(k.share_fraction for k in kernels if re.search(r"conv|cudnn|implicit", k.name, re.I))
     return Hit("warning" if share >= 0.2 else "info", "cudnn.benchmark is off for a convolutional model",
                share * gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
                "Without benchmarking cuDNN uses a heuristic algorithm choice, often not the fastest.",

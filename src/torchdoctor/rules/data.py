@@ -282,16 +282,16 @@ def bursty_waits(ev: Evidence) -> Hit | None:
 def pageable_copies(ev: Evidence) -> Hit | None:
     """Host-to-device copies from pageable (unpinned) memory. PyTorch "pin_memory" docs and the
     guides' rows recommending pin_memory; measured as pageable Memcpy events in the trace."""
-    pageable = ev.device().get("pageable_memcpy") or {}
+    pageable = ev.device().pageable_memcpy
     rank = ev.trace_rank()
     window_us = (rank.get("step_us_median") or 0) * (rank.get("steps_count") or 0)
-    if not pageable.get("htod_count") or window_us <= 0:
+    if not pageable.htod_count or window_us <= 0:
         return None
-    share = min(1.0, pageable["dur_us"] / window_us)
+    share = min(1.0, pageable.dur_us / window_us)
     severity = severity_at(share, 0.02, 0.15) or "info"
-    return Hit(severity, f"{pageable['htod_count']} host-to-device copies from pageable memory",
-               share, {"pageable_memcpy_count": pageable["count"], "pageable_memcpy_bytes": pageable["bytes"],
-                       "pageable_memcpy_us": round(pageable["dur_us"], 1), "window_us": round(window_us, 1)},
+    return Hit(severity, f"{pageable.htod_count} host-to-device copies from pageable memory",
+               share, {"pageable_memcpy_count": pageable.count, "pageable_memcpy_bytes": pageable.bytes,
+                       "pageable_memcpy_us": round(pageable.dur_us, 1), "window_us": round(window_us, 1)},
                "Copies from pageable memory are staged through a pinned buffer and cannot overlap with compute.",
                Fix("Pin the batches and copy them asynchronously.",
                    "DataLoader(dataset, pin_memory=True)\nx = x.to('cuda', non_blocking=True)"))

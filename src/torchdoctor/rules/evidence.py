@@ -17,6 +17,7 @@ from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
+from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.trace.summary.facts import TraceFacts
 from torchdoctor.trace.summary.legacy import legacy_window
 from torchdoctor.trace.summary.window import Window
@@ -203,11 +204,11 @@ class Evidence:
                                   f"the median timed step {timed_s * 1e3:.1f} ms)")
         return rank
 
-    def device(self) -> dict[str, Any]:
-        device = self.trace_rank().get("device")
-        if not device:
+    def device(self) -> DeviceFigures:
+        """`trace.ranks[0].device`: the device (GPU) figures of a trace with device work."""
+        if not self.trace_rank().get("device"):
             raise MissingEvidence("device (GPU) section of the trace")
-        return device
+        return self._rank_part("device", DeviceFigures.from_dict)
 
     def window(self) -> Window:
         """The trace's window (docs/trace.md, "The window"): the one definition of the step span that
@@ -218,7 +219,11 @@ class Evidence:
         window = rank.get("window")
         if window and "state" in window:
             return self._rank_part("window", Window.from_dict)
-        rebuilt = legacy_window(rank, self._legacy_data_share(rank))
+        try:
+            device = self.device()
+        except MissingEvidence as exc:
+            raise MissingEvidence("trace window (device figures)") from exc
+        rebuilt = legacy_window(rank, device, self._legacy_data_share(rank))
         if rebuilt is None:
             raise MissingEvidence("trace window (device figures)")
         return rebuilt

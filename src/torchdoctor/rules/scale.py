@@ -27,11 +27,14 @@ def exposed_communication(ev: Evidence) -> Hit | None:
         return None
     exposed = window.figure("communication_exposed_fraction")
     severity = severity_at(exposed, COMM_WARNING, COMM_PROBLEM) or "info"
-    overlap = (ev.trace_rank().get("device") or {}).get("overlap") or {}
+    try:
+        overlap_fraction = ev.device().overlap.comm_comp_overlap_fraction
+    except MissingEvidence:
+        overlap_fraction = None
     return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of the step window", exposed,
                {"communication_fraction": round(window.communication_fraction, 4),
                 "communication_exposed_fraction": round(exposed, 4),
-                "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
+                "comm_comp_overlap_fraction": overlap_fraction,
                 "window": window.kind, "window_us": round(window.span_us, 1)},
                "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
                Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
