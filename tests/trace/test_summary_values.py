@@ -16,6 +16,8 @@ import pytest
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.trace.summary.facts import TraceFacts
+from torchdoctor.trace.summary.rank import RankSummary
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 from torchdoctor.trace.summary.window import Window
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +41,10 @@ def _assert_round_trips(trace: dict[str, Any]) -> None:
         assert TraceFacts.from_dict(rank["facts"]).to_dict() == rank["facts"], f"ranks[{i}].facts"
         if rank["device"] is not None:
             assert json.dumps(DeviceFigures.from_dict(rank["device"]).to_dict()) == json.dumps(rank["device"])
+        assert json.dumps(RankSummary.from_dict(rank).to_dict()) == json.dumps(rank), f"ranks[{i}]"
+    summary = TraceSummary.from_dict(trace)
+    assert json.dumps(summary.to_dict()) == json.dumps(trace)
+    assert summary.multi_rank.compared == (len(trace["ranks"]) > 1 and "per_rank" in trace["multi_rank"])
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
@@ -75,6 +81,14 @@ def test_device_parts_leave_out_the_keys_they_lacked() -> None:
     (DeviceFigures.from_dict, {"kernels": {"top": [{"count": 1}]}}, "kernels.top[0].name"),
     (DeviceFigures.from_dict, {"idle": {"streams": [{"stream": "7"}]}}, "idle.streams[0].stream"),
     (DeviceFigures.from_dict, {"queue": []}, "device.queue"),
+    (RankSummary.from_dict, {"host": {"top_by_self_time": [{"name": "aten::mm", "self_us": None}]}},
+     "trace.ranks[].host.top_by_self_time[0].self_us"),
+    (RankSummary.from_dict, {"steps": [{"sync_calls": {"by_name": {"item": {"count": "2"}}}}]},
+     "steps[0].sync_calls.by_name.item.count"),
+    (RankSummary.from_dict, {"window": {"kind": "steps"}}, "trace.ranks[].window.state"),
+    (RankSummary.from_dict, {"facts": {"devices_used": "0"}}, "trace.ranks[].facts.devices_used"),
+    (TraceSummary.from_dict, {"ranks": [{"shares": {"forward_fraction": "half"}}]}, "trace.ranks[0].shares.forward_fraction"),
+    (TraceSummary.from_dict, {"multi_rank": {"per_rank": [{"rank": "1"}]}}, "trace.multi_rank.per_rank[0].rank"),
 
     (Window.from_dict, {"kind": "steps", "span_us": 1.0}, "state"),
     (Window.from_dict, {"state": "ok", "idle_fraction": "most"}, "idle_fraction"),

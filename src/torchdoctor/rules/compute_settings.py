@@ -183,8 +183,8 @@ def zero_grad_fills(ev: Evidence) -> Hit | None:
     if not hits:
         return None
     rank = ev.profiled_rank()
-    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
-    zero_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if o["name"] in ("aten::zero_", "aten::fill_"))
+    window_us = _median_step_us(rank) * max(1, rank.steps_count)
+    zero_us = sum(o.self_us for o in rank.host.top_by_self_time if o.name in ("aten::zero_", "aten::fill_"))
     share = zero_us / window_us
     return Hit(severity_at(share, 0.05, 0.2) or "info", "gradients are zero-filled instead of freed", share,
                {"zero_fill_share_fraction": round(share, 4), "lint": hits},

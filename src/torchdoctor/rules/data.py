@@ -284,7 +284,7 @@ def pageable_copies(ev: Evidence) -> Hit | None:
     guides' rows recommending pin_memory; measured as pageable Memcpy events in the trace."""
     pageable = ev.device().pageable_memcpy
     rank = ev.trace_rank()
-    window_us = (rank.get("step_us_median") or 0) * (rank.get("steps_count") or 0)
+    window_us = (rank.step_us_median or 0.0) * rank.steps_count
     if not pageable.htod_count or window_us <= 0:
         return None
     share = min(1.0, pageable.dur_us / window_us)
@@ -428,9 +428,9 @@ def trace_dataloader_share(ev: Evidence) -> Hit | None:
     share = window.figure("dataloader_fraction")
     if share <= TRACE_DATALOADER_SHARE:
         return None
-    dialect = rank.get("dialect") or {}
+    dialect = rank.dialect or {}
     mode = dialect.get("dataloader_mode")
-    on_gpu = bool(rank.get("device")) and window.state == "ok"
+    on_gpu = rank.has_device and window.state == "ok"
     cost = window.figure("idle_data_fraction") if on_gpu else share
     severity = severity_at(cost, WAIT_WARNING, WAIT_PROBLEM) or "info"
     waits = f"; the GPU idles waiting for data {cost:.0%} of the window" if on_gpu else ""

@@ -57,13 +57,13 @@ def straggler_rank(ev: Evidence) -> Hit | None:
 
 def _trace_straggler(ev: Evidence) -> Hit | None:
     multi = ev.multi_rank()
-    excess = multi.get("slowest_rank_excess_fraction") or 0.0
+    excess = multi.slowest_rank_excess_fraction or 0.0
     severity = severity_at(excess, STRAGGLER_WARNING, STRAGGLER_PROBLEM)
     if severity is None:
         return None
-    return Hit(severity, f"rank {multi['slowest_rank']} is {excess:.0%} slower than the median rank",
-               excess / (1 + excess), {"slowest_rank": multi["slowest_rank"], "slowest_rank_excess_fraction":
-                                       round(excess, 4), "stragglers": multi.get("stragglers")},
+    return Hit(severity, f"rank {multi.slowest_rank} is {excess:.0%} slower than the median rank",
+               excess / (1 + excess), {"slowest_rank": multi.slowest_rank, "slowest_rank_excess_fraction":
+                                       round(excess, 4), "stragglers": list(multi.stragglers)},
                STRAGGLER_EXPLANATION, STRAGGLER_FIX)
 
 
@@ -72,12 +72,12 @@ def compute_imbalance(ev: Evidence) -> Hit | None:
     """Ranks do unequal amounts of compute (HTA per-rank compute); balancing brings the slowest rank
     towards the mean. Guides: "a rank with markedly longer operators -> load imbalance"."""
     multi = ev.multi_rank()
-    imbalance = multi.get("compute_imbalance_fraction") or 0.0
+    imbalance = multi.compute_imbalance_fraction or 0.0
     severity = severity_at(imbalance, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"compute differs by {imbalance:.0%} between ranks", imbalance / 2,
-               {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": multi["per_rank"]},
+               {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": [r.to_dict() for r in multi.per_rank]},
                "Some ranks get more work (longer sequences, bigger shards) and the rest wait at each collective.",
                Fix("Balance the work per rank (length-bucketed sampling, even shards).",
                    "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
@@ -97,7 +97,7 @@ def data_parallel(ev: Evidence) -> Hit | None:
         facts = ev.trace_facts()
         models = ["DataParallel"] if facts.data_parallel_forward_count else []
         gpus = len(facts.devices_used)
-        forward = float((ev.trace_rank().get("shares") or {}).get("forward_fraction") or 0.0)
+        forward = ev.trace_rank().shares.forward_fraction or 0.0
     if not models:
         return None
     share = forward * (1 - 1 / max(1, gpus)) if gpus > 1 else 0.0

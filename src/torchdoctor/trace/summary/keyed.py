@@ -2,7 +2,7 @@
 (`temporal: {}`, `kernels: {"kernels_count": 0, "top": []}`), and a Record analysed before a figure
 existed lacks it. A `Keyed` value remembers the keys it was read with, in their order, so `to_dict`
 writes back exactly what `from_dict` read, absent keys left out; its `Keyed` parts (alone or as the
-items of a tuple) do the same."""
+items of a tuple) do the same, and a part of another type with its own `from_dict` is read by it."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ class Keyed:
         """The value of its JSON; RecordFormatError naming a field of the wrong type (at `where`,
         by default the class's WHERE)."""
         known = {k: v for k, v in data.items() if k != "keys"} if isinstance(data, dict) else data
-        return _with_keys(value_of(cls, known, cls.WHERE if where is None else where), data)
+        where = cls.WHERE if where is None else where
+        return _with_keys(value_of(cls, known, where), data, where)
 
     @classmethod
     def of(cls: type[K], **figures: Any) -> K:
@@ -40,18 +41,20 @@ class Keyed:
         return cls(**figures, keys=tuple(figures))
 
 
-def _with_keys(value: K, data: dict[str, Any]) -> K:
+def _with_keys(value: K, data: dict[str, Any], where: str) -> K:
     """`value` (built from `data` by value_of) with the keys of `data` it knows, and so its parts."""
     names = [f.name for f in dataclasses.fields(value) if f.name != "keys"]
-    parts = {name: _part_keys(getattr(value, name), data[name]) for name in names if name in data}
+    parts = {name: _part(getattr(value, name), data[name], f"{where}.{name}") for name in names if name in data}
     return dataclasses.replace(value, **parts, keys=tuple(k for k in data if k in names))
 
 
-def _part_keys(part: Any, data: Any) -> Any:
+def _part(part: Any, data: Any, where: str) -> Any:
     if isinstance(part, Keyed):
-        return _with_keys(part, data)
+        return _with_keys(part, data, where)
+    if dataclasses.is_dataclass(part) and hasattr(part, "from_dict"):
+        return type(part).from_dict(data, where)
     if isinstance(part, tuple) and part and isinstance(part[0], Keyed):
-        return tuple(_with_keys(item, item_data) for item, item_data in zip(part, data))
+        return tuple(_with_keys(item, item_data, f"{where}[{i}]") for i, (item, item_data) in enumerate(zip(part, data)))
     return part
 
 

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
-from torchdoctor.trace.summary.device import DeviceFigures
+from torchdoctor.trace.summary.rank import RankSummary
 from torchdoctor.trace.summary.window import Window
 
 
-def legacy_window(rank: dict[str, Any], device: DeviceFigures, data_share: float) -> Window | None:
+def legacy_window(rank: RankSummary, data_share: float) -> Window | None:
     """A window from a Record analysed before `window` existed: the HTA device span for idle figures
     and the median per-step utilisation. Idle outside syncs is data wait up to the step's `data_share`
     (the host was in the DataLoader meanwhile), taken from HTA's host wait first, then from its kernel
     and other waits; only the rest is host or device wait, as the window attributes it. None without the device figures to rebuild it from."""
-    temporal, idle = device.temporal, device.idle
-    utils = [s["gpu_utilisation_fraction"] for s in rank.get("steps") or []
-             if s.get("gpu_utilisation_fraction") is not None]
-    if not temporal.keys or not utils:
+    device = rank.device
+    utils = [s.gpu_utilisation_fraction for s in rank.steps if s.gpu_utilisation_fraction is not None]
+    if device is None or not device.temporal.keys or not utils:
         return None
+    temporal, idle = device.temporal, device.idle
     idle_fraction = float(temporal.idle_fraction or 0.0)
     host_wait = idle_fraction * idle.host_wait_fraction
     device_wait = idle_fraction * (idle.kernel_wait_fraction + idle.other_fraction)
@@ -27,8 +26,8 @@ def legacy_window(rank: dict[str, Any], device: DeviceFigures, data_share: float
     span, comm = float(temporal.span_us or 0.0), device.overlap.comm_us
     exposed = comm - device.overlap.comm_comp_overlap_us
     return Window.of(
-        kind="device_span", state="ok", span_us=span, steps_count=rank.get("steps_count") or 0,
-        step_us_median=rank.get("step_us_median"), kernel_utilisation_fraction=statistics.median(utils),
+        kind="device_span", state="ok", span_us=span, steps_count=rank.steps_count,
+        step_us_median=rank.step_us_median, kernel_utilisation_fraction=statistics.median(utils),
         busy_fraction=1.0 - idle_fraction, idle_fraction=idle_fraction, dataloader_fraction=data_share,
         idle_data_fraction=data_wait,
         idle_sync_fraction=idle_fraction * idle.sync_fraction,
