@@ -24,6 +24,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.jsonfields import readable
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
@@ -177,7 +178,7 @@ class HtmlRenderer:
         digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
         return env.from_string(_static("report.html.j2")).render(
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
-            bars=breakdown_bars(record), rank_bars=rank_bars(record.distributed), ops=top_operators(record), findings=finding_views(record),
+            bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
             timeline=_has_timeline(_trace(record)), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),

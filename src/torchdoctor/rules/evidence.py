@@ -11,7 +11,9 @@ from typing import Any, Callable, TypeVar, cast
 
 from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
@@ -265,10 +267,14 @@ class Evidence:
         return multi
 
     def distributed(self, *path: str) -> Any:
-        """`record.distributed[path...]` (torchdoctor.distributed's per-rank analysis, docs/distributed.md)."""
-        value: Any = self.record.distributed
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
+        """The part at `path` of `record.distributed` (torchdoctor.distributed's per-rank analysis,
+        docs/distributed.md, read once as a DistributedSection): `distributed("runtime", "grad_sync")`
+        is its GradSync. MissingEvidence when a part on the path is absent or null."""
+        if self.record.distributed is None:
+            raise MissingEvidence("distributed." + ".".join(path))
+        value: Any = self._section("distributed", DistributedSection.from_dict)
+        for name in path:
+            value = getattr(value, name) if isinstance(value, Keyed) and name in value.keys else None
         if value is None:
             raise MissingEvidence("distributed." + ".".join(path))
         return value

@@ -132,14 +132,14 @@ def accumulation_without_no_sync(ev: Evidence) -> Hit | None:
     as synchronising backwards per optimizer step. Guides' FSDP/DDP advice on accumulation; PyTorch
     DistributedDataParallel.no_sync docs."""
     sync = ev.distributed("runtime", "grad_sync")
-    if not sync.get("accumulation_without_no_sync"):
+    if not sync.accumulation_without_no_sync:
         return None
-    per_step = float(sync["allreduce_backwards_per_optimizer_step"])
+    per_step = float(ev.distributed("runtime", "grad_sync", "allreduce_backwards_per_optimizer_step"))
     share = ev.summary("backward_fraction") * (1 - 1 / per_step)
     return Hit(severity_at(share, 0.05, 0.20) or "info",
                f"{per_step:.1f} gradient all-reduces per optimizer step: accumulation without no_sync()", share,
                {"allreduce_backwards_per_optimizer_step": per_step,
-                "backward_per_optimizer_step": sync.get("backward_per_optimizer_step"),
+                "backward_per_optimizer_step": sync.backward_per_optimizer_step,
                 "backward_fraction": round(ev.summary("backward_fraction"), 4)},
                "Only the last micro-batch's gradients need to be averaged; the earlier all-reduces are wasted.",
                Fix("Skip the all-reduce on all but the last micro-batch.",
@@ -152,12 +152,12 @@ def uneven_batches(ev: Evidence) -> Hit | None:
     """Ranks get batches of unequal cost (batch x padded length) in the same step, so light ranks wait
     (`distributed.runtime.batch_cost.idle_fraction`). Guides: load imbalance across ranks."""
     cost = ev.distributed("runtime", "batch_cost")
-    idle = float(cost.get("idle_fraction") or 0.0)
+    idle = float(cost.idle_fraction)
     severity = severity_at(idle, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"uneven work per rank: {idle:.0%} of lockstep time would be spent waiting", idle,
-               {"batch_cost_idle_fraction": round(idle, 4), "heaviest_rank_by_step": cost.get("heaviest_rank_by_step")},
+               {"batch_cost_idle_fraction": round(idle, 4), "heaviest_rank_by_step": cost.heaviest_rank_by_step},
                "Variable-length samples give some ranks much longer batches in the same step.",
                Fix("Bucket by length so every rank gets similar work per step.",
                    "from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from torchdoctor.trace.summary.keyed import Keyed
+from torchdoctor.jsonfields import Keyed
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from torchdoctor.trace.summary.device import DeviceFigures, PageableCopies
 from torchdoctor.trace.summary.facts import TraceFacts
-from torchdoctor.trace.summary.keyed import Keyed
+from torchdoctor.jsonfields import Keyed
 from torchdoctor.trace.summary.window import Window
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from torchdoctor.trace.summary.keyed import Keyed
+from torchdoctor.jsonfields import Keyed
 from torchdoctor.trace.summary.rank import RankSummary
 
 
