@@ -46,8 +46,9 @@ def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
 
 def value_of(cls: type[T], data: Any, where: str) -> T:
     """`cls` built from a JSON object: its fields checked as :func:`checked_fields` checks them, and
-    every field annotated with a dataclass (alone, optional, or as the items of a list or tuple)
-    built the same way; a tuple field becomes a tuple. Keys `cls` does not know are ignored."""
+    every field annotated with a dataclass (alone, optional, as the items of a list or tuple, or as
+    the values of a dict) built the same way; a tuple field becomes a tuple. Keys `cls` does not know
+    are ignored."""
     hints = typing.get_type_hints(cls)
     return cls(**{name: _built(value, hints[name], f"{where}.{name}")
                   for name, value in checked_fields(cls, data, where).items()})
@@ -90,6 +91,8 @@ def _built(value: Any, hint: Any, where: str) -> Any:
         return value_of(hint, value, where)
     if origin in (list, tuple):
         return origin(_built(item, args[0], f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict and dataclasses.is_dataclass(args[1]):
+        return {key: value_of(args[1], item, f"{where}.{key}") for key, item in value.items()}
     return value
 
 
@@ -192,6 +195,8 @@ def _part(part: Any, data: Any, where: str) -> Any:
         return type(part).from_dict(data, where)
     if isinstance(part, tuple) and part and isinstance(part[0], Keyed):
         return tuple(_with_keys(item, item_data, f"{where}[{i}]") for i, (item, item_data) in enumerate(zip(part, data)))
+    if isinstance(part, dict) and any(isinstance(item, Keyed) for item in part.values()):
+        return {key: _with_keys(item, data[key], f"{where}.{key}") for key, item in part.items()}
     return part
 
 
@@ -200,6 +205,8 @@ def _keyed_json(value: Any) -> Any:
         return value.to_dict()
     if isinstance(value, (list, tuple)):
         return [_keyed_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _keyed_json(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value):
         return json_of(value)
     return value

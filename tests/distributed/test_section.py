@@ -1,6 +1,6 @@
 """`record.distributed` read back as a DistributedSection: the section `rank_analysis` writes for the
 ranks of the shared multi-rank traces (their profiled step times and shares, with run-time facts a
-RuntimeProbe measured in this process) gives, through `from_dict` and `to_dict`, the very JSON it
+RuntimeProbe measured in this process, as tests/distributed/test_runtime.py measures them) gives, through `from_dict` and `to_dict`, the very JSON it
 was read from, with or without its timing keys; a part of the wrong shape is an error naming it."""
 
 from __future__ import annotations
@@ -11,34 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torch.utils.data.distributed import DistributedSampler
 
 from torchdoctor.distributed.analysis import rank_analysis
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.errors import RecordFormatError
-from torchdoctor.observe.probes.distributed import RuntimeProbe
 from torchdoctor.record import Summary
 from torchdoctor.trace import analyse_traces
+from tests.distributed.test_runtime import _two_epochs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRACES = Path(os.environ.get("TORCHDOCTOR_SHARED", REPO_ROOT.parent / "shared")) / "fixtures" / "traces"
 DDP = {"find_unused_parameters": True, "gradient_as_bucket_view": False, "static_graph": False,
        "bucket_cap_bytes": 26214400, "bucket_sizes_bytes": [1048576, 524288], "unused_parameter_bytes": 0,
        "has_rebuilt_buckets": True}
-
-
-def _runtime(call_set_epoch: bool) -> dict[str, Any]:
-    probe = RuntimeProbe()
-    undo = probe.install()
-    try:
-        sampler = DistributedSampler(range(64), num_replicas=2, rank=0, shuffle=True, seed=1)
-        for epoch in range(2):
-            if call_set_epoch:
-                sampler.set_epoch(epoch)
-            list(sampler)
-    finally:
-        undo()
-    return probe.to_dict()
 
 
 def _ranks() -> list[dict[str, Any]]:
@@ -48,7 +33,7 @@ def _ranks() -> list[dict[str, Any]]:
     ranks = []
     for i, section in enumerate(sections):
         walls = [step["wall_us"] / 1e6 for step in section["steps"]]
-        runtime = {**_runtime(call_set_epoch=i == 0), "ddp": DDP if i == 0 else None,
+        runtime = {**_two_epochs(call_set_epoch=i == 0), "ddp": DDP if i == 0 else None,
                    "step_elements": [4096 * (i + 1)] * len(walls)}
         ranks.append({"rank": section["rank"], "steps": walls, "data_wait_s": [0.0] * len(walls), "runtime": runtime,
                       "summary": Summary(num_steps=len(walls), backward_fraction=section["shares"]["backward_fraction"])})

@@ -85,6 +85,7 @@ def test_device_parts_leave_out_the_keys_they_lacked() -> None:
      "trace.ranks[].host.top_by_self_time[0].self_us"),
     (RankSummary.from_dict, {"steps": [{"sync_calls": {"by_name": {"item": {"count": "2"}}}}]},
      "steps[0].sync_calls.by_name.item.count"),
+    (RankSummary.from_dict, {"dialect": {"dataloader_spans": "enumerate"}}, "trace.ranks[].dialect.dataloader_spans"),
     (RankSummary.from_dict, {"window": {"kind": "steps"}}, "trace.ranks[].window.state"),
     (RankSummary.from_dict, {"facts": {"devices_used": "0"}}, "trace.ranks[].facts.devices_used"),
     (TraceSummary.from_dict, {"ranks": [{"shares": {"forward_fraction": "half"}}]}, "trace.ranks[0].shares.forward_fraction"),

@@ -306,10 +306,10 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
     severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM) or ("info" if sync_share >= SYNC_INFO else None)
     if severity is None or not rank.sync_calls_per_step:
         return None
-    names: dict[str, float] = {}
+    names: dict[str, int] = {}
     for step in rank.steps:
-        for name, v in step.sync_calls.by_name.items():
-            names[name] = names.get(name, 0) + v["count"]
+        for name, calls in step.sync_calls.by_name.items():
+            names[name] = names.get(name, 0) + calls.count
     return Hit(severity, f"{rank.sync_calls_per_step:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
                sync_share, {"sync_calls_per_step": rank.sync_calls_per_step, "sync_calls_by_name": names,
                             "idle_after_sync_fraction": round(sync_share, 4), **window_evidence(window)},

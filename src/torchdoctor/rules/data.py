@@ -16,6 +16,7 @@ from torchdoctor.estimates.workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_wo
 from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.trace.summary.rank import Dialect
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
 
 WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
@@ -428,8 +429,8 @@ def trace_dataloader_share(ev: Evidence) -> Hit | None:
     share = window.figure("dataloader_fraction")
     if share <= TRACE_DATALOADER_SHARE:
         return None
-    dialect = rank.dialect or {}
-    mode = dialect.get("dataloader_mode")
+    dialect = rank.dialect or Dialect()
+    mode = dialect.dataloader_mode
     on_gpu = rank.has_device and window.state == "ok"
     cost = window.figure("idle_data_fraction") if on_gpu else share
     severity = severity_at(cost, WAIT_WARNING, WAIT_PROBLEM) or "info"
@@ -437,7 +438,7 @@ def trace_dataloader_share(ev: Evidence) -> Hit | None:
     mode_text = {"main_process": " (num_workers=0)", "workers": " (worker processes)"}.get(mode or "", "")
     return Hit(severity, f"{share:.0%} of the step window is in the DataLoader{mode_text}{waits}", cost,
                {"dataloader_fraction": round(share, 4), "idle_data_fraction": round(window.figure("idle_data_fraction"), 4),
-                "dataloader_mode": mode, "dataloader_spans": dialect.get("dataloader_spans"),
+                "dataloader_mode": mode, "dataloader_spans": list(dialect.dataloader_spans) if "dataloader_spans" in dialect.keys else None,
                 "window": window.kind, "window_us": round(window.figure("span_us"), 1)},
                "The host fetches the next batch inside the step; while it does, the model's work waits "
                "(on a GPU, only what was queued before keeps it busy).",

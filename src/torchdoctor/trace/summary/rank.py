@@ -5,7 +5,7 @@ and device values; None: a figure or part the Record lacks."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from torchdoctor.trace.summary.device import DeviceFigures, PageableCopies
 from torchdoctor.trace.summary.facts import TraceFacts
@@ -37,9 +37,10 @@ class Shares(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
-class HostFigures(Keyed):
+class HostFigures(Shares):
     """Host operators over a window: how many, their self time, the small ones, the top by self time;
-    a step's also says whether its small operators storm, and its annotation shares."""
+    a step's also says whether its small operators storm, and has its annotation shares (the
+    `Shares` figures, absent from the rank's)."""
 
     ops_count: int = 0
     self_total_us: float = 0.0
@@ -47,20 +48,34 @@ class HostFigures(Keyed):
     small_ops_self_us: float = 0.0
     top_by_self_time: tuple[OpFigures, ...] = ()
     small_op_storm: bool | None = None
-    dataloader_fraction: float | None = None
-    optimizer_fraction: float | None = None
-    backward_fraction: float | None = None
-    forward_fraction: float | None = None
-    python_overhead_fraction: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class SyncCalls(Keyed):
-    """A step's synchronising calls: how many, their time, and both by call name."""
+class SyncCount(Keyed):
+    """How many synchronising calls, and their time."""
 
     count: int = 0
     dur_us: float = 0.0
-    by_name: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncCalls(SyncCount):
+    """A step's synchronising calls, in all and by call name."""
+
+    by_name: dict[str, SyncCount] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect(Keyed):
+    """How the trace was written (trace/dialect.py, docs/trace.md): its root, category set and step
+    markers, the DataLoader's spans (up to five names) and loading mode, and unknown categories."""
+
+    root: str | None = None
+    categories: str | None = None
+    profiler_step: str | None = None
+    dataloader_spans: tuple[str, ...] = ()
+    dataloader_mode: str | None = None
+    unknown_categories: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +114,7 @@ class RankSummary(Keyed):
     device: DeviceFigures | None = None
     window: Window | None = None
     facts: TraceFacts | None = None
-    dialect: dict[str, Any] | None = None
-    """How the trace was written (trace/dialect.py): its root, category set, step markers."""
+    dialect: Dialect | None = None
     warnings: tuple[str, ...] = ()
 
     @property
