@@ -4,6 +4,10 @@ A Record file may come from someone else. Its sections are read into dataclasses
 :func:`checked_fields` (the fields found, each checked) or :func:`value_of` (the dataclass itself,
 nested dataclasses built the same way), so a wrong type is a RecordFormatError naming the field
 (`memory.breakdown.peak_bytes`), never a traceback later in a renderer or a rule.
+
+:class:`Keyed` is the base of a value whose JSON keys vary: an empty or minimal analysis writes fewer
+keys (a trace's `temporal: {}`), and a Record analysed before a figure existed lacks it. It remembers
+the keys read, in their order, so `to_dict` writes back exactly what `from_dict` read.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Callable, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, TypeVar
 
 from torchdoctor.errors import RecordFormatError
 
@@ -41,8 +46,9 @@ def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
 
 def value_of(cls: type[T], data: Any, where: str) -> T:
     """`cls` built from a JSON object: its fields checked as :func:`checked_fields` checks them, and
-    every field annotated with a dataclass (alone, optional, or as the items of a list or tuple)
-    built the same way; a tuple field becomes a tuple. Keys `cls` does not know are ignored."""
+    every field annotated with a dataclass (alone, optional, as the items of a list or tuple, or as
+    the values of a dict) built the same way; a tuple field becomes a tuple. Keys `cls` does not know
+    are ignored."""
     hints = typing.get_type_hints(cls)
     return cls(**{name: _built(value, hints[name], f"{where}.{name}")
                   for name, value in checked_fields(cls, data, where).items()})
@@ -85,6 +91,8 @@ def _built(value: Any, hint: Any, where: str) -> Any:
         return value_of(hint, value, where)
     if origin in (list, tuple):
         return origin(_built(item, args[0], f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict and dataclasses.is_dataclass(args[1]):
+        return {key: value_of(args[1], item, f"{where}.{key}") for key, item in value.items()}
     return value
 
 
@@ -140,3 +148,65 @@ def _describe(hint: Any) -> str:
 def kind(value: Any) -> str:
     """What a JSON value is, in words ("an object", "a list", "a string", ...)."""
     return {dict: "an object", list: "a list"}.get(type(value)) or _WORDS.get(type(value), type(value).__name__)
+
+
+K = TypeVar("K", bound="Keyed")
+
+
+@dataclass(frozen=True, slots=True)
+class Keyed:
+    """A frozen value whose `keys` (not itself a key) are the JSON keys it has, in order; its `Keyed`
+    parts (alone or as the items of a tuple) keep theirs, and a part of another type with its own
+    `from_dict` is read by it."""
+
+    WHERE: ClassVar[str] = ""
+    """Where the value lies in a Record, naming it in errors."""
+    keys: tuple[str, ...] = field(default=(), compare=False, repr=False, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON read by `from_dict`: its keys in their order, the absent ones left out."""
+        return {key: _keyed_json(getattr(self, key)) for key in self.keys}
+
+    @classmethod
+    def from_dict(cls: type[K], data: Any, where: str | None = None) -> K:
+        """The value of its JSON; RecordFormatError naming a field of the wrong type (at `where`,
+        by default the class's WHERE)."""
+        known = {k: v for k, v in data.items() if k != "keys"} if isinstance(data, dict) else data
+        where = cls.WHERE if where is None else where
+        return _with_keys(value_of(cls, known, where), data, where)
+
+    @classmethod
+    def of(cls: type[K], **figures: Any) -> K:
+        """A value built from its figures (keys in the order given)."""
+        return cls(**figures, keys=tuple(figures))
+
+
+def _with_keys(value: K, data: dict[str, Any], where: str) -> K:
+    """`value` (built from `data` by value_of) with the keys of `data` it knows, and so its parts."""
+    names = [f.name for f in dataclasses.fields(value) if f.name != "keys"]
+    parts = {name: _part(getattr(value, name), data[name], f"{where}.{name}") for name in names if name in data}
+    return dataclasses.replace(value, **parts, keys=tuple(k for k in data if k in names))
+
+
+def _part(part: Any, data: Any, where: str) -> Any:
+    if isinstance(part, Keyed):
+        return _with_keys(part, data, where)
+    if dataclasses.is_dataclass(part) and hasattr(part, "from_dict"):
+        return type(part).from_dict(data, where)
+    if isinstance(part, tuple) and part and isinstance(part[0], Keyed):
+        return tuple(_with_keys(item, item_data, f"{where}[{i}]") for i, (item, item_data) in enumerate(zip(part, data)))
+    if isinstance(part, dict) and any(isinstance(item, Keyed) for item in part.values()):
+        return {key: _with_keys(item, data[key], f"{where}.{key}") for key, item in part.items()}
+    return part
+
+
+def _keyed_json(value: Any) -> Any:
+    if isinstance(value, Keyed):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return [_keyed_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _keyed_json(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value):
+        return json_of(value)
+    return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.distributed.analysis import rank_analysis
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.report.distributed_html import rank_bars, scale_html
 from torchdoctor.distributed.scale import scaling_document
 from torchdoctor.record import Record, Summary
@@ -17,8 +18,12 @@ def _distributed():
     return rank_analysis(ranks)
 
 
+def _section():
+    return DistributedSection.from_dict(_distributed())
+
+
 def test_rank_bars_split_each_step_into_work_and_backward_and_mark_the_straggler():
-    bars = rank_bars(_distributed())
+    bars = rank_bars(_section())
     assert [b["rank"] for b in bars] == [0, 1] and [b["width"] for b in bars] == [1.0, 1.0]
     assert [round(b["work_share"], 3) for b in bars] == [0.1, 0.9]
     assert [b["straggler"] for b in bars] == [False, True]

@@ -35,6 +35,7 @@ from torchdoctor.report.safe_text import cell, clean, markup, plain
 from torchdoctor.serve.load import LoadResult
 from torchdoctor.serve.sweep import SweepPoint, SweepResult
 from torchdoctor.tune.result import TuneResult
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 
 LINK = "[link=file:///etc/passwd]x[/link]"
 #: Markup (a hyperlink), a clipboard write (OSC 52), a screen clear, a colour, an 8-bit CSI, a bidi
@@ -72,10 +73,10 @@ def test_markup_escapes_tags_and_plain_and_cell_never_read_markup():
     assert console.file.getvalue().split() == [LINK, LINK, "-", LINK[:5]]
 
 
-def _trace_report() -> dict:
+def _trace_report() -> TraceSummary:
     section = {"rank": 0, "path": HOSTILE, "steps_count": 1, "step_us_median": 10.0, "breakdown_us": {"kernel_us": 1.0},
                "host": {"top_by_self_time": [{"name": HOSTILE, "count": 1, "self_us": 2.0}]}, "device": None}
-    return {"warnings": [HOSTILE], "caveats": [HOSTILE], "ranks": [section], "multi_rank": {}}
+    return TraceSummary.from_dict({"warnings": [HOSTILE], "caveats": [HOSTILE], "ranks": [section], "multi_rank": {}})
 
 
 def _finding() -> dict:

@@ -63,9 +63,9 @@ def test_an_empty_record_gives_no_findings_and_notes_every_skipped_rule() -> Non
 
 
 def test_a_record_with_sections_in_an_unexpected_layout_is_skipped_not_crashed() -> None:
-    record = Record(trace={"ranks": [{"rank": 0, "device": {"temporal": {}}, "steps": []}]})
+    record = Record(trace={"ranks": [{"rank": 0, "device": {"temporal": []}, "window": {"state": "ok"}, "steps": []}]})
     result = diagnose(record, select=["compute"])
-    assert result.findings == [] and any("unexpected layout" in s for s in result.skipped)
+    assert result.findings == [] and any("trace.ranks[0].device.temporal" in s for s in result.skipped)
 
 
 def test_lint_hits_without_measured_cost_are_info_hints_ranked_last() -> None:
@@ -115,3 +115,8 @@ def test_a_stall_in_one_call_of_an_operator_does_not_make_it_hot() -> None:
     ops[0].update(self_us=20000.0, max_self_us=19600.0)  # 200 us calls and one of 19.6 ms
     assert diagnose(record, select=["TD-COMP-004"]).findings == []
 
+
+
+def test_a_distributed_section_of_the_wrong_shape_is_skipped_naming_the_field() -> None:
+    result = diagnose(Record(distributed={"stragglers": "rank 1"}), select=["scale"])
+    assert result.findings == [] and any("distributed.stragglers" in s for s in result.skipped)

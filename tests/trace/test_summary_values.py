@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.trace.summary.facts import TraceFacts
+from torchdoctor.trace.summary.rank import RankSummary
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 from torchdoctor.trace.summary.window import Window
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +39,12 @@ def _assert_round_trips(trace: dict[str, Any]) -> None:
         window = Window.from_dict(rank["window"])
         assert json.dumps(window.to_dict()) == json.dumps(rank["window"])
         assert TraceFacts.from_dict(rank["facts"]).to_dict() == rank["facts"], f"ranks[{i}].facts"
+        if rank["device"] is not None:
+            assert json.dumps(DeviceFigures.from_dict(rank["device"]).to_dict()) == json.dumps(rank["device"])
+        assert json.dumps(RankSummary.from_dict(rank).to_dict()) == json.dumps(rank), f"ranks[{i}]"
+    summary = TraceSummary.from_dict(trace)
+    assert json.dumps(summary.to_dict()) == json.dumps(trace)
+    assert summary.multi_rank.compared == (len(trace["ranks"]) > 1 and "per_rank" in trace["multi_rank"])
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
@@ -58,7 +67,30 @@ def test_window_leaves_out_the_keys_it_lacked() -> None:
     assert json.dumps(Window.from_dict(no_busy).to_dict()) == json.dumps(no_busy)
 
 
+def test_device_parts_leave_out_the_keys_they_lacked() -> None:
+    empty = {"temporal": {}, "kernels": {"kernels_count": 0, "top": []}, "launches": {"launches_count": 0},
+             "overlap": {"comm_us": 0.0, "comm_comp_overlap_us": 0.0, "comm_comp_overlap_fraction": None},
+             "queue": {}, "compute_us": 0.0, "comm_us": 0.0}
+    assert json.dumps(DeviceFigures.from_dict(empty).to_dict()) == json.dumps(empty)
+    assert DeviceFigures.from_dict({"temporal": {}}).kernels.top == ()
+
+
 @pytest.mark.parametrize(("read", "data", "field"), [
+    (DeviceFigures.from_dict, {"temporal": {"span_us": "long"}}, "temporal.span_us"),
+    (DeviceFigures.from_dict, {"kernels": {"top": [{"name": "k", "total_us": "1"}]}}, "kernels.top[0].total_us"),
+    (DeviceFigures.from_dict, {"kernels": {"top": [{"count": 1}]}}, "kernels.top[0].name"),
+    (DeviceFigures.from_dict, {"idle": {"streams": [{"stream": "7"}]}}, "idle.streams[0].stream"),
+    (DeviceFigures.from_dict, {"queue": []}, "device.queue"),
+    (RankSummary.from_dict, {"host": {"top_by_self_time": [{"name": "aten::mm", "self_us": None}]}},
+     "trace.ranks[].host.top_by_self_time[0].self_us"),
+    (RankSummary.from_dict, {"steps": [{"sync_calls": {"by_name": {"item": {"count": "2"}}}}]},
+     "steps[0].sync_calls.by_name.item.count"),
+    (RankSummary.from_dict, {"dialect": {"dataloader_spans": "enumerate"}}, "trace.ranks[].dialect.dataloader_spans"),
+    (RankSummary.from_dict, {"window": {"kind": "steps"}}, "trace.ranks[].window.state"),
+    (RankSummary.from_dict, {"facts": {"devices_used": "0"}}, "trace.ranks[].facts.devices_used"),
+    (TraceSummary.from_dict, {"ranks": [{"shares": {"forward_fraction": "half"}}]}, "trace.ranks[0].shares.forward_fraction"),
+    (TraceSummary.from_dict, {"multi_rank": {"per_rank": [{"rank": "1"}]}}, "trace.multi_rank.per_rank[0].rank"),
+
     (Window.from_dict, {"kind": "steps", "span_us": 1.0}, "state"),
     (Window.from_dict, {"state": "ok", "idle_fraction": "most"}, "idle_fraction"),
     (Window.from_dict, {"state": "ok", "kernel_utilisation_by_device": {"0": "busy"}}, "kernel_utilisation_by_device.0"),

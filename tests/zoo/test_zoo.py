@@ -27,6 +27,7 @@ from torchdoctor.probe_values import THREADS
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose, diagnose_record
 from torchdoctor.rules.compute import DISTURBED_STEP
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 from torchdoctor.zoo import WORKLOADS, workload_path
 
 pytestmark = pytest.mark.slow
@@ -67,8 +68,8 @@ def load_changed(record: Record) -> bool:
     the overhead claims of TD-COMP-003/018 come out low; reproduced beside a bursty two-thread torch
     process: inference_unbatched claimed 34% (86-91% in the calm runs of the same hour)."""
     walls = [s.wall_s for s in record.steps]
-    profiled = [s["wall_us"] for rank in (record.trace or {}).get("ranks", [])[:1] for s in rank.get("steps") or []
-                if s.get("wall_us")]
+    ranks = TraceSummary.from_dict(record.trace).ranks if record.trace else ()
+    profiled = [s.wall_us for rank in ranks[:1] for s in rank.steps if s.wall_us]
     timed_spike = bool(walls) and max(walls) > 1.5 * statistics.median(walls)
     return timed_spike or (len(profiled) > 1 and max(profiled) > DISTURBED_STEP * min(profiled))
 
@@ -153,6 +154,6 @@ def test_time_sequence_pattern_runs_with_lbfgs_closures(tmp_path: Path) -> None:
     s = record.summary
     assert record.step_detection == "optimizer" and s.forward_fraction + s.backward_fraction > 0.5
     assert_shares_add_up(record)
-    assert record.trace and record.trace["ranks"][0]["host"]["small_ops_count"] > 1000
+    assert record.trace and TraceSummary.from_dict(record.trace).ranks[0].host.small_ops_count > 1000
     assert not any(f.layer in ("data", "memory", "scale") for f in record.findings), summary(record)
     assert all(f.layer == "compute" or f.severity == "info" for f in record.findings), summary(record)

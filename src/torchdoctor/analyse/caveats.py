@@ -13,16 +13,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from torchdoctor.finding import Finding
+from torchdoctor.jsonfields import readable
 from torchdoctor.record import Record
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 
 LOW, NORMAL = "low", "normal"
 
 
 def record_caveats(record: Record) -> list[str]:
     """The input caveats of `record`'s analyses (today: its trace analysis), in order."""
-    trace = record.trace if isinstance(record.trace, dict) else {}
-    caveats = trace.get("caveats")
-    return [str(c) for c in caveats] if isinstance(caveats, list) else []
+    trace = readable(TraceSummary.from_dict, record.trace)
+    return list(trace.caveats) if trace is not None else []
 
 
 def qualify_findings(findings: Sequence[Finding], caveats: Sequence[str]) -> list[Finding]:

@@ -28,9 +28,11 @@ def analyse_record(record: Record, *, lint: bool = True) -> Record:
             record.warnings.append(f"trace analysis skipped: {exc}")
     if record.ranks:
         from torchdoctor.distributed.analysis import rank_analysis
+        from torchdoctor.distributed.section import DistributedSection
 
         record.distributed = rank_analysis(record.ranks)
-        record.warnings.extend(record.distributed.get("warnings", []))
+        if record.distributed is not None:
+            record.warnings.extend(DistributedSection.from_dict(record.distributed).warnings)
     if lint and record.script and Path(record.script).exists():
         from torchdoctor.lint import lint_script_with_local_imports
 

@@ -32,6 +32,7 @@ def analyze(
     from rich.console import Console
 
     from torchdoctor.trace import TraceConfig, analyse_traces
+    from torchdoctor.trace.summary.trace_summary import TraceSummary
     from torchdoctor.report.safe_text import markup
     from torchdoctor.report.trace import render_report
 
@@ -42,7 +43,7 @@ def analyze(
     data = report.to_dict()
     if json_path is not None:
         json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
-    render_report(data, Console())
+    render_report(TraceSummary.from_dict(data), Console())
 
 
 @app.command()

@@ -23,6 +23,7 @@ Definitions (seconds are medians over a rank's timed steps, or fractions of its 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from torchdoctor.distributed.failures import failed_ranks
 from torchdoctor.distributed.runtime_analysis import runtime_analysis
+from torchdoctor.distributed.section import Straggler
 from torchdoctor.finding import Finding, Fix, new_finding, severity_at
 from torchdoctor.trace.analyses.ranks import spread, stragglers
 
@@ -133,18 +135,18 @@ STRAGGLER_FIX = Fix("Look at that rank's host (data, CPU, thermal throttling) an
                     "torchdoctor trace analyze rank-*.json.gz  # compare per-rank breakdowns")
 
 
-def straggler_finding(slow_ranks: list[dict[str, Any]], nproc: int | None = None) -> Finding | None:
+def straggler_finding(slow_ranks: Sequence[Straggler], nproc: int | None = None) -> Finding | None:
     """TD-SCALE-002 for the worst of `slow_ranks` (a `stragglers` list of this section), or None when
     there is none. Upside: its excess as a share of the median step (`excess_of_step_fraction`).
     `nproc`: the job's size, named in the title and the evidence (the scaling sweep's sizes)."""
     if not slow_ranks:
         return None
-    worst = max(slow_ranks, key=lambda s: s["excess_of_step_fraction"])
-    share = worst["excess_of_step_fraction"]
+    worst = max(slow_ranks, key=lambda s: s.excess_of_step_fraction)
+    share = worst.excess_of_step_fraction
     at = f"at {nproc} processes " if nproc is not None else ""
     evidence = {"nproc": nproc} if nproc is not None else {}
-    evidence |= {"slowest_rank": worst["rank"], "excess_s": worst["excess_s"], "excess_of_step_fraction": share,
-                 "cause": worst["cause"]}
+    evidence |= {"slowest_rank": worst.rank, "excess_s": worst.excess_s, "excess_of_step_fraction": share,
+                 "cause": worst.cause}
     return new_finding(STRAGGLER_FINDING, "scale", severity_at(share, STRAGGLER_WARNING, STRAGGLER_PROBLEM) or "info",
-                       f"{at}rank {worst['rank']} holds the others back by {share:.0%} of a step ({worst['cause']})",
+                       f"{at}rank {worst.rank} holds the others back by {share:.0%} of a step ({worst.cause})",
                        share, evidence, STRAGGLER_EXPLANATION, STRAGGLER_FIX)

@@ -21,6 +21,7 @@ from typing import Any
 
 from torchdoctor.distributed.analysis import straggler_finding
 from torchdoctor.distributed.errors import ScaleError
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.finding import Finding, Fix, new_finding
 
 #: 2: `findings` are Findings (torchdoctor.finding, ids TD-SCALE-NNN) instead of {id, nproc, message} dicts.
@@ -105,7 +106,8 @@ def scale_findings(rows: list[dict[str, Any]]) -> list[Finding]:
             findings.append(_run_failed(row))
         elif row["efficiency"] is not None and row["nproc"] > 1 and row["efficiency"] < LOW_EFFICIENCY:
             findings.append(_low_efficiency(row))
-        for straggler in (row["distributed"] or {}).get("stragglers", []):
+        section = DistributedSection.from_dict(row["distributed"]) if row["distributed"] else None
+        for straggler in section.stragglers if section is not None else ():
             findings.append(straggler_finding([straggler], nproc=row["nproc"]))
     return findings
 

@@ -2,7 +2,7 @@
 `no_sync()` during gradient accumulation, and FSDP2's `reshard_after_forward`.
 
 What they read (docs/distributed.md): `record.env["models"][i]["ddp"]` (the DDP module's settings,
-rank 0) and `record.distributed["runtime"]` (`grad_sync`, `ddp`: bucket sizes), which the tuner
+rank 0) and `record.distributed`'s runtime (`grad_sync`, `ddp`: bucket sizes), which the tuner
 fills for every multi-rank trial. FSDP2 is recognised by the classes `fully_shard` creates
 (`FSDP<Class>` in the model's `module_types`).
 """
@@ -13,6 +13,8 @@ import functools
 import sys
 from typing import Any, Callable
 
+from torchdoctor.distributed.section import DdpSettings, DistributedSection, GradSync, Runtime
+from torchdoctor.jsonfields import readable
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, module_types, register
 from torchdoctor.knobs.patching import chain, intercept_init, patch_attr
@@ -21,18 +23,23 @@ from torchdoctor.record import Record
 MB = 1 << 20
 
 
-def ddp_settings(record: Record) -> dict[str, Any] | None:
-    """The first DDP module's settings the Record saw, or None when the script uses no DDP."""
+def ddp_settings(record: Record) -> DdpSettings | None:
+    """The first DDP module's settings the Record saw, or None when the script uses no DDP (or the
+    Record's settings do not fit their type)."""
     for model in record.env.get("models") or []:
         if model.get("ddp"):
-            return model["ddp"]
-    runtime = (record.distributed or {}).get("runtime") or {}
-    return runtime.get("ddp")
+            return readable(functools.partial(DdpSettings.from_dict, where="env.models[].ddp"), model["ddp"])
+    return _runtime(record).ddp
 
 
-def grad_sync(record: Record) -> dict[str, Any]:
-    runtime = (record.distributed or {}).get("runtime") or {}
-    return runtime.get("grad_sync") or {}
+def grad_sync(record: Record) -> GradSync:
+    """The ranks' gradient synchronisation (`distributed.runtime.grad_sync`); empty when not measured."""
+    return _runtime(record).grad_sync or GradSync()
+
+
+def _runtime(record: Record) -> Runtime:
+    section = readable(DistributedSection.from_dict, record.distributed)
+    return (section.runtime if section is not None else None) or Runtime()
 
 
 def _ddp_class() -> type:
@@ -49,7 +56,7 @@ class _DDPArgument(Knob):
 
     def applies(self, record: Record) -> bool:
         settings = ddp_settings(record)
-        return settings is not None and not settings.get(self.argument)
+        return settings is not None and not getattr(settings, self.argument)
 
     def apply(self, value: Any) -> Undo:
         def rewrite(arguments: dict[str, Any]) -> None:
@@ -79,8 +86,7 @@ class StaticGraph(_DDPArgument):
         """Not with `no_sync()` in use: DDP's static graph expects every backward to all-reduce
         (torch 2.13 fails an internal assert in the reducer otherwise)."""
         sync = grad_sync(record)
-        skips_sync = (sync.get("allreduce_backwards_per_optimizer_step") or 0) < (
-            sync.get("backward_per_optimizer_step") or 0)
+        skips_sync = (sync.allreduce_backwards_per_optimizer_step or 0) < (sync.backward_per_optimizer_step or 0)
         return super().applies(record) and not skips_sync
 
 
@@ -105,8 +111,8 @@ class BucketCapMB(Knob):
         return 1, 4096
 
     def current(self, record: Record) -> Any:
-        settings = ddp_settings(record) or {}
-        cap = settings.get("bucket_cap_bytes") or settings.get("bucket_bytes_cap")
+        settings = ddp_settings(record) or DdpSettings()
+        cap = settings.bucket_cap_bytes or settings.bucket_bytes_cap
         return round(cap / MB) if cap else None
 
     def apply(self, value: Any) -> Undo:
@@ -137,11 +143,11 @@ class NoSync(Knob):
 
     def applies(self, record: Record) -> bool:
         """Measured accumulation without `no_sync()`, and no static graph (see StaticGraph)."""
-        static = (ddp_settings(record) or {}).get("static_graph")
-        return bool(grad_sync(record).get("accumulation_without_no_sync")) and not static
+        settings = ddp_settings(record)
+        return grad_sync(record).accumulation_without_no_sync and not (settings is not None and settings.static_graph)
 
     def choices(self, record: Record) -> list[Any]:
-        return [max(2, round(grad_sync(record).get("backward_per_optimizer_step") or 2))]
+        return [max(2, round(grad_sync(record).backward_per_optimizer_step or 2))]
 
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 4096:

@@ -23,6 +23,7 @@ from torchdoctor.record import Record
 from torchdoctor.report.console_findings import findings_renderables
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_phase, fmt_seconds, median_step_parts
 from torchdoctor.report.safe_text import cell, plain
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 
 #: Warnings printed at most; the rest are counted (every one is in the JSON).
 MAX_WARNINGS = 20
@@ -57,10 +58,6 @@ def _number(value: Any) -> float | None:
 
 def _section(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _bar(fraction: float, width: int = 30) -> str:
@@ -141,9 +138,10 @@ def figures_table(record: Record) -> Table:
 
 def _trace_notes(record: Record) -> tuple[list[str], list[str]]:
     """The trace analysis' (caveats, other warnings): the first change how every figure reads."""
-    trace = _section(record.trace)
-    caveats = [str(c) for c in _list(trace.get("caveats"))]
-    return caveats, [str(w) for w in _list(trace.get("warnings")) if str(w) not in caveats]
+    trace = readable(TraceSummary.from_dict, record.trace)
+    if trace is None:
+        return [], []
+    return list(trace.caveats), [w for w in trace.warnings if w not in trace.caveats]
 
 
 def render_caveats(caveats: list[str], console: Console) -> None:

@@ -11,22 +11,23 @@ from typing import Any
 
 import jinja2
 
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.report.format import fmt_seconds
 
 
-def rank_bars(distributed: dict[str, Any] | None) -> list[dict[str, Any]]:
+def rank_bars(distributed: DistributedSection | None) -> list[dict[str, Any]]:
     """One bar per rank: width = its median step over the slowest rank's, split into the time
     outside backward (`work_s`) and in backward (where DDP ranks wait for each other)."""
-    rows = (distributed or {}).get("per_rank") or []
-    longest = max((r["step_s"] for r in rows), default=0.0)
-    if longest <= 0:
+    rows = distributed.per_rank if distributed is not None else ()
+    longest = max((r.step_s for r in rows), default=0.0)
+    if distributed is None or longest <= 0:
         return []
-    stragglers = {s["rank"] for s in distributed.get("stragglers") or []}
-    return [{"rank": r["rank"], "width": r["step_s"] / longest,
-             "work_share": r["work_s"] / r["step_s"] if r["step_s"] > 0 else 0.0,
-             "caption": f"step {fmt_seconds(r['step_s'])}: {fmt_seconds(r['work_s'])} outside backward, "
-                        f"{fmt_seconds(r['backward_s'])} in backward, {fmt_seconds(r['data_wait_s'])} data wait",
-             "straggler": r["rank"] in stragglers} for r in rows]  # fmt: skip
+    stragglers = {s.rank for s in distributed.stragglers}
+    return [{"rank": r.rank, "width": r.step_s / longest,
+             "work_share": r.work_s / r.step_s if r.step_s > 0 else 0.0,
+             "caption": f"step {fmt_seconds(r.step_s)}: {fmt_seconds(r.work_s)} outside backward, "
+                        f"{fmt_seconds(r.backward_s)} in backward, {fmt_seconds(r.data_wait_s)} data wait",
+             "straggler": r.rank in stragglers} for r in rows]  # fmt: skip
 
 
 _W, _H, _PAD = 560, 320, 48

@@ -24,8 +24,12 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from torchdoctor.distributed.section import DistributedSection
+from torchdoctor.jsonfields import readable
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
+from torchdoctor.trace.summary.rank import RankSummary
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 from torchdoctor.report.format import fmt_count, fmt_percent, fmt_seconds, median_step_parts
 from torchdoctor.report.console_findings import evidence_text, fix_parts, ranked
 
@@ -81,7 +85,8 @@ def breakdown_bars(record: Record) -> list[dict[str, Any]]:
                      for key, label, colour in _BREAKDOWN]  # fmt: skip
         bars.append({"title": f"Median step {fmt_seconds(s.step_s)}, host wall time", "segments": _bar(parts)})
     rank = _first_rank(record)
-    breakdown, steps = rank.get("breakdown_us") or {}, rank.get("steps_count") or 1
+    breakdown = rank.breakdown_us if rank is not None else {}
+    steps = (rank.steps_count if rank is not None else 0) or 1
     if breakdown:
         total = sum(breakdown.values()) or 1.0
         parts = [(label, colour, breakdown.get(key, 0.0), f"{100 * breakdown.get(key, 0.0) / total:.1f}%, "
@@ -91,22 +96,33 @@ def breakdown_bars(record: Record) -> list[dict[str, Any]]:
     return bars
 
 
-def _first_rank(record: Record) -> dict[str, Any]:
-    ranks = (record.trace or {}).get("ranks") or []
-    return ranks[0] if ranks else {}
+def _trace(record: Record) -> TraceSummary | None:
+    """The Record's trace summary; None when absent or unreadable (then drawn as absent)."""
+    return readable(TraceSummary.from_dict, record.trace)
+
+
+def _has_timeline(trace: TraceSummary | None) -> bool:
+    return trace is not None and bool(trace.timeline or trace.rank_timelines)
+
+
+def _first_rank(record: Record) -> RankSummary | None:
+    trace = _trace(record)
+    return trace.ranks[0] if trace is not None and trace.ranks else None
 
 
 def top_operators(record: Record, limit: int = 12) -> dict[str, list[dict[str, Any]]]:
     """Top host operators by self time and top device kernels, per profiled step (first rank)."""
     rank = _first_rank(record)
-    steps = rank.get("steps_count") or 1
-    host = [{"name": op["name"], "count": fmt_count(op["count"] / steps),
-             "time": fmt_seconds(op["self_us"] / steps / 1e6), "mean": fmt_seconds(op["mean_self_us"] / 1e6)}
-            for op in (rank.get("host") or {}).get("top_by_self_time", [])[:limit]]  # fmt: skip
-    kernels = ((rank.get("device") or {}).get("kernels") or {}).get("top", [])[:limit]
-    device = [{"name": k["name"], "count": fmt_count(k["count"] / steps),
-               "time": fmt_seconds(k["total_us"] / steps / 1e6), "mean": fmt_seconds(k["mean_us"] / 1e6),
-               "share": fmt_percent(k.get("share_fraction"))}
+    if rank is None:
+        return {"host": [], "device": []}
+    steps = rank.steps_count or 1
+    host = [{"name": op.name, "count": fmt_count(op.count / steps),
+             "time": fmt_seconds(op.self_us / steps / 1e6), "mean": fmt_seconds(op.mean_self_us / 1e6)}
+            for op in rank.host.top_by_self_time[:limit]]  # fmt: skip
+    kernels = rank.device.kernels.top[:limit] if rank.device is not None else ()
+    device = [{"name": k.name, "count": fmt_count(k.count / steps),
+               "time": fmt_seconds(k.total_us / steps / 1e6), "mean": fmt_seconds(k.mean_us / 1e6),
+               "share": fmt_percent(k.share_fraction)}
               for k in kernels]  # fmt: skip
     return {"host": host, "device": device}
 
@@ -162,9 +178,9 @@ class HtmlRenderer:
         digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
         return env.from_string(_static("report.html.j2")).render(
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
-            bars=breakdown_bars(record), rank_bars=rank_bars(record.distributed), ops=top_operators(record), findings=finding_views(record),
+            bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
-            timeline=bool((record.trace or {}).get("timeline") or (record.trace or {}).get("rank_timelines")), record_json=script_json(record.to_dict()),
+            timeline=_has_timeline(_trace(record)), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
             script=Markup(script), script_hash=digest,
         )  # fmt: skip

@@ -10,53 +10,53 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from torchdoctor.jsonfields import readable
 from torchdoctor.report.safe_text import cell, markup, plain
-from torchdoctor.trace.summary.window import Window
+from torchdoctor.trace.summary.rank import RankSummary
+from torchdoctor.trace.summary.trace_summary import TraceSummary
 
 
-def render_report(data: dict[str, Any], console: Console) -> None:
-    caveats = set(data.get("caveats") or ())
-    for warning in data["warnings"]:
-        label = "caveat: " if warning in caveats else "warning: "
-        console.print(plain(label + warning, "bold yellow" if warning in caveats else "yellow"))
-    for section in data["ranks"]:
+def render_report(trace: TraceSummary, console: Console) -> None:
+    for warning in trace.warnings:
+        label = "caveat: " if warning in trace.caveats else "warning: "
+        console.print(plain(label + warning, "bold yellow" if warning in trace.caveats else "yellow"))
+    for section in trace.ranks:
         _render_rank(section, console)
-    multi = data.get("multi_rank") or {}
-    if multi.get("per_rank"):
+    multi = trace.multi_rank
+    if multi.per_rank:
         console.print(
-            f"[bold]ranks[/]: {multi['ranks_count']}, slowest rank {multi['slowest_rank']} "
-            f"(+{multi['slowest_rank_excess_fraction']:.1%} over the median), stragglers: {multi['stragglers'] or 'none'}"
+            f"[bold]ranks[/]: {multi.ranks_count}, slowest rank {multi.slowest_rank} "
+            f"(+{multi.slowest_rank_excess_fraction or 0.0:.1%} over the median), "
+            f"stragglers: {list(multi.stragglers) or 'none'}"
         )
 
 
-def _render_rank(section: dict[str, Any], console: Console) -> None:
-    median = section["step_us_median"]
-    console.rule(f"rank {section['rank']}: {markup(section['path'], one_line=True)}")
-    console.print(f"{section['steps_count']} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
+def _render_rank(section: RankSummary, console: Console) -> None:
+    median = section.step_us_median
+    console.rule(f"rank {section.rank}: {markup(section.path or '', one_line=True)}")
+    console.print(f"{section.steps_count} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
     table = Table(title="step time breakdown (TensorBoard order)")
     table.add_column("category", overflow="fold")
     table.add_column("ms", justify="right", overflow="fold")
     table.add_column("share", justify="right", overflow="fold")
-    total = sum(section["breakdown_us"].values()) or 1.0
-    for key, value in section["breakdown_us"].items():
+    total = sum(section.breakdown_us.values()) or 1.0
+    for key, value in section.breakdown_us.items():
         table.add_row(key.removesuffix("_us"), f"{value / 1e3:.2f}", f"{value / total:.1%}")
     console.print(table)
     ops = Table(title="host operators by self time")
     for column in ("operator", "count", "self ms"):
         ops.add_column(column, justify="left" if column == "operator" else "right", overflow="fold")
-    for op in section["host"]["top_by_self_time"]:
-        ops.add_row(cell(op["name"], limit=80), str(op["count"]), f"{op['self_us'] / 1e3:.2f}")
+    for op in section.host.top_by_self_time:
+        ops.add_row(cell(op.name, limit=80), str(op.count), f"{op.self_us / 1e3:.2f}")
     console.print(ops)
-    device = section.get("device")
-    if device and device["temporal"]:
-        t = device["temporal"]
+    device = section.device
+    if device is not None and device.temporal.idle_fraction is not None:
+        t = device.temporal
         console.print(
-            f"device: idle {t['idle_fraction']:.1%}, compute {t['compute_fraction']:.1%}, "
-            f"non-compute {t['non_compute_fraction']:.1%}; launches {device['launches']['launches_count']}; "
-            f"max launch queue {device['queue'].get('max_depth', 0)}"
+            f"device: idle {t.idle_fraction:.1%}, compute {t.compute_fraction or 0.0:.1%}, "
+            f"non-compute {t.non_compute_fraction or 0.0:.1%}; launches {device.launches.launches_count}; "
+            f"max launch queue {device.queue.max_depth or 0}"
         )
-    window = readable(Window.from_dict, section.get("window"))
+    window = section.window
     if window is not None and window.idle_fraction is not None:
         console.print(
             f"window ({window.kind}, {window.figure('span_us') / 1e3:.1f} ms): "

@@ -14,6 +14,7 @@ import statistics
 from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.trace.summary.rank import OpFigures, RankSummary
 from torchdoctor.trace.summary.window import Window
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
@@ -41,24 +42,23 @@ _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn
                              r"|embedding|lstm|gru|rnn|copy_|ProfilerStep", re.IGNORECASE)
 
 
-def _median_step_us(rank: dict) -> float:
-    if not rank.get("step_us_median"):
+def _median_step_us(rank: RankSummary) -> float:
+    if not rank.step_us_median:
         raise MissingEvidence("trace step times")
-    return float(rank["step_us_median"])
+    return float(rank.step_us_median)
 
 
-def _model_fraction(ev: Evidence, rank: dict) -> float:
+def _model_fraction(ev: Evidence, rank: RankSummary) -> float:
     """Share of the profiled step in the model (not loading, not the optimizer), capped by the timed
     steps' forward + backward share when there are timed steps (so between-step work is excluded)."""
-    shares = rank.get("shares") or {}
-    traced = 1.0 - (shares.get("dataloader_fraction") or 0.0) - (shares.get("optimizer_fraction") or 0.0)
+    traced = 1.0 - (rank.shares.dataloader_fraction or 0.0) - (rank.shares.optimizer_fraction or 0.0)
     try:
         return min(traced, ev.summary("forward_fraction") + ev.summary("backward_fraction"))
     except MissingEvidence:
         return traced
 
 
-def host_overhead(ev: Evidence, rank: dict) -> dict[str, float]:
+def host_overhead(ev: Evidence, rank: RankSummary) -> dict[str, float]:
     """Per-operator overhead on the host in an unprofiled step: the model's time in the profiled
     step (forward and backward; loading, optimizer and between-step work have their own rules) less
     the self time of operators above the trace's small-op limit, less what the profiler itself added.
@@ -90,7 +90,7 @@ def host_overhead(ev: Evidence, rank: dict) -> dict[str, float]:
             "timed_step_us": timed_us, "profiler_us": profiler_us}
 
 
-def _undisturbed_step(rank: dict) -> tuple[float, float]:
+def _undisturbed_step(rank: RankSummary) -> tuple[float, float]:
     """(wall, self time of the operators above the small-op limit) of a profiled step the host's
     load left alone, in microseconds: the medians over the profiled steps within DISTURBED_STEP of
     the shortest (over all steps without per-step detail).
@@ -102,18 +102,16 @@ def _undisturbed_step(rank: dict) -> tuple[float, float]:
     0. In another loaded run the two profiled steps took 25.0 and 21.3 ms with 5.9 and 1.7 ms of it.
     Not simply the shortest step: of three calm steps it is the one whose calls crossed the limit
     least, and on the Trainer that claimed 19% for the medians' 14-17%."""
-    steps = [s for s in rank.get("steps") or [] if s.get("host") and s.get("wall_us")]
+    steps = [s for s in rank.steps if s.host.keys and s.wall_us]
     if not steps:
-        host = rank["host"]
-        return _median_step_us(rank), (host["self_total_us"] - host["small_ops_self_us"]) / max(
-            1, rank.get("steps_count") or 1)
-    shortest = min(s["wall_us"] for s in steps)
-    calm = [s for s in steps if s["wall_us"] <= DISTURBED_STEP * shortest]
-    return (float(statistics.median(s["wall_us"] for s in calm)),
-            float(statistics.median(s["host"]["self_total_us"] - s["host"]["small_ops_self_us"] for s in calm)))
+        return _median_step_us(rank), (rank.host.self_total_us - rank.host.small_ops_self_us) / max(1, rank.steps_count)
+    shortest = min(s.wall_us for s in steps)
+    calm = [s for s in steps if s.wall_us <= DISTURBED_STEP * shortest]
+    return (float(statistics.median(s.wall_us for s in calm)),
+            float(statistics.median(s.host.self_total_us - s.host.small_ops_self_us for s in calm)))
 
 
-def host_overhead_share(ev: Evidence, rank: dict) -> float:
+def host_overhead_share(ev: Evidence, rank: RankSummary) -> float:
     """`host_overhead(...)["share"]`: the share of an unprofiled step lost to per-operator overhead."""
     return host_overhead(ev, rank)["share"]
 
@@ -194,26 +192,25 @@ def launch_bound(ev: Evidence) -> Hit | None:
         pass
     if ev.single_sample_inference():
         return None  # batching requests amortises the overhead: TD-COMP-018's fix
-    if rank.get("device"):
+    if rank.has_device:
         window = ev.device_window()
-        launches = rank["device"]["launches"]
-        short = launches.get("gpu_shorter_than_launch_fraction") or 0.0
+        launches = ev.device().launches
+        short = launches.gpu_shorter_than_launch_fraction or 0.0
         # idle while the host dispatches or the device starts the next launch; data and sync waits are not overhead
         dispatch = window.figure("idle_host_fraction") + window.figure("idle_device_fraction")
         share = dispatch * short
-        evidence = {"launches_per_step": launches["launches_per_step"], "kernels_shorter_than_launch_fraction":
-                    round(short, 4), "median_kernel_us": launches.get("median_gpu_us"),
-                    "median_launch_us": launches.get("median_cpu_us"),
+        evidence = {"launches_per_step": launches.launches_per_step, "kernels_shorter_than_launch_fraction":
+                    round(short, 4), "median_kernel_us": launches.median_gpu_us,
+                    "median_launch_us": launches.median_cpu_us,
                     **window_evidence(window, "idle_host_fraction", "idle_device_fraction")}
         if short < LAUNCH_SHORT_SHARE:
             return None
     else:
-        steps = max(1, rank.get("steps_count") or 1)
-        host = rank["host"]
-        per_step = host["ops_count"] / steps  # all ops: a loaded CPU pushes tiny ops over the small-op limit
+        steps = max(1, rank.steps_count)
+        per_step = rank.host.ops_count / steps  # all ops: a loaded CPU pushes tiny ops over the small-op limit
         overhead = host_overhead(ev, rank)
         share = overhead["share"]
-        evidence = {"ops_per_step": round(per_step, 1), "small_ops_per_step": round(host["small_ops_count"] / steps, 1),
+        evidence = {"ops_per_step": round(per_step, 1), "small_ops_per_step": round(rank.host.small_ops_count / steps, 1),
                     "profiled_step_us": round(overhead["profiled_step_us"], 1),
                     "timed_step_us": round(overhead["timed_step_us"], 1),
                     "profiler_overhead_us": round(overhead["profiler_us"], 1),
@@ -222,7 +219,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
             return None
     title, claim = f"many tiny operators: about {share:.0%} of the step is per-operator overhead", ""
     probe = COMPILE_SPEED.of(ev.record) or {}
-    if not rank.get("device") and probe.get("complete") and probe.get("speedup"):
+    if not rank.has_device and probe.get("complete") and probe.get("speedup"):
         if no_clear_gain(probe):
             return None  # compiling measured no clear gain in this run, whatever the profile estimates
         estimated, share = share, max(0.0, 1 - 1 / probe["speedup"])
@@ -232,7 +229,7 @@ def launch_bound(ev: Evidence) -> Hit | None:
         how = f"alternating blocks compiled and eager, after {probe['lead_in_s']:.1f} s of compiling"
         claim = (f" Compiled, the step measured {measured_phrase(probe, how)}; "
                  f"the profile's estimate was {estimated:.0%}.")
-    elif not rank.get("device"):
+    elif not rank.has_device:
         evidence["upside_basis"] = "estimated"
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
     if severity is None:
@@ -251,23 +248,23 @@ def hot_operator(ev: Evidence) -> Hit | None:
     operator. Guides' key-metrics row "single operator abnormally slow -> a non-optimal
     implementation"."""
     rank = ev.profiled_rank()
-    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
-    if rank.get("device"):
+    window_us = _median_step_us(rank) * max(1, rank.steps_count)
+    if rank.has_device:
         ev.device_window()  # a capture's or a replay's kernel shares rank nothing (TD-CONF-003)
-        span = rank["device"]["temporal"]["span_us"] or window_us
-        candidates = [(k["name"], k["total_us"] / span) for k in rank["device"]["kernels"]["top"]]
+        device = ev.device()
+        span = device.temporal.span_us or window_us
+        candidates = [(k.name, k.total_us / span) for k in device.kernels.top]
     else:
-        candidates = [(o["name"], _typical_self_us(o) / window_us)
-                      for o in rank["host"]["top_by_self_time"]
-                      if _typical_self_us(o) / (o.get("count") or 1) >= HOT_OP_MIN_MEAN_US]
-    if len(rank["host"]["top_by_self_time"]) < HOT_OP_MIN_DISTINCT:
+        candidates = [(o.name, _typical_self_us(o) / window_us) for o in rank.host.top_by_self_time
+                      if _typical_self_us(o) / (o.count or 1) >= HOT_OP_MIN_MEAN_US]
+    if len(rank.host.top_by_self_time) < HOT_OP_MIN_DISTINCT:
         return None  # a trace of a few operators has no "abnormal" share
     candidates = [c for c in candidates if not _EXPECTED_HEAVY.search(c[0])]
     if not candidates:
         return None
     name, share = max(candidates, key=lambda c: c[1])
     severity = severity_at(share, HOT_OP_WARNING, HOT_OP_PROBLEM)
-    if severity is None or (not rank.get("device") and not _hot_in_every_step(rank, name)):
+    if severity is None or (not rank.has_device and not _hot_in_every_step(rank, name)):
         return None
     return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share,
                {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)},
@@ -277,23 +274,23 @@ def hot_operator(ev: Evidence) -> Hit | None:
                    "torchdoctor trace analyze TRACE --top 20  # with_stack=True shows where it is called"))
 
 
-def _typical_self_us(op: dict) -> float:
+def _typical_self_us(op: OpFigures) -> float:
     """The operator's self time with its slowest call counted at the mean of the others. A process
     descheduled for a time slice stalls one call; a slow implementation is slow in every call. Seen
     in CI on the tabular autoencoder field script, profiled for one step: an operator ranked first at
     over 41% of the step, above anomaly detection's cost, where no operator's calls reach 100 us in
     calm runs (its four ReLU calls take 66-78 us each under anomaly mode)."""
-    count, slowest = op.get("count") or 1, op.get("max_self_us")
-    if count < 2 or slowest is None:
-        return float(op["self_us"])
-    return (op["self_us"] - slowest) * count / (count - 1)
+    count = op.count or 1
+    if count < 2 or op.max_self_us is None:
+        return float(op.self_us)
+    return (op.self_us - op.max_self_us) * count / (count - 1)
 
 
-def _hot_in_every_step(rank: dict, name: str) -> bool:
+def _hot_in_every_step(rank: RankSummary, name: str) -> bool:
     """`name` passes the warning share in each profiled step that lists its operators."""
-    for step in rank.get("steps") or []:
-        ops = {o["name"]: o["self_us"] for o in (step.get("host") or {}).get("top_by_self_time") or []}
-        if ops and ops.get(name, 0.0) < HOT_OP_WARNING * step["wall_us"]:
+    for step in rank.steps:
+        ops = {o.name: o.self_us for o in step.host.top_by_self_time}
+        if ops and ops.get(name, 0.0) < HOT_OP_WARNING * step.wall_us:
             return False
     return True
 
@@ -307,14 +304,14 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
     rank, window = ev.trace_rank(), ev.device_window()
     sync_share = window.figure("idle_sync_fraction")
     severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM) or ("info" if sync_share >= SYNC_INFO else None)
-    if severity is None or not rank.get("sync_calls_per_step"):
+    if severity is None or not rank.sync_calls_per_step:
         return None
-    names = {}
-    for step in rank["steps"]:
-        for name, v in (step.get("sync_calls") or {}).get("by_name", {}).items():
-            names[name] = names.get(name, 0) + v["count"]
-    return Hit(severity, f"{rank['sync_calls_per_step']:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
-               sync_share, {"sync_calls_per_step": rank["sync_calls_per_step"], "sync_calls_by_name": names,
+    names: dict[str, int] = {}
+    for step in rank.steps:
+        for name, calls in step.sync_calls.by_name.items():
+            names[name] = names.get(name, 0) + calls.count
+    return Hit(severity, f"{rank.sync_calls_per_step:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
+               sync_share, {"sync_calls_per_step": rank.sync_calls_per_step, "sync_calls_by_name": names,
                             "idle_after_sync_fraction": round(sync_share, 4), **window_evidence(window)},
                "Each sync makes the CPU wait for the GPU to drain, then the GPU waits for the CPU to refill it.",
                Fix("Keep values on the device; read them once every N steps.",
@@ -329,10 +326,9 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     which runs on Tensor Cores on a device of compute capability >= 7 (the TensorBoard plugin's
     Tensor Core rule, trace `facts.tensor_cores`). PyTorch docs "TensorFloat-32 on Ampere" and
     torch.amp; guides' AMP section (1.5-2x). Kernel shares are of device time (`window: kernels`)."""
-    kernels = ev.device()["kernels"]
-    fp32 = [k for k in kernels["top"] if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k["name"], re.I)
-            and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k["name"], re.I)]
-    share = sum(k["share_fraction"] for k in fp32)
+    fp32 = [k for k in ev.device().kernels.top if re.search(r"sgemm|gemm.*f32|fp32.*gemm|scudnn", k.name, re.I)
+            and not re.search(r"tf32|tensorop|bf16|f16|h\d*gemm", k.name, re.I)]
+    share = sum(k.share_fraction for k in fp32)
     eligible, no_tc = _eligible_without_tensor_cores(ev)
     share = max(share, eligible)
     util = gpu_utilisation(ev)
@@ -342,7 +338,7 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     return Hit(severity, f"matmul/conv kernels without Tensor Cores take {share:.0%} of GPU time", share * util / 2,
                {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
                 "tensor_core_eligible_fraction": round(eligible, 4), "no_kernel_on_tensor_cores": no_tc,
-                "kernels": [k["name"][:80] for k in fp32[:3]], "window": "kernels"},
+                "kernels": [k.name[:80] for k in fp32[:3]], "window": "kernels"},
                "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
                Fix("Allow TF32, or run the forward under bf16 autocast.",
                    "torch.set_float32_matmul_precision('high')\n"

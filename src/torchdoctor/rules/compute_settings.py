@@ -167,8 +167,8 @@ def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
     types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
     if not any(t.startswith("Conv") for t in types):
         return None
-    kernels = ev.device()["kernels"]["top"]
-    share = sum(k["share_fraction"] for k in kernels if re.search(r"conv|cudnn|implicit", k["name"], re.I))
+    kernels = ev.device().kernels.top
+    share = sum(k.share_fraction for k in kernels if re.search(r"conv|cudnn|implicit", k.name, re.I))
     return Hit("warning" if share >= 0.2 else "info", "cudnn.benchmark is off for a convolutional model",
                share * gpu_utilisation(ev) / 4, {"cudnn_benchmark": False, "conv_kernel_share_fraction": round(share, 4)},
                "Without benchmarking cuDNN uses a heuristic algorithm choice, often not the fastest.",
@@ -183,8 +183,8 @@ def zero_grad_fills(ev: Evidence) -> Hit | None:
     if not hits:
         return None
     rank = ev.profiled_rank()
-    window_us = _median_step_us(rank) * max(1, rank.get("steps_count") or 1)
-    zero_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if o["name"] in ("aten::zero_", "aten::fill_"))
+    window_us = _median_step_us(rank) * max(1, rank.steps_count)
+    zero_us = sum(o.self_us for o in rank.host.top_by_self_time if o.name in ("aten::zero_", "aten::fill_"))
     share = zero_us / window_us
     return Hit(severity_at(share, 0.05, 0.2) or "info", "gradients are zero-filled instead of freed", share,
                {"zero_fill_share_fraction": round(share, 4), "lint": hits},

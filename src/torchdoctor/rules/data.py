@@ -16,6 +16,7 @@ from torchdoctor.estimates.workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_wo
 from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.trace.summary.rank import Dialect
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
 
 WAIT_WARNING = 0.10  # share of a typical step spent waiting for the next batch
@@ -282,16 +283,16 @@ def bursty_waits(ev: Evidence) -> Hit | None:
 def pageable_copies(ev: Evidence) -> Hit | None:
     """Host-to-device copies from pageable (unpinned) memory. PyTorch "pin_memory" docs and the
     guides' rows recommending pin_memory; measured as pageable Memcpy events in the trace."""
-    pageable = ev.device().get("pageable_memcpy") or {}
+    pageable = ev.device().pageable_memcpy
     rank = ev.trace_rank()
-    window_us = (rank.get("step_us_median") or 0) * (rank.get("steps_count") or 0)
-    if not pageable.get("htod_count") or window_us <= 0:
+    window_us = (rank.step_us_median or 0.0) * rank.steps_count
+    if not pageable.htod_count or window_us <= 0:
         return None
-    share = min(1.0, pageable["dur_us"] / window_us)
+    share = min(1.0, pageable.dur_us / window_us)
     severity = severity_at(share, 0.02, 0.15) or "info"
-    return Hit(severity, f"{pageable['htod_count']} host-to-device copies from pageable memory",
-               share, {"pageable_memcpy_count": pageable["count"], "pageable_memcpy_bytes": pageable["bytes"],
-                       "pageable_memcpy_us": round(pageable["dur_us"], 1), "window_us": round(window_us, 1)},
+    return Hit(severity, f"{pageable.htod_count} host-to-device copies from pageable memory",
+               share, {"pageable_memcpy_count": pageable.count, "pageable_memcpy_bytes": pageable.bytes,
+                       "pageable_memcpy_us": round(pageable.dur_us, 1), "window_us": round(window_us, 1)},
                "Copies from pageable memory are staged through a pinned buffer and cannot overlap with compute.",
                Fix("Pin the batches and copy them asynchronously.",
                    "DataLoader(dataset, pin_memory=True)\nx = x.to('cuda', non_blocking=True)"))
@@ -428,16 +429,16 @@ def trace_dataloader_share(ev: Evidence) -> Hit | None:
     share = window.figure("dataloader_fraction")
     if share <= TRACE_DATALOADER_SHARE:
         return None
-    dialect = rank.get("dialect") or {}
-    mode = dialect.get("dataloader_mode")
-    on_gpu = bool(rank.get("device")) and window.state == "ok"
+    dialect = rank.dialect or Dialect()
+    mode = dialect.dataloader_mode
+    on_gpu = rank.has_device and window.state == "ok"
     cost = window.figure("idle_data_fraction") if on_gpu else share
     severity = severity_at(cost, WAIT_WARNING, WAIT_PROBLEM) or "info"
     waits = f"; the GPU idles waiting for data {cost:.0%} of the window" if on_gpu else ""
     mode_text = {"main_process": " (num_workers=0)", "workers": " (worker processes)"}.get(mode or "", "")
     return Hit(severity, f"{share:.0%} of the step window is in the DataLoader{mode_text}{waits}", cost,
                {"dataloader_fraction": round(share, 4), "idle_data_fraction": round(window.figure("idle_data_fraction"), 4),
-                "dataloader_mode": mode, "dataloader_spans": dialect.get("dataloader_spans"),
+                "dataloader_mode": mode, "dataloader_spans": list(dialect.dataloader_spans) if "dataloader_spans" in dialect.keys else None,
                 "window": window.kind, "window_us": round(window.figure("span_us"), 1)},
                "The host fetches the next batch inside the step; while it does, the model's work waits "
                "(on a GPU, only what was queued before keeps it busy).",

@@ -11,14 +11,19 @@ from typing import Any, Callable, TypeVar, cast
 
 from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
+from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
+from torchdoctor.trace.summary.device import DeviceFigures
 from torchdoctor.trace.summary.facts import TraceFacts
 from torchdoctor.trace.summary.legacy import legacy_window
+from torchdoctor.trace.summary.rank import RankSummary
+from torchdoctor.trace.summary.trace_summary import MultiRank, TraceSummary
 from torchdoctor.trace.summary.window import Window
 
 T = TypeVar("T")
@@ -182,32 +187,36 @@ class Evidence:
         return float(value)
 
     # -- analyses -------------------------------------------------------------------------------
-    def trace_ranks(self) -> list[dict[str, Any]]:
-        ranks = (self.record.trace or {}).get("ranks") or []
-        if not ranks:
-            raise MissingEvidence("trace analysis")
-        return ranks
+    def trace(self) -> TraceSummary:
+        """`record.trace` (docs/trace.md), read once; MissingEvidence without a readable one."""
+        return self._section("trace", TraceSummary.from_dict)
 
-    def trace_rank(self) -> dict[str, Any]:
+    def trace_ranks(self) -> tuple[RankSummary, ...]:
+        if self.record.trace is None or not self.trace().ranks:
+            raise MissingEvidence("trace analysis")
+        return self.trace().ranks
+
+    def trace_rank(self) -> RankSummary:
         """The first rank with profiler steps (rank 0 in most runs)."""
         return self.trace_ranks()[0]
 
-    def profiled_rank(self) -> dict[str, Any]:
+    def profiled_rank(self) -> RankSummary:
         """`trace_rank()`, when its profiled steps look like the timed ones: a profiled step more
         than REPRESENTATIVE_RATIO times the median timed step was disturbed (the process was
         descheduled, a one-off stall), and its per-operator shares would mislead."""
         rank = self.trace_rank()
-        timed_s, profiled_us = self.record.summary.step_s, rank.get("step_us_median")
+        timed_s, profiled_us = self.record.summary.step_s, rank.step_us_median
         if timed_s and profiled_us and profiled_us > REPRESENTATIVE_RATIO * timed_s * 1e6:
             raise MissingEvidence(f"a representative profiled step (it took {profiled_us / 1e3:.1f} ms, "
                                   f"the median timed step {timed_s * 1e3:.1f} ms)")
         return rank
 
-    def device(self) -> dict[str, Any]:
-        device = self.trace_rank().get("device")
-        if not device:
+    def device(self) -> DeviceFigures:
+        """`trace.ranks[0].device`: the device (GPU) figures of a trace with device work."""
+        rank = self.trace_rank()
+        if rank.device is None or not rank.has_device:
             raise MissingEvidence("device (GPU) section of the trace")
-        return device
+        return rank.device
 
     def window(self) -> Window:
         """The trace's window (docs/trace.md, "The window"): the one definition of the step span that
@@ -215,39 +224,20 @@ class Evidence:
         analysed before the window existed gets one rebuilt from its older figures (HTA device
         span, per-step utilisation), with `kind: device_span`."""
         rank = self.trace_rank()
-        window = rank.get("window")
-        if window and "state" in window:
-            return self._rank_part("window", Window.from_dict)
+        if rank.window is not None:
+            return rank.window
         rebuilt = legacy_window(rank, self._legacy_data_share(rank))
         if rebuilt is None:
             raise MissingEvidence("trace window (device figures)")
         return rebuilt
 
-    def _rank_part(self, name: str, read: Callable[[Any, str], T]) -> T:
-        """`trace.ranks[0].<name>` read once by its owner's `from_dict`; MissingEvidence when it is
-        absent or does not fit its type, naming why."""
-        key = f"trace.ranks[0].{name}"
-        if key not in self._sections:
-            data = self.trace_rank().get(name)
-            try:
-                self._sections[key] = read(data, key) if data else None
-            except RecordFormatError as exc:
-                self._sections[key] = exc
-        value = self._sections[key]
-        if value is None:
-            raise MissingEvidence(key)
-        if isinstance(value, RecordFormatError):
-            raise MissingEvidence(f"a readable {key} ({value})")
-        return cast(T, value)
-
-    def _legacy_data_share(self, rank: dict[str, Any]) -> float:
+    def _legacy_data_share(self, rank: RankSummary) -> float:
         """Share of the step the host waited for its next batch, for a window without idle
         attribution: the trace's DataLoader share, else the timed steps'. Without it the GPU idle
         behind a DataLoader reads as host overhead (measured on an H200, docs/gpu.md: the demo's GPU
         idled 99% of a step that waited 95% for data, and torch.compile was proposed for it)."""
-        share = (rank.get("shares") or {}).get("dataloader_fraction")
-        if share is not None:
-            return float(share)
+        if rank.shares.dataloader_fraction is not None:
+            return rank.shares.dataloader_fraction
         try:
             return float(self.summary("data_wait_fraction"))
         except MissingEvidence:
@@ -264,24 +254,27 @@ class Evidence:
 
     def trace_facts(self) -> TraceFacts:
         """`trace.ranks[0].facts` (devices, memory peaks, parallel wrappers, Tensor Core use)."""
-        try:
-            return self._rank_part("facts", TraceFacts.from_dict)
-        except MissingEvidence as exc:
-            if "facts" in self.trace_rank():
-                raise
-            raise MissingEvidence("trace facts (a trace analysis from before they were recorded)") from exc
+        facts = self.trace_rank().facts
+        if facts is None:
+            raise MissingEvidence("trace facts (a trace analysis from before they were recorded)")
+        return facts
 
-    def multi_rank(self) -> dict[str, Any]:
-        multi = (self.record.trace or {}).get("multi_rank") or {}
-        if (multi.get("ranks_count") or 0) < 2 or "per_rank" not in multi:
+    def multi_rank(self) -> MultiRank:
+        """`trace.multi_rank` of two or more compared ranks."""
+        multi = self.trace().multi_rank
+        if not multi.compared:
             raise MissingEvidence("two or more ranks in the trace")
         return multi
 
     def distributed(self, *path: str) -> Any:
-        """`record.distributed[path...]` (torchdoctor.distributed's per-rank analysis, docs/distributed.md)."""
-        value: Any = self.record.distributed
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
+        """The part at `path` of `record.distributed` (torchdoctor.distributed's per-rank analysis,
+        docs/distributed.md, read once as a DistributedSection): `distributed("runtime", "grad_sync")`
+        is its GradSync. MissingEvidence when a part on the path is absent or null."""
+        if self.record.distributed is None:
+            raise MissingEvidence("distributed." + ".".join(path))
+        value: Any = self._section("distributed", DistributedSection.from_dict)
+        for name in path:
+            value = getattr(value, name) if isinstance(value, Keyed) and name in value.keys else None
         if value is None:
             raise MissingEvidence("distributed." + ".".join(path))
         return value

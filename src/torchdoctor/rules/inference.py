@@ -81,8 +81,8 @@ def int8_candidate(ev: Evidence) -> Hit | None:
     if ev.step_detection() != "forward" or not ev.runs_on_cpu_only():
         return None
     rank = ev.profiled_rank()
-    window_us = rank["step_us_median"] * max(1, rank.get("steps_count") or 1)
-    linear_us = sum(o["self_us"] for o in rank["host"]["top_by_self_time"] if _LINEAR_OPS.match(o["name"]))
+    window_us = rank.window_us
+    linear_us = sum(o.self_us for o in rank.host.top_by_self_time if _LINEAR_OPS.match(o.name))
     share = linear_us / window_us if window_us else 0.0
     if share < LINEAR_SHARE:
         return None

@@ -27,11 +27,14 @@ def exposed_communication(ev: Evidence) -> Hit | None:
         return None
     exposed = window.figure("communication_exposed_fraction")
     severity = severity_at(exposed, COMM_WARNING, COMM_PROBLEM) or "info"
-    overlap = (ev.trace_rank().get("device") or {}).get("overlap") or {}
+    try:
+        overlap_fraction = ev.device().overlap.comm_comp_overlap_fraction
+    except MissingEvidence:
+        overlap_fraction = None
     return Hit(severity, f"communication not hidden behind compute: {exposed:.0%} of the step window", exposed,
                {"communication_fraction": round(window.communication_fraction, 4),
                 "communication_exposed_fraction": round(exposed, 4),
-                "comm_comp_overlap_fraction": overlap.get("comm_comp_overlap_fraction"),
+                "comm_comp_overlap_fraction": overlap_fraction,
                 "window": window.kind, "window_us": round(window.span_us, 1)},
                "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
                Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
@@ -54,13 +57,13 @@ def straggler_rank(ev: Evidence) -> Hit | None:
 
 def _trace_straggler(ev: Evidence) -> Hit | None:
     multi = ev.multi_rank()
-    excess = multi.get("slowest_rank_excess_fraction") or 0.0
+    excess = multi.slowest_rank_excess_fraction or 0.0
     severity = severity_at(excess, STRAGGLER_WARNING, STRAGGLER_PROBLEM)
     if severity is None:
         return None
-    return Hit(severity, f"rank {multi['slowest_rank']} is {excess:.0%} slower than the median rank",
-               excess / (1 + excess), {"slowest_rank": multi["slowest_rank"], "slowest_rank_excess_fraction":
-                                       round(excess, 4), "stragglers": multi.get("stragglers")},
+    return Hit(severity, f"rank {multi.slowest_rank} is {excess:.0%} slower than the median rank",
+               excess / (1 + excess), {"slowest_rank": multi.slowest_rank, "slowest_rank_excess_fraction":
+                                       round(excess, 4), "stragglers": list(multi.stragglers)},
                STRAGGLER_EXPLANATION, STRAGGLER_FIX)
 
 
@@ -69,12 +72,12 @@ def compute_imbalance(ev: Evidence) -> Hit | None:
     """Ranks do unequal amounts of compute (HTA per-rank compute); balancing brings the slowest rank
     towards the mean. Guides: "a rank with markedly longer operators -> load imbalance"."""
     multi = ev.multi_rank()
-    imbalance = multi.get("compute_imbalance_fraction") or 0.0
+    imbalance = multi.compute_imbalance_fraction or 0.0
     severity = severity_at(imbalance, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"compute differs by {imbalance:.0%} between ranks", imbalance / 2,
-               {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": multi["per_rank"]},
+               {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": [r.to_dict() for r in multi.per_rank]},
                "Some ranks get more work (longer sequences, bigger shards) and the rest wait at each collective.",
                Fix("Balance the work per rank (length-bucketed sampling, even shards).",
                    "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
@@ -94,7 +97,7 @@ def data_parallel(ev: Evidence) -> Hit | None:
         facts = ev.trace_facts()
         models = ["DataParallel"] if facts.data_parallel_forward_count else []
         gpus = len(facts.devices_used)
-        forward = float((ev.trace_rank().get("shares") or {}).get("forward_fraction") or 0.0)
+        forward = ev.trace_rank().shares.forward_fraction or 0.0
     if not models:
         return None
     share = forward * (1 - 1 / max(1, gpus)) if gpus > 1 else 0.0
@@ -129,14 +132,14 @@ def accumulation_without_no_sync(ev: Evidence) -> Hit | None:
     as synchronising backwards per optimizer step. Guides' FSDP/DDP advice on accumulation; PyTorch
     DistributedDataParallel.no_sync docs."""
     sync = ev.distributed("runtime", "grad_sync")
-    if not sync.get("accumulation_without_no_sync"):
+    if not sync.accumulation_without_no_sync:
         return None
-    per_step = float(sync["allreduce_backwards_per_optimizer_step"])
+    per_step = float(ev.distributed("runtime", "grad_sync", "allreduce_backwards_per_optimizer_step"))
     share = ev.summary("backward_fraction") * (1 - 1 / per_step)
     return Hit(severity_at(share, 0.05, 0.20) or "info",
                f"{per_step:.1f} gradient all-reduces per optimizer step: accumulation without no_sync()", share,
                {"allreduce_backwards_per_optimizer_step": per_step,
-                "backward_per_optimizer_step": sync.get("backward_per_optimizer_step"),
+                "backward_per_optimizer_step": sync.backward_per_optimizer_step,
                 "backward_fraction": round(ev.summary("backward_fraction"), 4)},
                "Only the last micro-batch's gradients need to be averaged; the earlier all-reduces are wasted.",
                Fix("Skip the all-reduce on all but the last micro-batch.",
@@ -149,12 +152,12 @@ def uneven_batches(ev: Evidence) -> Hit | None:
     """Ranks get batches of unequal cost (batch x padded length) in the same step, so light ranks wait
     (`distributed.runtime.batch_cost.idle_fraction`). Guides: load imbalance across ranks."""
     cost = ev.distributed("runtime", "batch_cost")
-    idle = float(cost.get("idle_fraction") or 0.0)
+    idle = float(cost.idle_fraction)
     severity = severity_at(idle, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
     if severity is None:
         return None
     return Hit(severity, f"uneven work per rank: {idle:.0%} of lockstep time would be spent waiting", idle,
-               {"batch_cost_idle_fraction": round(idle, 4), "heaviest_rank_by_step": cost.get("heaviest_rank_by_step")},
+               {"batch_cost_idle_fraction": round(idle, 4), "heaviest_rank_by_step": cost.heaviest_rank_by_step},
                "Variable-length samples give some ranks much longer batches in the same step.",
                Fix("Bucket by length so every rank gets similar work per step.",
                    "from torchdoctor.distributed.sampler import LengthBucketingDistributedSampler\n"

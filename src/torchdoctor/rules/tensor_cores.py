@@ -44,7 +44,7 @@ def _misaligned(shape: dict[str, Any]) -> bool:
 def _gemm_share(ev: Evidence) -> float | None:
     """Share of device time in GEMM/convolution kernels, when the trace has a device section."""
     try:
-        return sum(k["share_fraction"] for k in ev.device()["kernels"]["top"] if _GEMM.search(k["name"]))
+        return sum(k.share_fraction for k in ev.device().kernels.top if _GEMM.search(k.name))
     except MissingEvidence:
         return None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +64,4 @@ class TraceFacts:
     @classmethod
     def from_dict(cls, data: Any, where: str = "trace.ranks[].facts") -> TraceFacts:
         """The facts of `to_dict`'s JSON; RecordFormatError naming a field of the wrong type."""
-        facts = value_of(cls, data, where)
-        memory = {device: value_of(MemoryPeak, peak, f"{where}.memory.{device}") for device, peak in facts.memory.items()}
-        return dataclasses.replace(facts, memory=memory)
+        return value_of(cls, data, where)
