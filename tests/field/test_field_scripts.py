@@ -103,8 +103,11 @@ def test_a_field_script_is_diagnosed_with_its_steps_shares_and_the_findings_its_
         for finding in record.findings:
             assert finding.id != "TD-COMP-003" or finding.evidence["upside_basis"] == "measured"
     own = own_step_times_s(proc.stdout, WARMUP_STEPS, timing_steps)
-    # Same steps, two clocks; loose bounds, as on a shared CI core a ~1 ms step jitters by as much.
-    assert record.summary.step_s == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)
+    # Same steps, two clocks: the script's own includes torchdoctor's hooks, which the Record keeps
+    # apart (`hooks_s`; they cost more when another process holds the other core). Loose bounds, as
+    # on a shared CI core a ~1 ms step jitters by as much.
+    with_hooks = [s.wall_s + (s.hooks_s or 0.0) for s in record.steps]
+    assert statistics.median(with_hooks) == pytest.approx(statistics.median(own), rel=0.25, abs=2e-3)
 
 
 @pytest.mark.slow
