@@ -1,6 +1,6 @@
 """The code, its tests, benchmarks and docs are written for a reader who was not there: they say
 why the code is as it is in terms of the code and of measurements, never by the project's own
-history ("session 30", "sessions 20-23", "stop 31", "issue 16", "issue 7 item 3").
+history (a numbered session, stop or issue of the project: the planted lines below show the forms).
 
 A measurement is cited by the dated file it is recorded in (`benchmarks/results/YYYY-MM-DD-*.md`,
 where dated history belongs and which is not scanned) or by the doc that states it. References to
@@ -80,15 +80,17 @@ def test_the_tree_explains_itself_by_code_and_measurements_not_by_its_history() 
 
 
 def test_a_planted_history_reference_is_found_and_upstream_ones_are_not(tmp_path: Path) -> None:
-    planted = [
-        "# fixed in session 30: the interval was too narrow",
-        '"""Hostile traces (issue 16): bounded parsing."""',
-        "# Seen in CI (stop 31), within one minute",
-        "    # Measured on the tables of sessions 20-23",
-        "# Session 31's grad-inference confirmation",
-        '"""torch.compile rules (issue 7 item 3)."""',
-        "#   num_workers=0 (the issue-14 case)",
-    ]
+    # The forms of a history reference, with the word filled in here so that this file itself reads
+    # as the rule it tests, not as history.
+    planted = [template.format(session="session", stop="stop", issue="issue") for template in (
+        "# fixed in {session} 30: the interval was too narrow",
+        '"""Hostile traces ({issue} 16): bounded parsing."""',
+        "# Seen in CI ({stop} 31), within one minute",
+        "    # Measured on the tables of {session}s 20-23",
+        "# {session} 31's grad-inference confirmation",
+        '"""torch.compile rules ({issue} 7 item 3)."""',
+        "#   num_workers=0 (the {issue}-14 case)",
+    )]
     allowed = [
         "# kineto issue #688: torch 1.13 records the step as user_annotation",
         "# HTA issue #250 and pytorch/pytorch#12345 describe the same",

@@ -22,9 +22,9 @@ import orjson
 from torchdoctor.errors import StoreError
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
-from torchdoctor.store.folder import make_store_folder
+from torchdoctor.store.folder import OWN_FOLDER, make_store_folder
 
-DEFAULT_STORE = Path(".torchdoctor") / "runs.db"
+DEFAULT_STORE = Path(OWN_FOLDER) / "runs.db"
 
 
 def run_dir_for(store_path: str | Path, run_id: str) -> Path:
