@@ -7,16 +7,15 @@ diagnosis rules read; its keys are documented in docs/trace.md. Keys are only ad
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from torchdoctor.trace.analyses.ranks import rank_summary
-from torchdoctor.trace.analyses.timeline import RankTimelines
 from torchdoctor.trace.config import TraceConfig
-from torchdoctor.trace.loader import load_trace
-from torchdoctor.trace.rank import analyse_rank
+from torchdoctor.trace.gather import Progress, gather_ranks
+from torchdoctor.trace.job import job_ranks
 
 SCHEMA_VERSION = 2
 
@@ -33,6 +32,7 @@ class TraceAnalysis:
     caveats: tuple[str, ...] = ()
     timeline: dict[str, Any] | None = None  # one step of the first file (analyses/timeline.py)
     rank_timelines: tuple[dict[str, Any], ...] = ()  # that step of every rank, when there are several
+    excluded: tuple[dict[str, Any], ...] = ()  # files left out of several: path, rank, reason (trace/job.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +44,7 @@ class TraceAnalysis:
             "caveats": list(self.caveats),
             "timeline": self.timeline,
             "rank_timelines": list(self.rank_timelines),
+            "excluded": list(self.excluded),
         }
 
 
@@ -51,33 +52,32 @@ def analyse_traces(
     paths: Sequence[str | Path],
     config: TraceConfig | None = None,
     *,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    jobs: int = 1,
 ) -> TraceAnalysis:
-    """Load and analyse each file (one per rank), one at a time so memory holds one trace.
+    """Load and analyse each file (one per rank): in this process one at a time (`jobs=1`), so that
+    memory holds one trace, or in `jobs` worker processes, each holding one trace and sending back
+    its rank's summary (trace/rank_task.py); the result is the same either way.
 
-    Raises TraceFormatError for a file that is not a Kineto trace; a truncated file is analysed
-    as far as it parses, with a warning. `progress` is called with each file's path before it loads.
+    One file: raises TraceFormatError if it is not a Kineto trace (OSError if it cannot be opened);
+    a truncated file is analysed as far as it parses, with a warning. Several files: a file that
+    cannot be read, is truncated or comes from another job is left out and named in `excluded`
+    (trace/job.py); raises only when no file is left. `progress(done, total, path)` is called as
+    each file's analysis ends.
     """
     config = config or TraceConfig()
     if not paths:
         raise ValueError("analyse_traces needs at least one trace file")
-    sections = []
-    timelines = RankTimelines(len(paths))
-    for path in paths:
-        if progress is not None:
-            progress(str(path))
-        trace = load_trace(path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
-        sections.append(analyse_rank(trace, config))
-        if config.timeline:
-            timelines.add(trace)
-    sections.sort(key=lambda s: s["rank"])
-    warnings = [w for s in sections for w in s["warnings"]]
-    if len({s["rank"] for s in sections}) < len(sections):
-        warnings.append("several files claim the same rank (distributedInfo.rank); they are reported side by side")
+    files = [str(p) for p in paths]
+    job = job_ranks(files, gather_ranks(files, config, jobs, progress))
+    sections = [r.section for r in job.kept]
+    warnings = [w for s in sections for w in s["warnings"]] + list(job.warnings)
     summary = rank_summary([_rank_figures(s) for s in sections])
     caveats = tuple(c for s in sections for c in s["caveats"])
-    return TraceAnalysis(tuple(str(p) for p in paths), tuple(sections), summary, tuple(warnings), caveats,
-                         timelines.first, tuple(timelines.by_rank()))  # fmt: skip
+    first = next((r.first_timeline for r in job.kept if r.first_timeline is not None), None)
+    by_rank = tuple(r.rank_timeline for r in job.kept if r.rank_timeline is not None)
+    return TraceAnalysis(tuple(files), tuple(sections), summary, tuple(warnings), caveats, first, by_rank,
+                         job.excluded)  # fmt: skip
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,9 @@ would be narrower than a pixel) and `dropped_count` says how many were left out.
 Times in the result are microseconds relative to the step's start. `depth` is the nesting level
 of an event among the kept events of its lane (0 = outermost), for drawing flame-style rows.
 
-Several ranks: `RankTimelines` draws the same step (the first file's median step, where a rank has
-it) of every rank, each aligned at its own step start, with the caps shared so that all ranks
-together keep at most `RANK_EVENTS_TOTAL` events.
+Several ranks (trace/rank_task.py): the same step (the first file's median step, where a rank has
+it) of every rank is drawn, each aligned at its own step start, with the caps shared so that all
+ranks together keep at most `RANK_EVENTS_TOTAL` events.
 """
 
 from __future__ import annotations
@@ -77,38 +77,6 @@ def step_timeline(trace: Trace, *, max_events: int = 600, step_number: int | Non
         lanes=tuple(_lane(key) for key in lanes), events=tuple(events),
         events_count=int(rows.size), dropped_count=int(rows.size - kept.size),
     )  # fmt: skip
-
-
-class RankTimelines:
-    """Collects, one trace at a time, the first file's timeline and one timeline per rank.
-
-    `first` is the first file's median step with the single-file cap (600 events). With two or more
-    files, `by_rank()` is one timeline per file with events, ordered by rank (stable for duplicate
-    ranks), each of the first file's step and capped at `RANK_EVENTS_TOTAL // files_count` events;
-    with one file it is empty (`first` already holds that rank).
-    """
-
-    def __init__(self, files_count: int) -> None:
-        self.files_count = files_count
-        self.first: dict[str, Any] | None = None
-        self._ranks: list[dict[str, Any]] = []
-        self._added = 0
-
-    def add(self, trace: Trace) -> None:
-        """Draw `trace` (the files in their given order; the first one sets the step)."""
-        if self._added == 0:
-            drawn = step_timeline(trace)
-            self.first = drawn.to_dict() if drawn else None
-        self._added += 1
-        if self.files_count > 1:
-            cap = max(RANK_EVENTS_TOTAL // self.files_count, 1)
-            step = self.first["step"] if self.first else None
-            drawn = step_timeline(trace, max_events=cap, step_number=step)
-            if drawn is not None:
-                self._ranks.append(drawn.to_dict())
-
-    def by_rank(self) -> list[dict[str, Any]]:
-        return sorted(self._ranks, key=lambda t: t["rank"])
 
 
 def _step_rows(trace: Trace, step: Step) -> np.ndarray:

@@ -1,0 +1,59 @@
+"""Every rank's file analysed, in this process one after the other or in worker processes.
+
+The first file that loads draws the step timeline that sets the step every other rank draws
+(trace/analyses/timeline.py), so it is analysed before the others are handed out; the rest then
+run `jobs` at a time (trace/pool.py). A file that cannot be read is an outcome like any other
+(its exception), so that the caller decides what one bad rank among many means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from torchdoctor.errors import TorchDoctorError
+from torchdoctor.trace.config import TraceConfig
+from torchdoctor.trace.pool import Outcome, run_each
+from torchdoctor.trace.rank_task import RankResult, RankTask, analyse_file
+
+#: `progress(done, total, path)`: called as each file's analysis ends (in the order they end).
+Progress = Callable[[int, int, str], None]
+
+
+def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
+                 progress: Progress | None = None) -> list[Outcome[RankResult]]:
+    """Each file's outcome, in the order of `paths`."""
+    total, done = len(paths), [0]
+
+    def finished(i: int) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total, paths[i])
+
+    outcomes: list[Outcome[RankResult]] = []
+    step: int | None = None
+    for i, path in enumerate(paths):  # until one file loads: it sets the timeline's step
+        outcome = _run([RankTask(path, config, total, draw_first=True)], jobs, lambda _: finished(i))[0]
+        outcomes.append(outcome)
+        if outcome.value is not None:
+            first = outcome.value.first_timeline
+            step = first["step"] if first else None
+            break
+    rest = [RankTask(p, config, total, step=step) for p in paths[len(outcomes):]]
+    offset = len(outcomes)
+    return outcomes + _run(rest, jobs, lambda i: finished(offset + i))
+
+
+def _run(tasks: list[RankTask], jobs: int, on_done: Callable[[int], None]) -> list[Outcome[RankResult]]:
+    """In this process when one job is asked for (no worker to start), else in worker processes."""
+    if not tasks:
+        return []
+    if jobs > 1:
+        return run_each(analyse_file, tasks, min(jobs, len(tasks)), on_done)
+    out = []
+    for i, task in enumerate(tasks):
+        try:
+            out.append(Outcome(value=analyse_file(task)))
+        except (OSError, TorchDoctorError) as error:  # a missing file, TraceFormatError, TraceLoadError
+            out.append(Outcome(error=error))
+        on_done(i)
+    return out

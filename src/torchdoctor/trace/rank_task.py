@@ -1,0 +1,71 @@
+"""One rank's file read and analysed, as a task a worker process runs: what it returns is all that
+the cross-rank analyses and the report keep of that rank.
+
+A worker loads the whole trace (its memory bounded as in trace/loader.py) and sends back only the
+rank's section (trace/rank.py: figures per step and over the selection, not events), its drawn
+step timelines (capped: trace/analyses/timeline.py) and the facts that say which job it belongs
+to; the events stay in the worker, so the caller's memory grows with the ranks' summaries only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
+from torchdoctor.trace.config import TraceConfig
+from torchdoctor.trace.events import Trace
+from torchdoctor.trace.loader import load_trace
+from torchdoctor.trace.rank import analyse_rank
+
+
+@dataclass(frozen=True)
+class RankTask:
+    """`draw_first`: this file sets the step every rank's timeline draws (the first file);
+    otherwise `step` is that step (None: each rank's median step)."""
+
+    path: str
+    config: TraceConfig
+    files_count: int
+    draw_first: bool = False
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class RankResult:
+    section: dict[str, Any]
+    world_size: int | None
+    first_timeline: dict[str, Any] | None  # the single-file timeline (600 events), for the first file
+    rank_timeline: dict[str, Any] | None  # this rank's timeline among several (shared cap)
+
+
+def analyse_file(task: RankTask) -> RankResult:
+    """Load and analyse one file. Raises what load_trace raises (TraceFormatError, OSError)."""
+    config = task.config
+    trace = load_trace(task.path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
+    section = analyse_rank(trace, config)
+    first, rank = None, None
+    if config.timeline:
+        first, rank = _timelines(trace, task)
+    return RankResult(section, _world_size(trace), first, rank)
+
+
+def _timelines(trace: Trace, task: RankTask) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    step = task.step
+    first = None
+    if task.draw_first:
+        drawn = step_timeline(trace)
+        first = drawn.to_dict() if drawn else None
+        step = first["step"] if first else None
+    if task.files_count < 2:
+        return first, None
+    drawn = step_timeline(trace, max_events=max(RANK_EVENTS_TOTAL // task.files_count, 1), step_number=step)
+    return first, drawn.to_dict() if drawn else None
+
+
+def _world_size(trace: Trace) -> int | None:
+    """`distributedInfo.world_size` when the trace states it as a whole number."""
+    info = trace.metadata.get("distributedInfo")
+    size = info.get("world_size") if isinstance(info, dict) else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
