@@ -25,7 +25,9 @@ def diagnose(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
     demo: bool = typer.Option(False, "--demo", help="Diagnose the built-in demo workload."),
     trace: Optional[list[Path]] = typer.Option(
-        None, "--trace", help="Diagnose these profiler trace files (repeatable); runs nothing."),
+        None, "--trace", help="Diagnose these profiler trace files, directories or globs (repeatable); runs nothing."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", min=1, help="With --trace: worker processes analysing ranks at once (default: physical cores)."),
     select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules (id, prefix or layer)."),
     ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip these rules (id, prefix or layer)."),
     warmup_steps: int = typer.Option(5, help="Steps run before measuring."),
@@ -53,6 +55,7 @@ def diagnose(
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
     from torchdoctor.launch.stops import held_stops
+    from torchdoctor.trace.pool import default_jobs
     from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
 
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
@@ -67,7 +70,7 @@ def diagnose(
     with held_stops() as stops:
         if trace:
             traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-            record = diagnose_traces(traces, outputs)
+            record = diagnose_traces(traces, outputs, jobs=jobs or default_jobs())
         else:
             launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
                                   torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))

@@ -22,24 +22,31 @@ def _parse_steps(text: str | None) -> tuple[int, int] | None:
 
 @app.command()
 def analyze(
-    traces: list[Path] = typer.Argument(..., help="Trace files (.json or .json.gz), one per rank."),
+    traces: list[Path] = typer.Argument(
+        ..., help="Trace files (.json or .json.gz), one per rank, directories of them, or glob patterns."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
     steps: Optional[str] = typer.Option(None, "--steps", help="Profiler steps to analyse: N or FIRST-LAST."),
     top: int = typer.Option(15, "--top", help="How many operators and kernels to list."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", min=1, help="Worker processes analysing ranks at once (default: the physical cores)."),
 ) -> None:
     """Per-step and overall figures: host operators, device time, launches, idle, ranks."""
     import orjson
     from rich.console import Console
 
     from torchdoctor.trace import TraceConfig, analyse_traces
+    from torchdoctor.trace.files import trace_files
+    from torchdoctor.trace.pool import default_jobs
     from torchdoctor.trace.summary.trace_summary import TraceSummary
-    from torchdoctor.report.safe_text import markup
+    from torchdoctor.report.progress import ranks_progress
     from torchdoctor.report.trace import render_report
 
-    console = Console(stderr=True)
     config = TraceConfig(top_n=top, steps=_parse_steps(steps))
-    with console.status("loading traces") as status:
-        report = analyse_traces(traces, config, progress=lambda p: status.update(f"loading {markup(p)}"))
+    files = trace_files(traces)
+    if not files:
+        raise typer.BadParameter("no trace file (.json, .json.gz) in the directories or patterns given")
+    with ranks_progress() as progress:
+        report = analyse_traces(files, config, progress=progress, jobs=jobs or default_jobs())
     data = report.to_dict()
     if json_path is not None:
         json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))

@@ -46,12 +46,17 @@ def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, lau
     return diagnose_and_report(analyse_record(record), outputs)
 
 
-def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs()) -> Record:
-    """Diagnose from profiler trace files alone (nothing is run): a Record of kind "traces"."""
+def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs(), jobs: int = 1) -> Record:
+    """Diagnose from profiler trace files alone (nothing is run): a Record of kind "traces".
+    `traces`: files, directories or glob patterns (trace/files.py), analysed `jobs` at a time."""
+    from torchdoctor.report.progress import ranks_progress
     from torchdoctor.trace import analyse_traces
+    from torchdoctor.trace.files import trace_files
 
-    record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
-    record.trace = analyse_traces([str(t) for t in traces]).to_dict()
+    files = trace_files(traces)
+    record = Record(kind="traces", artifacts={"traces": [str(t) for t in files]})
+    with ranks_progress() as progress:
+        record.trace = analyse_traces([str(t) for t in files], progress=progress, jobs=jobs).to_dict()
     return diagnose_and_report(record, outputs)
 
 
