@@ -59,7 +59,7 @@ def analyse_traces(
     memory holds one trace, or in `jobs` worker processes, each holding one trace and sending back
     its rank's summary (trace/rank_task.py); the result is the same either way.
 
-    One file: raises TraceFormatError if it is not a Kineto trace (OSError if it cannot be opened);
+    One file: raises TraceFormatError if it is missing or not a Kineto trace;
     a truncated file is analysed as far as it parses, with a warning. Several files: a file that
     cannot be read, is truncated or comes from another job is left out and named in `excluded`
     (trace/job.py); raises only when no file is left. `progress(done, total, path)` is called as
