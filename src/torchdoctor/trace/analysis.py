@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchdoctor.trace.analyses.collectives import lateness
+from torchdoctor.trace.analyses.rank_steps import slow_steps, step_matrix
 from torchdoctor.trace.analyses.ranks import rank_summary
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.gather import Progress, gather_ranks
 from torchdoctor.trace.job import job_ranks
+from torchdoctor.trace.rank_task import RankResult
 
 SCHEMA_VERSION = 2
 
@@ -72,12 +75,25 @@ def analyse_traces(
     job = job_ranks(files, gather_ranks(files, config, jobs, progress))
     sections = [r.section for r in job.kept]
     warnings = [w for s in sections for w in s["warnings"]] + list(job.warnings)
-    summary = rank_summary([_rank_figures(s) for s in sections])
+    summary = _multi_rank(job.kept)
     caveats = tuple(c for s in sections for c in s["caveats"])
     first = next((r.first_timeline for r in job.kept if r.first_timeline is not None), None)
     by_rank = tuple(r.rank_timeline for r in job.kept if r.rank_timeline is not None)
     return TraceAnalysis(tuple(files), tuple(sections), summary, tuple(warnings), caveats, first, by_rank,
                          job.excluded)  # fmt: skip
+
+
+def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:
+    """The cross-rank figures: per-rank medians (analyses/ranks.py) and, with two or more ranks, the
+    step matrix and the ranks slow at one step (analyses/rank_steps.py) and the lateness at each
+    collective (analyses/collectives.py)."""
+    sections = [r.section for r in kept]
+    summary = rank_summary([_rank_figures(s) for s in sections])
+    if len(kept) < 2:
+        return summary
+    matrix = step_matrix(sections)
+    return {**summary, "step_matrix": matrix, "slow_steps": slow_steps(matrix),
+            "collectives": lateness([s["rank"] for s in sections], [r.collectives for r in kept])}
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:

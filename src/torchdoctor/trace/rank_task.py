@@ -3,7 +3,8 @@ the cross-rank analyses and the report keep of that rank.
 
 A worker loads the whole trace (its memory bounded as in trace/loader.py) and sends back only the
 rank's section (trace/rank.py: figures per step and over the selection, not events), its drawn
-step timelines (capped: trace/analyses/timeline.py) and the facts that say which job it belongs
+step timelines (capped: trace/analyses/timeline.py), its collectives' operations and durations
+(trace/analyses/collectives.py: two numbers a kernel) and the facts that say which job it belongs
 to; the events stay in the worker, so the caller's memory grows with the ranks' summaries only.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from torchdoctor.trace.analyses.collectives import RankCollectives, rank_collectives
 from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.events import Trace
@@ -37,6 +39,7 @@ class RankResult:
     world_size: int | None
     first_timeline: dict[str, Any] | None  # the single-file timeline (600 events), for the first file
     rank_timeline: dict[str, Any] | None  # this rank's timeline among several (shared cap)
+    collectives: RankCollectives  # its communication kernels: operation and duration, in order
 
 
 def analyse_file(task: RankTask) -> RankResult:
@@ -47,7 +50,7 @@ def analyse_file(task: RankTask) -> RankResult:
     first, rank = None, None
     if config.timeline:
         first, rank = _timelines(trace, task)
-    return RankResult(section, _world_size(trace), first, rank)
+    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace))
 
 
 def _timelines(trace: Trace, task: RankTask) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
