@@ -25,6 +25,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from torchdoctor.distributed.section import DistributedSection
+from torchdoctor.report.rank_heatmap import rank_step_heatmap
 from torchdoctor.jsonfields import readable
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.record import Record
@@ -105,6 +106,10 @@ def _has_timeline(trace: TraceSummary | None) -> bool:
     return trace is not None and bool(trace.timeline or trace.rank_timelines)
 
 
+def _heatmap(trace: TraceSummary | None) -> dict[str, Any] | None:
+    return rank_step_heatmap(trace.multi_rank.step_matrix) if trace is not None else None
+
+
 def _first_rank(record: Record) -> RankSummary | None:
     trace = _trace(record)
     return trace.ranks[0] if trace is not None and trace.ranks else None
@@ -180,7 +185,7 @@ class HtmlRenderer:
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
-            timeline=_has_timeline(_trace(record)), record_json=script_json(record.to_dict()),
+            timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
             script=Markup(script), script_hash=digest,
         )  # fmt: skip

@@ -34,6 +34,9 @@ class MultiRank(Keyed):
     comm_imbalance_fraction: float | None = None
     least_comm_rank: int | None = None
     per_rank: tuple[RankFigures, ...] = ()
+    step_matrix: dict[str, Any] | None = None  # with two or more ranks (analyses/rank_steps.py)
+    slow_steps: dict[str, Any] | None = None
+    collectives: dict[str, Any] | None = None  # lateness at each collective (analyses/collectives.py)
 
     @property
     def compared(self) -> bool:
@@ -56,3 +59,4 @@ class TraceSummary(Keyed):
     caveats: tuple[str, ...] = ()
     timeline: dict[str, Any] | None = None
     rank_timelines: tuple[dict[str, Any], ...] = ()
+    excluded: tuple[dict[str, Any], ...] = ()  # files left out of several (trace/job.py)
