@@ -28,6 +28,8 @@ def diagnose(
         None, "--trace", help="Diagnose these profiler trace files, directories or globs (repeatable); runs nothing."),
     jobs: Optional[int] = typer.Option(
         None, "--jobs", min=1, help="With --trace: worker processes analysing ranks at once (default: physical cores)."),
+    cluster: Optional[str] = typer.Option(
+        None, "--cluster", help="With --trace: run the ranks on this Dask scheduler (tcp://host:8786), or `local`."),
     select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules (id, prefix or layer)."),
     ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip these rules (id, prefix or layer)."),
     warmup_steps: int = typer.Option(5, help="Steps run before measuring."),
@@ -70,7 +72,7 @@ def diagnose(
     with held_stops() as stops:
         if trace:
             traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-            record = diagnose_traces(traces, outputs, jobs=jobs or default_jobs())
+            record = diagnose_traces(traces, outputs, jobs=jobs or default_jobs(), cluster=cluster)
         else:
             launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
                                   torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))

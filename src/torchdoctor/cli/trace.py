@@ -29,6 +29,8 @@ def analyze(
     top: int = typer.Option(15, "--top", help="How many operators and kernels to list."),
     jobs: Optional[int] = typer.Option(
         None, "--jobs", min=1, help="Worker processes analysing ranks at once (default: the physical cores)."),
+    cluster: Optional[str] = typer.Option(
+        None, "--cluster", help="Run the ranks on this Dask scheduler (tcp://host:8786), or `local`."),
 ) -> None:
     """Per-step and overall figures: host operators, device time, launches, idle, ranks."""
     import orjson
@@ -46,7 +48,7 @@ def analyze(
     if not files:
         raise typer.BadParameter("no trace file (.json, .json.gz) in the directories or patterns given")
     with ranks_progress() as progress:
-        report = analyse_traces(files, config, progress=progress, jobs=jobs or default_jobs())
+        report = analyse_traces(files, config, progress=progress, jobs=jobs or default_jobs(), cluster=cluster)
     data = report.to_dict()
     if json_path is not None:
         json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))

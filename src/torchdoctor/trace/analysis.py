@@ -57,10 +57,12 @@ def analyse_traces(
     *,
     progress: Progress | None = None,
     jobs: int = 1,
+    cluster: str | None = None,
 ) -> TraceAnalysis:
     """Load and analyse each file (one per rank): in this process one at a time (`jobs=1`), so that
     memory holds one trace, or in `jobs` worker processes, each holding one trace and sending back
-    its rank's summary (trace/rank_task.py); the result is the same either way.
+    its rank's summary (trace/rank_task.py), or as tasks on the Dask cluster at `cluster` (an
+    address, or `local`: trace/cluster.py); the result is the same every way.
 
     One file: raises TraceFormatError if it is missing or not a Kineto trace;
     a truncated file is analysed as far as it parses, with a warning. Several files: a file that
@@ -72,7 +74,7 @@ def analyse_traces(
     if not paths:
         raise ValueError("analyse_traces needs at least one trace file")
     files = [str(p) for p in paths]
-    job = job_ranks(files, gather_ranks(files, config, jobs, progress))
+    job = job_ranks(files, gather_ranks(files, config, jobs, progress, cluster))
     sections = [r.section for r in job.kept]
     warnings = [w for s in sections for w in s["warnings"]] + list(job.warnings)
     summary = _multi_rank(job.kept)

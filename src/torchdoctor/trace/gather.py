@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from torchdoctor.errors import TorchDoctorError
+from torchdoctor.trace.cluster import run_on_cluster
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.pool import Outcome, run_each
 from torchdoctor.trace.rank_task import RankResult, RankTask, analyse_file
@@ -20,8 +21,9 @@ Progress = Callable[[int, int, str], None]
 
 
 def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
-                 progress: Progress | None = None) -> list[Outcome[RankResult]]:
-    """Each file's outcome, in the order of `paths`."""
+                 progress: Progress | None = None, cluster: str | None = None) -> list[Outcome[RankResult]]:
+    """Each file's outcome, in the order of `paths`; on the Dask cluster at `cluster` when given
+    (trace/cluster.py: an address, or `local`)."""
     total, done = len(paths), [0]
 
     def finished(i: int) -> None:
@@ -32,7 +34,7 @@ def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
     outcomes: list[Outcome[RankResult]] = []
     step: int | None = None
     for i, path in enumerate(paths):  # until one file loads: it sets the timeline's step
-        outcome = _run([RankTask(path, config, total, draw_first=True)], jobs, lambda _: finished(i))[0]
+        outcome = _run([RankTask(path, config, total, draw_first=True)], jobs, lambda _: finished(i), cluster)[0]
         outcomes.append(outcome)
         if outcome.value is not None:
             first = outcome.value.first_timeline
@@ -40,13 +42,17 @@ def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
             break
     rest = [RankTask(p, config, total, step=step) for p in paths[len(outcomes):]]
     offset = len(outcomes)
-    return outcomes + _run(rest, jobs, lambda i: finished(offset + i))
+    return outcomes + _run(rest, jobs, lambda i: finished(offset + i), cluster)
 
 
-def _run(tasks: list[RankTask], jobs: int, on_done: Callable[[int], None]) -> list[Outcome[RankResult]]:
-    """In this process when one job is asked for (no worker to start), else in worker processes."""
+def _run(tasks: list[RankTask], jobs: int, on_done: Callable[[int], None],
+         cluster: str | None) -> list[Outcome[RankResult]]:
+    """On the cluster when one is named; else in this process when one job is asked for (no worker
+    to start), else in worker processes."""
     if not tasks:
         return []
+    if cluster is not None:
+        return run_on_cluster(analyse_file, tasks, cluster, jobs, on_done)
     if jobs > 1:
         return run_each(analyse_file, tasks, min(jobs, len(tasks)), on_done)
     out = []

@@ -46,9 +46,11 @@ def diagnose_script(script: str, args: Sequence[str], config: ObserveConfig, lau
     return diagnose_and_report(analyse_record(record), outputs)
 
 
-def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs(), jobs: int = 1) -> Record:
+def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseOutputs(), jobs: int = 1,
+                    cluster: str | None = None) -> Record:
     """Diagnose from profiler trace files alone (nothing is run): a Record of kind "traces".
-    `traces`: files, directories or glob patterns (trace/files.py), analysed `jobs` at a time."""
+    `traces`: files, directories or glob patterns (trace/files.py), analysed `jobs` at a time, or
+    on the Dask cluster at `cluster` (trace/cluster.py)."""
     from torchdoctor.report.progress import ranks_progress
     from torchdoctor.trace import analyse_traces
     from torchdoctor.trace.files import trace_files
@@ -56,7 +58,7 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
     files = trace_files(traces)
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in files]})
     with ranks_progress() as progress:
-        record.trace = analyse_traces([str(t) for t in files], progress=progress, jobs=jobs).to_dict()
+        record.trace = analyse_traces([str(t) for t in files], progress=progress, jobs=jobs, cluster=cluster).to_dict()
     return diagnose_and_report(record, outputs)
 
 

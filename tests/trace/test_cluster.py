@@ -1,0 +1,28 @@
+"""The per-rank tasks on a Dask cluster (a scheduler and two workers on loopback, started here)
+give the report worker processes give (trace/cluster.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from torchdoctor.trace import analyse_traces
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.mark.timeout(300)
+def test_a_local_dask_cluster_gives_the_report_of_one_process(gpu_traces: Path, derive, tmp_path: Path) -> None:
+    rank0, rank1 = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
+    rank2 = derive(rank0, lambda doc: doc["distributedInfo"].update(rank=2), "rank-2.json.gz")
+    files = [rank0, rank1, rank2, tmp_path / "missing.json.gz"]
+    options = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+    done: list[int] = []
+    clustered = analyse_traces(files, jobs=2, cluster="local", progress=lambda d, t, p: done.append(d)).to_dict()
+    serial = analyse_traces(files, jobs=1).to_dict()
+    assert [s["rank"] for s in clustered["ranks"]] == [0, 1, 2]
+    assert [Path(e["path"]).name for e in clustered["excluded"]] == ["missing.json.gz"]
+    assert orjson.dumps(clustered, option=options) == orjson.dumps(serial, option=options)
+    assert done == [1, 2, 3, 4]
