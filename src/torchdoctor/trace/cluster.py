@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from torchdoctor.errors import TorchDoctorError
 from torchdoctor.trace.pool import Outcome
 
 T = TypeVar("T")
@@ -27,7 +28,7 @@ R = TypeVar("R")
 ALLOWED_FAILURES = 1
 
 
-class ClusterUnavailable(RuntimeError):
+class ClusterUnavailable(TorchDoctorError):
     """dask[distributed] is not installed, or the scheduler cannot be reached."""
 
 

@@ -1,0 +1,91 @@
+"""Many ranks' traces analysed in worker processes: scaling, the parent's memory, what is found.
+
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/trace_ranks.py generate /tmp/ranks --ranks 64 --mb 10
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/trace_ranks.py measure /tmp/ranks --ranks 64 --jobs 2
+
+`generate` makes a synthetic job from a real two-step trace of the shared fixtures
+(multirank-sampled/rank-0): its steps replicated to about `--mb` MB a rank (trace_generate.py),
+then per rank a jitter of +-2 % on each ProfilerStep and +-10 % on each communication kernel,
+rank 5 a straggler (every step 30 % longer) and rank 9 the late participant at every collective
+(its communication kernels a fifth as long: it arrives when the others have long waited).
+`measure` analyses the first `--ranks` files in a fresh process with `--jobs` workers and prints
+one JSON line: wall seconds, the parent's peak RSS (getrusage: this process only, not its
+workers), the stragglers, the rank most often last at a collective, and the file bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trace_generate import generate  # noqa: E402
+
+SOURCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "traces" / "multirank-sampled" / "rank-0.json.gz"
+STRAGGLER, LATE = 5, 9
+
+
+def _rank_doc(base: dict, rank: int, ranks: int, rng: random.Random) -> dict:
+    for event in base["traceEvents"]:
+        name = str(event.get("name", ""))
+        if name.startswith("ProfilerStep#"):
+            event["dur"] = event["_dur"] * (1 + rng.uniform(-0.02, 0.02)) * (1.3 if rank == STRAGGLER else 1.0)
+        elif event.get("cat") == "kernel" and name.startswith("nccl"):
+            event["dur"] = event["_dur"] * rng.uniform(0.9, 1.1) * (0.2 if rank == LATE else 1.0)
+    base["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": ranks}
+    return base
+
+
+def make_job(target: Path, ranks: int, mb: float) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    generate(SOURCE.resolve(), target / "base.json", int(mb * 1e6))
+    base = orjson.loads((target / "base.json").read_bytes())
+    (target / "base.json").unlink()
+    for event in base["traceEvents"]:
+        if "dur" in event:
+            event["_dur"] = event["dur"]
+    for rank in range(ranks):
+        doc = _rank_doc(base, rank, ranks, random.Random(rank))
+        events = [{k: v for k, v in e.items() if k != "_dur"} for e in doc["traceEvents"]]
+        (target / f"rank-{rank:04d}.json").write_bytes(orjson.dumps({**doc, "traceEvents": events}))
+
+
+def measure(folder: Path, ranks: int, jobs: int) -> dict:
+    from torchdoctor.trace import analyse_traces
+
+    files = sorted(folder.glob("rank-*.json"))[:ranks]
+    start = time.perf_counter()
+    report = analyse_traces(files, jobs=jobs).to_dict()
+    wall = time.perf_counter() - start
+    multi = report["multi_rank"]
+    last = max(multi["collectives"]["last_count_by_rank"], key=lambda r: r["count"])
+    return {"ranks": len(files), "jobs": jobs, "wall_s": round(wall, 2),
+            "parent_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "stragglers": multi["stragglers"], "most_often_last_rank": last["rank"],
+            "most_often_last_count": last["count"], "matched_collectives": multi["collectives"]["matched_count"],
+            "excluded": len(report["excluded"]), "mb_total": round(sum(f.stat().st_size for f in files) / 1e6, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=("generate", "measure"))
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--mb", type=float, default=10.0)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    if args.action == "generate":
+        make_job(args.folder, args.ranks, args.mb)
+    else:
+        print(json.dumps(measure(args.folder, args.ranks, args.jobs)))
+
+
+if __name__ == "__main__":
+    main()
