@@ -3,7 +3,8 @@
 The first file that loads draws the step timeline that sets the step every other rank draws
 (trace/analyses/timeline.py), so it is analysed before the others are handed out; the rest then
 run `jobs` at a time (trace/pool.py). A file that cannot be read is an outcome like any other
-(its exception), so that the caller decides what one bad rank among many means.
+(its exception), so that the caller decides what one bad rank among many means. A single file is
+always read in the calling process, as it always was.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
     """Each file's outcome, in the order of `paths`; on the Dask cluster at `cluster` when given
     (trace/cluster.py: an address, or `local`)."""
     total, done = len(paths), [0]
+    jobs = jobs if total > 1 else 1  # one file: read here (a worker would only add its start)
 
     def finished(i: int) -> None:
         done[0] += 1
