@@ -8,14 +8,16 @@
 then per rank a jitter of +-2 % on each ProfilerStep and +-10 % on each communication kernel,
 rank 5 a straggler (every step 30 % longer) and rank 9 the late participant at every collective
 (its communication kernels a fifth as long: it arrives when the others have long waited).
-`measure` analyses the first `--ranks` files in a fresh process with `--jobs` workers and prints
-one JSON line: wall seconds, the parent's peak RSS (getrusage: this process only, not its
+`measure` analyses the first `--ranks` files in a fresh process with `--jobs` workers (or on the
+Dask cluster `--cluster`) and prints one JSON line: wall seconds, a hash of the report (equal
+reports, equal hashes), the parent's peak RSS (getrusage: this process only, not its
 workers), the stragglers, the rank most often last at a collective, and the file bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import resource
@@ -57,16 +59,18 @@ def make_job(target: Path, ranks: int, mb: float) -> None:
         (target / f"rank-{rank:04d}.json").write_bytes(orjson.dumps({**doc, "traceEvents": events}))
 
 
-def measure(folder: Path, ranks: int, jobs: int) -> dict:
+def measure(folder: Path, ranks: int, jobs: int, cluster: str | None) -> dict:
     from torchdoctor.trace import analyse_traces
 
     files = sorted(folder.glob("rank-*.json"))[:ranks]
     start = time.perf_counter()
-    report = analyse_traces(files, jobs=jobs).to_dict()
+    report = analyse_traces(files, jobs=jobs, cluster=cluster).to_dict()
     wall = time.perf_counter() - start
+    canonical = orjson.dumps(report, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
     multi = report["multi_rank"]
     last = max(multi["collectives"]["last_count_by_rank"], key=lambda r: r["count"])
-    return {"ranks": len(files), "jobs": jobs, "wall_s": round(wall, 2),
+    return {"ranks": len(files), "jobs": jobs, "cluster": cluster, "wall_s": round(wall, 2),
+            "report_sha256": hashlib.sha256(canonical).hexdigest()[:16],
             "parent_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "stragglers": multi["stragglers"], "most_often_last_rank": last["rank"],
             "most_often_last_count": last["count"], "matched_collectives": multi["collectives"]["matched_count"],
@@ -80,11 +84,12 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--mb", type=float, default=10.0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cluster", default=None, help="a Dask scheduler's address, or local")
     args = parser.parse_args()
     if args.action == "generate":
         make_job(args.folder, args.ranks, args.mb)
     else:
-        print(json.dumps(measure(args.folder, args.ranks, args.jobs)))
+        print(json.dumps(measure(args.folder, args.ranks, args.jobs, args.cluster)))
 
 
 if __name__ == "__main__":
