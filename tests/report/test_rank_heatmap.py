@@ -25,3 +25,17 @@ def test_512_ranks_fit_with_a_pixel_a_rank_and_labels_that_do_not_overlap() -> N
 def test_one_rank_or_no_matrix_draws_nothing() -> None:
     assert rank_step_heatmap(None) is None
     assert rank_step_heatmap({"ranks": [0], "steps": [1], "wall_us": [[1.0]]}) is None
+
+
+def test_the_html_report_of_two_real_ranks_draws_the_map(gpu_traces) -> None:
+    from torchdoctor.record import Record
+    from torchdoctor.report.html import HtmlRenderer
+    from torchdoctor.trace import analyse_traces
+
+    pair = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
+    record = Record(kind="traces")
+    record.trace = analyse_traces(pair).to_dict()
+    page = HtmlRenderer().render(record)
+    assert page.count('<svg class="heatmap"') == 1
+    assert "<title>rank 1, step 552: " in page and "rank 0</text>" in page
+    assert 'svg class="heatmap"' not in HtmlRenderer().render(Record(kind="traces"))
