@@ -26,3 +26,14 @@ def test_a_local_dask_cluster_gives_the_report_of_one_process(gpu_traces: Path, 
     assert [Path(e["path"]).name for e in clustered["excluded"]] == ["missing.json.gz"]
     assert orjson.dumps(clustered, option=options) == orjson.dumps(serial, option=options)
     assert done == [1, 2, 3, 4]
+
+
+@pytest.mark.timeout(300)
+def test_a_task_whose_dask_worker_dies_is_retried_once_then_reported(tmp_path: Path) -> None:
+    from tests.trace.test_pool import shout
+    from torchdoctor.trace.cluster import run_on_cluster
+
+    items = [str(tmp_path / n) for n in ("a", "once", "die")]
+    outcomes = run_on_cluster(shout, items, "local", 2)
+    assert [o.value for o in outcomes] == ["A", "ONCE", None]
+    assert type(outcomes[2].error).__name__ == "KilledWorker"
