@@ -65,9 +65,10 @@ class ScriptFiles:
     def path(self, name: str) -> str | None:
         """The frame's file as a path under the script's folder, or None for a library's."""
         if name not in self._known:
-            candidate = name if os.path.isabs(name) else os.path.join(self._dir, name)
-            inside = self._dir and candidate.startswith(self._dir + os.sep) and os.path.isfile(candidate)
-            self._known[name] = os.path.relpath(candidate, self._dir) if inside and name.endswith(".py") else None
+            roots = [""] if os.path.isabs(name) else [self._dir, *(p for p in sys.path if p)]
+            found = (os.path.abspath(os.path.join(root, name)) for root in roots)
+            inside = [c for c in found if self._dir and c.startswith(self._dir + os.sep) and os.path.isfile(c)]
+            self._known[name] = os.path.relpath(inside[0], self._dir) if inside and name.endswith(".py") else None
         return self._known[name]
 
 
