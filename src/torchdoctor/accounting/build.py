@@ -24,8 +24,8 @@ from torchdoctor.record import Record
 
 #: An operator reaching this share of its speed of light is healthy.
 HEALTHY = 0.5
-#: Cost centres kept in the section.
-TOP = 5
+#: Cost centres kept in the section, and operators named per slice.
+TOP, SLICE_OPS = 5, 3
 LABELS = {
     "ideal": "ideal: the model's FLOPs at this machine's peak",
     "compute_below_peak": "compute-bound operators below their dtype's peak",
@@ -91,7 +91,7 @@ def _with_ops(record: Record, costs: dict[str, Any], step: float, data: float, o
         peak_flops_per_s=peak or None, peak_bytes_per_s=_number(peaks.get("bytes_per_s")),
         achieved_flops_per_s=flops / step if step else None,
         mfu=ideal / step if complete and step else None,
-        slices=_slices(step, seconds, centres), cost_centres=centres, notes=notes)
+        slices=_slices(step, seconds, centres), cost_centres=centres[:TOP], notes=notes)
 
 
 def _cpu_seconds(costs: dict[str, Any], ideal: float, step: float, data: float,
@@ -130,7 +130,7 @@ def _number(value: Any) -> float | None:
 def _centres(costs: dict[str, Any], peak: dict[str, float], bandwidth: Any, step: float,
              scale: float) -> tuple[CostCentre, ...]:
     ops = sorted(costs.get("ops") or [], key=lambda o: -float(o.get("self_s") or 0.0))
-    return tuple(cost_centre(op, peak, _number(bandwidth), step, scale) for op in ops[:TOP])
+    return tuple(cost_centre(op, peak, _number(bandwidth), step, scale) for op in ops)
 
 
 def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | None, step: float,
@@ -176,7 +176,7 @@ def _slices(step: float, seconds: dict[str, float], centres: tuple[CostCentre, .
         if kind not in seconds:
             continue
         value = max(0.0, seconds[kind])
-        ops = tuple(c for c in centres if where.get(c.bound) == kind and c.verdict != "healthy")
+        ops = tuple(c for c in centres if where.get(c.bound) == kind and c.verdict != "healthy")[:SLICE_OPS]
         out.append(Slice.of(kind=kind, label=LABELS[kind], seconds=value, share=value / step if step else 0.0,
                             ops=ops, explained_by=()))
     return tuple(out)

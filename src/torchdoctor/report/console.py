@@ -179,12 +179,13 @@ def render_record(record: Record, console: Console) -> None:
         console.print(figures_table(record))
         console.print(breakdown_table(record))
     accounting = readable(Accounting.from_dict, record.accounting)
-    if accounting is not None:
-        console.print(*accounting_renderables(accounting))
+    renderables = accounting_renderables(accounting) if accounting is not None else []
     if record.findings:
-        console.print(*findings_renderables(record.findings))
+        renderables.extend(findings_renderables(record.findings))
     elif record.summary.num_steps or record.kind == "traces":
-        console.print(*earned_healthy(accounting, len(all_rules())))
+        renderables.extend(earned_healthy(accounting, len(all_rules())))
+    for renderable in renderables:
+        console.print(renderable)
     render_warnings([*trace_warnings, *record.warnings], console)
     if record.exit.status != 0:
         console.print(Text("run failed: ", style="bold red") + plain(record.exit.message))
