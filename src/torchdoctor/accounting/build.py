@@ -65,7 +65,7 @@ def _from_steps(record: Record) -> Accounting:
     if not costs or not costs.get("complete"):
         why = (costs or {}).get("reason") or "the operator-costs probe did not run (probes off, or several ranks)"
         slices = _slices(step, {"data_wait": data, "outside_model": outside, "between_ops": model})
-        return Accounting.of(source="script", device="-", step_s=step, slices=slices,
+        return Accounting.full(source="script", device="-", step_s=step, slices=slices,
                              notes=(f"operators not accounted: {why}",))
     return _with_ops(record, costs, step, data, outside)
 
@@ -86,7 +86,7 @@ def _with_ops(record: Record, costs: dict[str, Any], step: float, data: float, o
         seconds, scale = _cpu_seconds(costs, ideal, step, data, outside)
         centres = _centres(costs, peak, peaks.get("bytes_per_s"), step, scale)
     complete = all(d in peak for d in flops_by_dtype) and flops > 0
-    return Accounting.of(
+    return Accounting.full(
         source="script", device=device, step_s=step, flops_per_step=flops, flops_by_dtype=flops_by_dtype,
         peak_flops_per_s=peak or None, peak_bytes_per_s=_number(peaks.get("bytes_per_s")),
         achieved_flops_per_s=flops / step if step else None,
@@ -149,7 +149,7 @@ def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | N
         achieved, limit, bound = (moved / own if own else None), bandwidth, "memory"
     fraction = achieved / limit if achieved is not None and limit else None
     verdict, why = _verdict(bound, fraction, dtype, count, own)
-    return CostCentre.of(name=str(op.get("name")), dtype=dtype, shapes=str(op.get("shapes") or "-"),
+    return CostCentre.full(name=str(op.get("name")), dtype=dtype, shapes=str(op.get("shapes") or "-"),
                          seconds=seconds, share=seconds / step if step else 0.0,
                          flops_per_s=flops / own if flops and own else None, peak_fraction=fraction,
                          bound=bound, verdict=verdict, why=why, source=op.get("source"))
@@ -177,6 +177,6 @@ def _slices(step: float, seconds: dict[str, float], centres: tuple[CostCentre, .
             continue
         value = max(0.0, seconds[kind])
         ops = tuple(c for c in centres if where.get(c.bound) == kind and c.verdict != "healthy")[:SLICE_OPS]
-        out.append(Slice.of(kind=kind, label=LABELS[kind], seconds=value, share=value / step if step else 0.0,
+        out.append(Slice.full(kind=kind, label=LABELS[kind], seconds=value, share=value / step if step else 0.0,
                             ops=ops, explained_by=()))
     return tuple(out)

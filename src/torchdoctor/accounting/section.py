@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, ClassVar, TypeVar
 
 from torchdoctor.jsonfields import Keyed
 
 
+F = TypeVar("F", bound="Full")
+
+
 @dataclass(frozen=True, slots=True)
-class CostCentre(Keyed):
+class Full(Keyed):
+    """A Keyed value whose JSON always has every key (a figure not measured is null), so the section's
+    schema is the same whatever was measured."""
+
+    @classmethod
+    def full(cls: type[F], **figures: Any) -> F:
+        """The value of `figures`, every other field at its default, every key written."""
+        names = [f.name for f in fields(cls) if f.name != "keys"]
+        defaults = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+        return cls.of(**{name: figures[name] if name in figures else defaults[name] for name in names})
+
+
+@dataclass(frozen=True, slots=True)
+class CostCentre(Full):
     """One operator group (name, dtype, shapes) of the step: its share of the step, how near its
     speed of light it runs (`peak_fraction`: of its dtype's peak FLOP/s when it has FLOPs, else of
     the copy bandwidth), what bounds it and whether that is expected (`verdict`, `why`)."""
@@ -28,7 +44,7 @@ class CostCentre(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
-class Slice(Keyed):
+class Slice(Full):
     """One slice of the waterfall from the ideal step to the measured one (seconds per step), the
     operator groups in it (largest first) and, once diagnosed, the findings that explain it."""
 
@@ -41,7 +57,7 @@ class Slice(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
-class Accounting(Keyed):
+class Accounting(Full):
     """The speed-of-light accounting of one diagnosis. `step_s`: the measured step (mean of the timed
     steps, or the trace's median step); `mfu`: the model's FLOPs per step over the time they take at
     this machine's peak per dtype, over `step_s`; `slices` sum to `step_s`; `notes` say what was not

@@ -38,11 +38,11 @@ def account_trace(trace: dict[str, Any]) -> Accounting | None:
     step = sum(seconds.values())
     if step <= 0:
         return None
-    slices = tuple(Slice.of(kind=k.removesuffix("_us"), label=LABELS[k], seconds=v, share=v / step, ops=(),
+    slices = tuple(Slice.full(kind=k.removesuffix("_us"), label=LABELS[k], seconds=v, share=v / step, ops=(),
                             explained_by=()) for k, v in seconds.items())
     centres = tuple(_centre(op.name, op.count / steps, op.self_us / steps / 1e6, step)
                     for op in rank.host.top_by_self_time[:TOP])
-    return Accounting.of(source="trace", device="cuda" if rank.device is not None else "cpu", step_s=step,
+    return Accounting.full(source="trace", device="cuda" if rank.device is not None else "cpu", step_s=step,
                          slices=slices, cost_centres=centres, notes=(NO_PEAK,))
 
 
@@ -50,5 +50,5 @@ def _centre(name: str, count: float, seconds: float, step: float) -> CostCentre:
     per_call = seconds / count if count else seconds
     bound, why = ("overhead", f"{count:.0f} calls of {1e6 * per_call:.1f} us each: shorter than dispatching them") \
         if per_call < 10e-6 else ("unknown", "host self time; no peak to compare it with")
-    return CostCentre.of(name=name, seconds=seconds, share=seconds / step, bound=bound,
+    return CostCentre.full(name=name, seconds=seconds, share=seconds / step, bound=bound,
                          verdict="below speed of light" if bound == "overhead" else "unknown", why=why)
