@@ -24,6 +24,10 @@ from torchdoctor.record import Record
 
 #: An operator reaching this share of its speed of light is healthy.
 HEALTHY = 0.5
+#: A machine this busy (mean CPU, all cores) is shared, when the script's process gets under half a core.
+BUSY_MACHINE_PERCENT = 90.0
+BUSY_NOTE = ("the machine was busy (other processes took the cores): every operator ran slower than this "
+             "machine can, so the slices below a speed of light are not evidence of a problem in the script")
 #: Cost centres kept in the section, and operators named per slice.
 TOP, SLICE_OPS = 5, 3
 LABELS = {
@@ -76,7 +80,8 @@ def _with_ops(record: Record, costs: dict[str, Any], step: float, data: float, o
     flops_by_dtype = {k: float(v) for k, v in (costs.get("flops_by_dtype") or {}).items()}
     peak = {k: float(v) for k, v in (peaks.get("flops_per_s") or {}).items()}
     ideal = sum(f / peak[d] for d, f in flops_by_dtype.items() if d in peak)
-    notes = _peak_notes(peaks, flops_by_dtype)
+    busy = _busy(record, peaks)
+    notes = _peak_notes(peaks, flops_by_dtype) + ((BUSY_NOTE,) if busy else ())
     flops = float(costs.get("flops") or 0.0)
     if device == "cuda":
         seconds = {"ideal": min(ideal, step - data - outside), "data_wait": data, "outside_model": outside}
@@ -91,7 +96,20 @@ def _with_ops(record: Record, costs: dict[str, Any], step: float, data: float, o
         peak_flops_per_s=peak or None, peak_bytes_per_s=_number(peaks.get("bytes_per_s")),
         achieved_flops_per_s=flops / step if step else None,
         mfu=ideal / step if complete and step else None,
-        slices=_slices(step, seconds, centres), cost_centres=centres[:TOP], notes=notes)
+        slices=_slices(step, seconds, centres), cost_centres=centres[:TOP], notes=notes, busy=busy)
+
+
+def _busy(record: Record, peaks: dict[str, Any]) -> bool:
+    """Other processes took the cores: a load average above the cores when the peaks were measured,
+    or the machine at BUSY_MACHINE_PERCENT while the script's process got under a core's half."""
+    load, cores = _number(peaks.get("load_average")), _number(peaks.get("cores"))
+    summary = record.system.get("summary") if isinstance(record.system, dict) else None
+    summary = summary if isinstance(summary, dict) else {}
+    machine = _number(summary.get("machine_cpu_percent_mean"))
+    process = _number(summary.get("process_cpu_percent_mean"))
+    loaded = load is not None and cores is not None and load > cores
+    starved = machine is not None and process is not None and machine >= BUSY_MACHINE_PERCENT and process < 50
+    return loaded or starved
 
 
 def _cpu_seconds(costs: dict[str, Any], ideal: float, step: float, data: float,

@@ -61,7 +61,8 @@ class Accounting(Full):
     """The speed-of-light accounting of one diagnosis. `step_s`: the measured step (mean of the timed
     steps, or the trace's median step); `mfu`: the model's FLOPs per step over the time they take at
     this machine's peak per dtype, over `step_s`; `slices` sum to `step_s`; `notes` say what was not
-    measured and why ("peak not measured: ...")."""
+    measured and why ("peak not measured: ..."); `busy`: the machine was busy during the measurement,
+    so the slices below a speed of light are not evidence of a problem in the script."""
 
     WHERE: ClassVar[str] = "accounting"
 
@@ -77,6 +78,7 @@ class Accounting(Full):
     slices: tuple[Slice, ...] = ()
     cost_centres: tuple[CostCentre, ...] = ()
     notes: tuple[str, ...] = ()
+    busy: bool = False  # other processes took the cores: every operator reads slower than it is
 
     @property
     def slices_sum_s(self) -> float:

@@ -78,10 +78,10 @@ def accounting_renderables(accounting: Accounting) -> list[RenderableType]:
 def earned_healthy(accounting: Accounting | None, rules_checked: int) -> list[RenderableType]:
     """What a report without findings says: what was checked and why the largest cost centres are
     expected; without an accounting, that nothing beyond the rules was checked."""
-    head = plain(f"no findings: {rules_checked} rules checked found no bottleneck they know", "green")
+    head = plain(f"no findings: {rules_checked} rules checked, none found a bottleneck it knows", "green")
     if accounting is None:
         return [head, plain("no speed-of-light accounting: the largest costs were not weighed", "yellow")]
-    lines: list[RenderableType] = [head, plain("the largest cost centres, and why each is expected:")]
+    lines: list[RenderableType] = [head, plain("the largest cost centres, and how near its speed of light each runs:")]
     lines.extend(Text("  ") + centre_line(c) for c in accounting.cost_centres)
     if not accounting.cost_centres:
         lines.append(plain("  no operator was profiled: the slices above are the whole account", "dim"))

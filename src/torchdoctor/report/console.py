@@ -180,10 +180,10 @@ def render_record(record: Record, console: Console) -> None:
         console.print(breakdown_table(record))
     accounting = readable(Accounting.from_dict, record.accounting)
     renderables = accounting_renderables(accounting) if accounting is not None else []
+    if not any(f.severity != "info" for f in record.findings) and (record.summary.num_steps or record.kind == "traces"):
+        renderables.extend(earned_healthy(accounting, len(all_rules())))
     if record.findings:
         renderables.extend(findings_renderables(record.findings))
-    elif record.summary.num_steps or record.kind == "traces":
-        renderables.extend(earned_healthy(accounting, len(all_rules())))
     for renderable in renderables:
         console.print(renderable)
     render_warnings([*trace_warnings, *record.warnings], console)

@@ -24,9 +24,11 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
     """The largest slice of the waterfall that is time operators spend below their speed of light
     (compute-bound ones below their dtype's measured peak, memory-bound ones, operators shorter than
     their dispatch) takes MATTERS (10%) of the step or more, with an operator in it below its speed of
-    light. Upside: the named operators' share of the step beyond HEALTHY (50%) of their speed of
+    light; never on a busy machine (`Accounting.busy`). Upside: the named operators' share of the step beyond HEALTHY (50%) of their speed of
     light (`_beyond`), reported from 5%, a warning from 10%, a problem from 25%."""
     accounting = ev.accounting()
+    if accounting.busy:
+        return None  # descheduled operators read slow everywhere; the accounting's note says so
     slices = [s for s in accounting.slices if s.kind in BELOW_SPEED_OF_LIGHT and s.share >= MATTERS and s.ops]
     if not slices:
         return None

@@ -89,10 +89,22 @@ def _write(cache: Path | None, figures: dict[str, float]) -> None:
         pass  # not cached: the next run measures again
 
 
+def _load() -> tuple[float | None, int]:
+    """(the 1-minute load average, the cores this process may use)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        return os.getloadavg()[0], cores
+    except OSError:
+        return None, cores
+
+
 def measure_peaks(device: str, dtypes: list[str], cache: Path | None) -> dict[str, Any]:
-    """{'device', 'flops_per_s': {dtype: figure}, 'bytes_per_s', 'cached', 'not_measured':
-    {what: why}}: each figure from the cache when it holds this machine's, else measured now."""
+    """{'device', 'threads', 'flops_per_s': {dtype: figure}, 'bytes_per_s', 'cached',
+    'not_measured': {what: why}, 'load_average', 'cores'}: each figure from the cache when it holds
+    this machine's, else measured now, and cached only when the machine was not busy (a load
+    average above the cores: other processes took the cores, and the figure would read low)."""
     cached, fresh, missing = _read(cache), {}, {}
+    load, cores = _load()
     wanted = {f"matmul:{d}": d for d in dtypes if d in DTYPES} | {"copy": ""}
     for what in sorted(set(dtypes) - set(DTYPES)):
         missing[what] = "no matrix-product benchmark for this dtype"
@@ -104,10 +116,10 @@ def measure_peaks(device: str, dtypes: list[str], cache: Path | None) -> dict[st
             fresh[key] = matmul_flops_per_s(device, dtype) if dtype else copy_bytes_per_s(device)
         except (RuntimeError, MemoryError) as exc:
             missing[what] = f"could not run: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-    _write(cache, fresh)
+    _write(cache if load is None or load <= cores else None, fresh)
     known = {**cached, **fresh}
     flops = {d: known[machine_key(device, f"matmul:{d}")] for d in dtypes if machine_key(device, f"matmul:{d}") in known}
     copy = known.get(machine_key(device, "copy"))
     return {"device": device, "threads": torch.get_num_threads(), "flops_per_s": flops, "bytes_per_s": copy,
             "cached": sorted(k.rsplit("|", 1)[1] for k in cached if k in {machine_key(device, w) for w in wanted}),
-            "not_measured": missing}
+            "not_measured": missing, "load_average": load, "cores": cores}
