@@ -38,6 +38,8 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
 }
 #: Slices that cost nothing beyond the speed of light: never "unexplained".
 EXPECTED = frozenset({"ideal"})
+#: Slices of operators: expected when every operator in them runs near its speed of light (no `ops`).
+OPERATOR_SLICES = frozenset({"compute_below_peak", "memory_bound", "small_ops"})
 
 
 def explaining(kind: str, findings: Iterable[Finding]) -> tuple[str, ...]:
@@ -57,6 +59,7 @@ def explained(accounting: Accounting, findings: Iterable[Finding]) -> Accounting
 
 def unexplained(accounting: Accounting) -> tuple[Slice, ...]:
     """The slices that matter and that no specific finding explains (after `explained`): none at all,
-    or only the generic UNEXPLAINED_ID, which reports them."""
+    or only the generic UNEXPLAINED_ID, which reports them. A slice of operators that all run near
+    their speed of light (healthy, so none is listed in it) is expected, not unexplained."""
     return tuple(s for s in accounting.slices if s.share >= MATTERS and s.kind not in EXPECTED
-                 and not set(s.explained_by) - {UNEXPLAINED_ID})
+                 and not (s.kind in OPERATOR_SLICES and not s.ops) and not set(s.explained_by) - {UNEXPLAINED_ID})

@@ -50,7 +50,7 @@ def _state(kind: str, share: float, explained_by: tuple[str, ...], is_unexplaine
         return Text("unexplained", style="bold yellow") + cell(f" ({explained_by[0]})" if explained_by else "")
     if explained_by:
         return cell(", ".join(explained_by), "cyan")
-    return Text("small" if share < MATTERS else "", style="dim")
+    return Text("small" if share < MATTERS else "expected", style="dim")
 
 
 def centre_line(c: CostCentre) -> Text:
