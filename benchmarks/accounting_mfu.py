@@ -49,13 +49,18 @@ def row(case: str, record: dict) -> str:
     a = record.get("accounting") or {}
     step, total = a.get("step_s") or 0.0, sum(s["seconds"] for s in a.get("slices", []))
     top = sorted(a.get("slices", []), key=lambda s: -s["share"])[:3]
-    slices = "; ".join(f"{s['kind']} {100 * s['share']:.0f}% ({', '.join(s['explained_by']) or 'unexplained'})"
-                       for s in top)
+    slices = "; ".join(f"{s['kind']} {100 * s['share']:.0f}% ({_state(s)})" for s in top)
     mfu = "-" if a.get("mfu") is None else f"{100 * a['mfu']:.2f}%"
     deviation = f"{100 * (total - step) / step:+.3f}%" if step else "-"
     findings = ", ".join(f["id"] for f in record.get("findings", []) if f["severity"] != "info") or "none"
     return (f"| {case} | {1e3 * step:.1f} ms | {1e3 * total:.1f} ms | {deviation} | {mfu} | "
             f"{'yes' if a.get('busy') else 'no'} | {slices} | {findings} |")
+
+
+def _state(s: dict) -> str:
+    if s["kind"] == "ideal":
+        return "speed of light"
+    return ", ".join(s["explained_by"]) or ("unexplained" if s["ops"] or s["share"] >= 0.1 else "small")
 
 
 def hand_timed_peak(threads: int, n: int = 1024, rounds: int = 5, calls: int = 10) -> float:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.accounting import Accounting, CostCentre
-from torchdoctor.accounting.explain import MATTERS, unexplained
+from torchdoctor.accounting.explain import EXPECTED, MATTERS, unexplained
 from torchdoctor.report.format import fmt_rate, fmt_seconds, fmt_shares
 from torchdoctor.report.safe_text import cell, plain
 
@@ -46,6 +46,8 @@ def waterfall_table(accounting: Accounting) -> Table:
 def _state(kind: str, share: float, explained_by: tuple[str, ...], is_unexplained: bool) -> Text:
     if kind == "ideal":
         return Text("speed of light", style="green")
+    if kind in EXPECTED:
+        return Text("no peak to weigh", style="dim")
     if is_unexplained:
         return Text("unexplained", style="bold yellow") + cell(f" ({explained_by[0]})" if explained_by else "")
     if explained_by:
@@ -57,7 +59,8 @@ def centre_line(c: CostCentre) -> Text:
     """'92.0% in aten::mm (fp32 [64, 256]x[256, 512]) at train.py:12 (forward): compute-bound at 71%
     of this machine's fp32 peak: healthy'."""
     where = f" at {c.source}" if c.source else ""
-    return plain(f"{100 * c.share:.1f}% in {c.name} ({c.dtype} {c.shapes}){where}: {c.why}", limit=300)
+    what = " ".join(part for part in (c.dtype, c.shapes) if part != "-")
+    return plain(f"{100 * c.share:.1f}% in {c.name}{f' ({what})' if what else ''}{where}: {c.why}", limit=300)
 
 
 def unexplained_lines(accounting: Accounting) -> list[RenderableType]:

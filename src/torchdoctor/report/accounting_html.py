@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchdoctor.accounting import Accounting
-from torchdoctor.accounting.explain import unexplained
+from torchdoctor.accounting.explain import EXPECTED, unexplained
 from torchdoctor.jsonfields import readable
 from torchdoctor.record import Record
 from torchdoctor.report.accounting import centre_line, mfu_line
@@ -34,6 +34,8 @@ def accounting_view(record: Record, rules_checked: int) -> dict[str, Any] | None
 def _state(kind: str, explained_by: tuple[str, ...], is_unexplained: bool) -> str:
     if kind == "ideal":
         return "speed of light"
+    if kind in EXPECTED:
+        return "no peak to weigh"
     if is_unexplained:
         return "unexplained" + (f" ({explained_by[0]})" if explained_by else "")
     return ", ".join(explained_by)
