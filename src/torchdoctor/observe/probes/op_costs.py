@@ -138,23 +138,41 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
     cpu = [e for e in events if e.device_type() == torch.autograd.DeviceType.CPU
            and not e.is_python_function() and not e.is_user_annotation()]
     ordered = sorted(cpu, key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
-    own = _self_ns([(e.start_thread_id(), e.start_ns(), e.end_ns()) for e in ordered])
+    spans = [(e.start_thread_id(), e.start_ns(), e.end_ns()) for e in ordered]
+    own, owner = _self_ns(spans), _flop_owners(ordered, spans)
     groups: dict[tuple[str, str, str], _Group] = {}
     by_kind: Counter[str] = Counter()
     small_count = 0
-    for event, self_ns, where in zip(ordered, own, _sources(ordered, _frames(events, files))):
-        group = groups.setdefault((event.name(), _dtype(event), _shapes(event)), _Group())
+    for index, (event, self_ns, where) in enumerate(zip(ordered, own, _sources(ordered, _frames(events, files)))):
+        head = ordered[owner[index]] if owner[index] is not None else event
+        group = groups.setdefault((head.name(), _dtype(head), _shapes(head)), _Group())
         flops = max(0, event.flops())
-        group.count += 1
+        group.count += head is event
         group.self_ns += self_ns
         group.flops += flops
-        group.bytes += _bytes(event)
-        if where:
+        group.bytes += _bytes(event) if head is event else 0
+        if where and head is event:
             group.sources[where] += 1
-        kind = _kind(event.name(), flops, self_ns)
+        kind = "compute" if owner[index] is not None else _kind(event.name(), flops, self_ns)
         by_kind[kind] += self_ns
         small_count += kind == "small"
     return _value(groups, steps_ns, by_kind, small_count)
+
+
+def _flop_owners(ordered: list[Any], spans: list[tuple[int, int, int]]) -> list[int | None]:
+    """For each operator (sorted as `_self_ns` sorts them), the index of the outermost operator around
+    it, itself included, that has FLOPs, or None: the profiler counts a convolution's FLOPs on
+    `aten::conv2d` while its time is in the backend's operator below it, so the time below an
+    operator with FLOPs is that operator's compute."""
+    owners: list[int | None] = []
+    stack: list[int] = []
+    for index, (thread, start, _end) in enumerate(spans):
+        while stack and (spans[stack[-1]][0] != thread or spans[stack[-1]][2] <= start):
+            stack.pop()
+        parent = owners[stack[-1]] if stack else None
+        owners.append(parent if parent is not None else (index if ordered[index].flops() > 0 else None))
+        stack.append(index)
+    return owners
 
 
 def _value(groups: dict[tuple[str, str, str], _Group], steps_ns: list[int], by_kind: Counter[str],
