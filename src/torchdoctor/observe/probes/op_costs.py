@@ -41,6 +41,7 @@ DTYPES = {"float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half
           "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8", "long int": "int64", "int": "int32"}
 ELEMENT_BYTES = {"double": 8, "long int": 8, "float": 4, "int": 4, "c10::BFloat16": 2, "c10::Half": 2,
                  "short int": 2, "bool": 1, "signed char": 1, "unsigned char": 1}
+_MATRIX = re.compile(r"mm_?\b|matmul|conv|linear|einsum|attention", re.IGNORECASE)
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 
 
@@ -116,6 +117,13 @@ def _shapes(event: Any) -> str:
     return "x".join(str(list(s)) for s in event.shapes() if s) or "-"
 
 
+def _flops(event: Any) -> int:
+    """The profiler's FLOPs of a matrix product or convolution; 0 for any other operator (the profiler
+    also counts an elementwise add or mul, a FLOP an element: memory-bound work that a matrix
+    product's peak does not measure)."""
+    return max(0, event.flops()) if _MATRIX.search(event.name()) else 0
+
+
 def _bytes(event: Any) -> int:
     """Bytes an operator moves at least: its tensor inputs read and as much written (the profiler
     records no output shapes, so the output is taken as large as the largest input)."""
@@ -146,7 +154,7 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
     for index, (event, self_ns, where) in enumerate(zip(ordered, own, _sources(ordered, _frames(events, files)))):
         head = ordered[owner[index]] if owner[index] is not None else event
         group = groups.setdefault((head.name(), _dtype(head), _shapes(head)), _Group())
-        flops = max(0, event.flops())
+        flops = _flops(event)
         group.count += head is event
         group.self_ns += self_ns
         group.flops += flops
@@ -170,7 +178,7 @@ def _flop_owners(ordered: list[Any], spans: list[tuple[int, int, int]]) -> list[
         while stack and (spans[stack[-1]][0] != thread or spans[stack[-1]][2] <= start):
             stack.pop()
         parent = owners[stack[-1]] if stack else None
-        owners.append(parent if parent is not None else (index if ordered[index].flops() > 0 else None))
+        owners.append(parent if parent is not None else (index if _flops(ordered[index]) > 0 else None))
         stack.append(index)
     return owners
 
