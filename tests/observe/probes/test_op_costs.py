@@ -54,15 +54,20 @@ def test_each_operator_group_names_its_dtype_shapes_and_the_scripts_function(pro
 
 def test_the_time_below_an_operator_with_flops_is_its_compute():
     class Op:
-        def __init__(self, flops: int) -> None:
-            self._flops = flops
+        def __init__(self, name: str, flops: int) -> None:
+            self._name, self._flops = name, flops
+
+        def name(self) -> str:
+            return self._name
 
         def flops(self) -> int:
             return self._flops
 
-    # conv2d (FLOPs) > convolution > mkldnn_convolution, then a relu after them on the same thread
+    # conv2d (FLOPs) > convolution > mkldnn_convolution, then an add (the profiler counts its FLOPs
+    # too: an elementwise FLOP is memory-bound work, not a matrix product's) on the same thread
+    ops = [Op("aten::conv2d", 10), Op("aten::convolution", 0), Op("aten::mkldnn_convolution", 0), Op("aten::add", 4)]
     spans = [(1, 0, 100), (1, 1, 99), (1, 2, 98), (1, 100, 120)]
-    assert _flop_owners([Op(10), Op(0), Op(0), Op(0)], spans) == [0, 0, 0, None]
+    assert _flop_owners(ops, spans) == [0, 0, 0, None]
 
 
 def test_the_operators_time_by_kind_is_all_of_their_self_time(probed):
