@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from torchdoctor.accounting.operators import is_matrix
 from torchdoctor.accounting.section import Accounting, CostCentre, Slice
 from torchdoctor.probe_values import OP_COSTS
 from torchdoctor.record import Record
@@ -161,6 +162,8 @@ def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | N
     flops, moved, dtype = float(op.get("flops") or 0.0), float(op.get("bytes") or 0.0), str(op.get("dtype") or "-")
     if flops and own:
         achieved, limit, bound = flops / own, peak.get(dtype), "compute"
+    elif is_matrix(str(op.get("name"))):
+        achieved, limit, bound = None, None, "compute"  # FLOPs not counted (a convolution's backward)
     elif own / max(count, 1.0) < 10e-6:
         achieved, limit, bound = None, None, "overhead"
     else:
@@ -178,7 +181,7 @@ def _verdict(bound: str, fraction: float | None, dtype: str, count: float, own: 
         return "below speed of light", (f"{count:.0f} calls of {1e6 * own / count:.1f} us each: "
                                         "shorter than dispatching them")
     if fraction is None:
-        what = f"this machine's {dtype} peak" if bound == "compute" else "the copy bandwidth"
+        what = f"its FLOPs or this machine's {dtype} peak" if bound == "compute" else "the copy bandwidth"
         return "unknown", f"{bound}-bound; {what} not measured"
     limit = f"this machine's {dtype} peak" if bound == "compute" else "its copy bandwidth"
     verdict = "healthy" if fraction >= HEALTHY else "below speed of light"

@@ -45,11 +45,12 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
 
 def _beyond(c: CostCentre) -> float:
     """The operator's share of the step beyond what it would take at HEALTHY of its speed of light
-    (all of it for an operator shorter than its dispatch, half where no speed of light is known)."""
+    (all of it for an operator shorter than its dispatch, none where no speed of light is known: a
+    convolution's backward, whose FLOPs the profiler does not count)."""
     if c.bound == "overhead":
         return c.share
     if c.peak_fraction is None:
-        return c.share / 2
+        return 0.0
     return c.share * max(0.0, 1 - c.peak_fraction / HEALTHY)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from torchdoctor.accounting.operators import is_matrix
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.peaks import measure_peaks, peaks_cache_path
 from torchdoctor.observe.probes.profiled_ops import SMALL_OP_US, _self_ns
@@ -41,7 +42,6 @@ DTYPES = {"float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half
           "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8", "long int": "int64", "int": "int32"}
 ELEMENT_BYTES = {"double": 8, "long int": 8, "float": 4, "int": 4, "c10::BFloat16": 2, "c10::Half": 2,
                  "short int": 2, "bool": 1, "signed char": 1, "unsigned char": 1}
-_MATRIX = re.compile(r"mm_?\b|matmul|conv|linear|einsum|attention", re.IGNORECASE)
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 
 
@@ -121,7 +121,7 @@ def _flops(event: Any) -> int:
     """The profiler's FLOPs of a matrix product or convolution; 0 for any other operator (the profiler
     also counts an elementwise add or mul, a FLOP an element: memory-bound work that a matrix
     product's peak does not measure)."""
-    return max(0, event.flops()) if _MATRIX.search(event.name()) else 0
+    return max(0, event.flops()) if is_matrix(event.name()) else 0
 
 
 def _bytes(event: Any) -> int:
@@ -136,8 +136,8 @@ def _kind(name: str, flops: int, self_ns: int) -> str:
     it), else 'memory'."""
     if name in SYNC_OPS:
         return "sync"
-    if flops > 0:
-        return "compute"
+    if flops > 0 or is_matrix(name):
+        return "compute"  # a convolution's backward has no FLOPs counted, and is compute all the same
     return "small" if self_ns < SMALL_OP_US * 1e3 else "memory"
 
 
