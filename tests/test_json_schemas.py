@@ -255,6 +255,11 @@ RECORD_DATA_KEYS = (
     "compile.graph_break_reasons",  # reason -> count
     "distributed.slowest_by_step",  # rank -> share
     "distributed.runtime.batch_cost.heaviest_rank_by_step",  # rank -> share
+    "accounting.flops_by_dtype",  # dtype -> FLOPs per step
+    "accounting.peak_flops_per_s",  # dtype -> peak FLOP/s
+    "probes.op_costs.flops_by_dtype",  # dtype -> FLOPs per step
+    "probes.op_costs.peaks.flops_per_s",  # dtype -> peak FLOP/s
+    "probes.op_costs.peaks.not_measured",  # dtype or "copy" -> why
 )
 RECORD_OPAQUE = ("findings[].evidence",)  # per rule: the figures it read (docs/rules.md)
 

@@ -135,6 +135,7 @@ class Record:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
+    accounting: dict[str, Any] | None = None  # the speed-of-light accounting (torchdoctor.accounting)
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

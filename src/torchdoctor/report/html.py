@@ -26,7 +26,9 @@ from pygments.lexers import PythonLexer
 
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.jsonfields import readable
+from torchdoctor.report.accounting_html import accounting_view
 from torchdoctor.report.distributed_html import rank_bars
+from torchdoctor.rules import all_rules
 from torchdoctor.record import Record
 from torchdoctor.trace.summary.rank import RankSummary
 from torchdoctor.trace.summary.trace_summary import TraceSummary
@@ -179,6 +181,7 @@ class HtmlRenderer:
         return env.from_string(_static("report.html.j2")).render(
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
+            accounting=accounting_view(record, len(all_rules())),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
             timeline=_has_timeline(_trace(record)), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),

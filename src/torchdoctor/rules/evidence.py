@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, TypeVar, cast
 
+from torchdoctor.accounting import Accounting
 from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.distributed.section import DistributedSection
@@ -305,6 +306,10 @@ class Evidence:
         if not gpus or not gpus[0].get("total_memory_bytes"):
             raise MissingEvidence("env.devices.gpus[0].total_memory_bytes")
         return int(gpus[0]["total_memory_bytes"])
+
+    def accounting(self) -> Accounting:
+        """`record.accounting`: the speed-of-light accounting (torchdoctor.accounting)."""
+        return self._section("accounting", Accounting.from_dict)
 
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""

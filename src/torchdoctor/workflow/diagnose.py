@@ -8,7 +8,7 @@ from typing import Sequence
 
 from rich.console import Console
 
-from torchdoctor.analyse import analyse_record, qualify_findings, record_caveats
+from torchdoctor.analyse import accounting_section, analyse_record, explained_section, qualify_findings, record_caveats
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.launch.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
@@ -52,6 +52,7 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
 
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in traces]})
     record.trace = analyse_traces([str(t) for t in traces]).to_dict()
+    record.accounting = accounting_section(record)
     return diagnose_and_report(record, outputs)
 
 
@@ -61,6 +62,7 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     console = outputs.console or Console()
     findings = diagnose_record(record, select=outputs.select, ignore=outputs.ignore)
     record.findings = qualify_findings(findings, record_caveats(record))
+    record.accounting = explained_section(record.accounting, record.findings)
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
     if outputs.json_out:
         record.save(outputs.json_out)
