@@ -135,6 +135,7 @@ class Record:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
+    whole_run: dict[str, Any] | None = None  # `torchdoctor watch`: torchdoctor.goodput.WholeRun
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
