@@ -269,19 +269,27 @@ def _slow_parts(slow: list[_Slow], first_step: int, epoch_starts: set[int], samp
             pending.append(step)
     for key in [k for k in groups if k[0] == "slow" and k[3] and not _period([m.index for m in groups[k]])]:
         pending += groups.pop(key)
-    for step in sorted(pending, key=lambda m: m.index):
-        groups[_periodic_group(groups, step.index)].append(step)
+    for key in [k for k in groups if k[0] == "slow"]:
+        pending = _join_periodic(groups[key], pending)
+    if pending:
+        groups[("other",)] += pending
     parts = [_group_part(("warmup",), slow[:warmup], sampled)] if warmup else []
     return parts + sorted((_group_part(key, members, sampled) for key, members in groups.items()),
                           key=lambda p: -p.seconds)
 
 
-def _periodic_group(groups: dict[tuple, list[_Slow]], index: int) -> tuple:
-    for key, members in groups.items():
-        period = _period([m.index for m in members])
-        if key[0] == "slow" and period and (index - members[0].index) % period == 0:
-            return key
-    return ("other",)
+def _join_periodic(members: list[_Slow], pending: list[_Slow]) -> list[_Slow]:
+    """Move into `members` the pending slow steps of a like excess that fall on its period (the
+    period of the group with them); returns the steps left pending."""
+    typical = statistics.median(m.excess for m in members)
+    alike = [p for p in pending if 0.5 * typical <= p.excess <= 2 * typical]
+    period = _period(sorted(m.index for m in [*members, *alike]))
+    if not period:
+        return pending
+    first = min(m.index for m in members)
+    joined = [p for p in alike if (p.index - first) % period == 0]
+    members += joined
+    return [p for p in pending if p not in joined]
 
 
 _GROUP_LABELS = {

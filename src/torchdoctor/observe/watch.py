@@ -2,7 +2,7 @@
 
 What it keeps, from the process's set-up to its end: each step's end time and data wait (pushed
 by the step hook, one `deque.append` a step), the epochs (each `iter(DataLoader)`), the process's
-memory (RSS, and the CUDA allocator's allocated bytes once CUDA is in use) about once a second,
+memory (RSS, and the CUDA allocator's allocated bytes once CUDA is in use) four times a second,
 and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
 files (what `sys._current_frames()` shows), so that a slow step is named by the function and line
 that ran in it. A daemon thread does the sampling and the writing; the step's hot path does
@@ -34,6 +34,7 @@ import orjson
 from torchdoctor.goodput.stream import watch_path
 
 _FLUSH_S = 1.0
+_MEMORY_S = 0.25
 _MAX_DEPTH = 12  # user frames kept a sample, innermost first
 
 
@@ -119,6 +120,7 @@ class RunWatch:
         self._events: deque[dict[str, Any]] = deque()
         self._sampler = StackSampler(threading.main_thread().ident or 0)
         self._samples: list[list[int]] = []  # [step in progress, stack id]
+        self._memory: list[list[int | None]] = []  # [steps ended, t_us, RSS, CUDA allocated]
         self._written = 0  # steps written
         self._last_end_us = 0
         self._baseline_us: int | None = None  # the median step of the first block: "slow" is twice it
@@ -159,6 +161,7 @@ class RunWatch:
         self.mark("script_end", how=how)
         self._stop.set()
         self._thread.join(timeout=2.0)
+        self._read_memory()
         self._flush()
         if self._fd is not None:
             os.close(self._fd)
@@ -172,12 +175,15 @@ class RunWatch:
         return (ns - self.t0_ns) // 1000
 
     def _run(self) -> None:
-        next_flush = time.monotonic() + _FLUSH_S
+        next_flush = next_memory = time.monotonic()
         slow = 1
         while not self._stop.wait(self.sample_interval_s * slow):
             stack_id = self._sampler.sample()
             if stack_id is not None:
                 self._samples.append([self.count, stack_id])
+            if time.monotonic() >= next_memory:
+                self._read_memory()
+                next_memory = time.monotonic() + _MEMORY_S * slow
             if time.monotonic() >= next_flush:
                 self._flush()
                 slow = 10 if self._bytes > self.max_bytes else 1
@@ -196,9 +202,13 @@ class RunWatch:
         if self._samples:
             lines.append({"samples": self._samples})
             self._samples = []
-        rss, cuda = _memory()
-        lines.append({"mem": [self.count, self._us(time.perf_counter_ns()), rss, cuda]})
+        lines += [{"mem": reading} for reading in self._memory]
+        self._memory = []
         self._write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+    def _read_memory(self) -> None:
+        rss, cuda = _memory()
+        self._memory.append([self.count, self._us(time.perf_counter_ns()), rss, cuda])
 
     def _steps_line(self, steps: list[tuple[int, int]]) -> dict[str, Any]:
         """The steps as they were (the first `raw_steps`), or as one block and its slow steps."""
