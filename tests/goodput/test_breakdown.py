@@ -175,3 +175,15 @@ def test_the_section_reads_back_from_its_json(tmp_path):
     stream.end()
     whole = stream.write(tmp_path / "w.jsonl")
     assert WholeRun.from_dict(orjson.loads(orjson.dumps(whole.to_dict()))) == whole
+
+
+def test_a_step_in_which_two_functions_ran_shares_its_excess_by_their_samples(tmp_path):
+    durations = [0.001] * 300
+    durations[149] = 0.301  # step 150: an evaluation and a checkpoint
+    stream = Stream(durations)
+    stream.sample(150, 3, times=2)
+    stream.sample(150, 1, times=1)
+    stream.end()
+    whole = stream.write(tmp_path / "w.jsonl")
+    assert _by_cause(whole, "evaluate (train.py:60)").seconds == pytest.approx(0.200, rel=1e-3)
+    assert _by_cause(whole, "save_checkpoint (train.py:212)").seconds == pytest.approx(0.100, rel=1e-3)

@@ -25,7 +25,8 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from functools import reduce
 from math import gcd
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from torchdoctor.goodput.causes import Cause, cause_of
 from torchdoctor.goodput.section import Part, WholeRun
@@ -127,9 +128,16 @@ class _Sampled:
         function, file, line = counts.most_common(1)[0][0]
         return Cause(function, file, line)
 
-    def in_loop(self, cause: Cause) -> bool:
-        """Whether `cause` is a line of the loop's own function (no function of the script's under it)."""
-        return self.loop is not None and (cause.file, cause.function) == self.loop
+    def unusual_shares(self, step: int) -> dict[tuple[str, str], float]:
+        """The share of each function (function, file) among the step's samples that are not the
+        loop's usual work."""
+        counts = Counter(c.place[:2] for c in self.by_step.get(step, []) if c.place not in self.usual)
+        total = sum(counts.values())
+        return {key: n / total for key, n in counts.items()}
+
+    def in_loop(self, function: str, file: str) -> bool:
+        """Whether it is the loop's own function (a line of the loop, no function of the script's under it)."""
+        return self.loop is not None and (file, function) == self.loop
 
     def top(self, steps: range | list[int]) -> Cause | None:
         counts = Counter(c for i in steps for c in self.by_step.get(i, []))
@@ -224,13 +232,15 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
     starts = _epochs(run)
     bands = _epoch_bands(steps, starts, median)
     steady_s, steady_n, steady_idx = steps.block_steady_s, steps.block_steps, []
-    epoch_excess: dict[int, list[float]] = defaultdict(list)
+    epoch_excess: dict[int, float] = defaultdict(float)
+    epoch_steps: Counter[int] = Counter()
     slow: list[_Slow] = []
     for i, end, d, data in zip(steps.index, steps.end, steps.duration, steps.data):
         epoch = bisect_right(starts, i)
         base, top = bands.get(epoch, (median, limit))
         if epoch in bands:
-            epoch_excess[epoch].append((base if d > top else d) - median)
+            epoch_excess[epoch] += (base if d > top else d) - median
+            epoch_steps[epoch] += 1
         if d > top:
             slow.append(_Slow(i, end, d - base, data))
             steady_s += median
@@ -240,28 +250,36 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
         steady_n += 1
     sampled.learn_usual(steady_idx)
     parts = [Part("steady", "steady steps", steady_s, steps=steady_n)]
-    parts += _slow_parts(slow, run.first_step, set(starts), sampled, lean_from)
+    in_slow_epoch = lambda i: bisect_right(starts, i) in bands  # noqa: E731
+    slow_parts, absorbed = _slow_parts(slow, run.first_step, set(starts), sampled, lean_from, in_slow_epoch)
+    for step in absorbed:
+        epoch_excess[bisect_right(starts, step.index)] += step.excess
+    parts += slow_parts
     parts += [Part("slow_epoch", f"epoch {e + 1}: its median step {bands[e][0] * 1e3:.2f} ms, the run's "
-                   f"{median * 1e3:.2f} ms", sum(x), steps=len(x)) for e, x in sorted(epoch_excess.items())]
+                   f"{median * 1e3:.2f} ms", x, steps=epoch_steps[e]) for e, x in sorted(epoch_excess.items())]
     return median, parts
 
 
 def _slow_parts(slow: list[_Slow], first_step: int, epoch_starts: set[int], sampled: _Sampled,
-                lean_from: int | None) -> list[Part]:
-    """The slow steps grouped by cause: warm-up, a function of the script's, epoch starts, data
-    stalls, the detailed windows. A line of the loop itself names a group only when its steps
-    recur with a period (`torch.save` written in the loop); a step no sample fell in joins the
-    periodic group it falls on."""
+                lean_from: int | None, in_slow_epoch: Callable[[int], bool]) -> tuple[list[Part], list[_Slow]]:
+    """The slow steps grouped by cause: warm-up, the script's functions (a step whose samples show
+    two shares its excess between them by their samples), epoch starts, data stalls, the detailed
+    windows. A line of the loop itself names a group only when its steps recur with a period
+    (`torch.save` written in the loop); a step no sample fell in joins the periodic group it falls
+    on, else its slow epoch's excess (returned apart), else the other slow steps."""
     warmup = 0
     while warmup < len(slow) and slow[warmup].index == first_step + 1 + warmup:
         warmup += 1
     groups: dict[tuple, list[_Slow]] = defaultdict(list)
     pending = []
     for step in slow[warmup:]:
-        cause = sampled.unusual([step.index])
-        if cause is not None:
-            groups[("slow", cause.function, cause.file, sampled.in_loop(cause))].append(step)
-        elif step.index in epoch_starts:
+        shares = sampled.unusual_shares(step.index)
+        for (function, file), share in shares.items():
+            groups[("slow", function, file, sampled.in_loop(function, file))].append(
+                replace(step, excess=step.excess * share))
+        if shares:
+            continue
+        if step.index in epoch_starts:
             groups[("epoch",)].append(step)
         elif step.data >= 0.5 * step.excess:
             groups[("data",)].append(step)
@@ -273,11 +291,12 @@ def _slow_parts(slow: list[_Slow], first_step: int, epoch_starts: set[int], samp
         pending += groups.pop(key)
     for key in [k for k in groups if k[0] == "slow"]:
         pending = _join_periodic(groups[key], pending)
-    if pending:
-        groups[("other",)] += pending
+    absorbed = [p for p in pending if in_slow_epoch(p.index)]
+    if len(absorbed) < len(pending):
+        groups[("other",)] += [p for p in pending if not in_slow_epoch(p.index)]
     parts = [_group_part(("warmup",), slow[:warmup], sampled)] if warmup else []
     return parts + sorted((_group_part(key, members, sampled) for key, members in groups.items()),
-                          key=lambda p: -p.seconds)
+                          key=lambda p: -p.seconds), absorbed
 
 
 def _join_periodic(members: list[_Slow], pending: list[_Slow]) -> list[_Slow]:
