@@ -35,7 +35,8 @@ data = TensorDataset(torch.randn(opts.batches * 32, 128), torch.randn(opts.batch
 loader = DataLoader(data, batch_size=32)
 model = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1))
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-truth = {"eval_s": [], "ckpt_s": [], "slow_epoch_s": 0.0, "step_s": [], "leak_mb": opts.leak_mb}
+truth = {"eval_s": [], "ckpt_s": [], "slow_epoch_s": 0.0, "step_s": [], "leak_mb": opts.leak_mb,
+         "epochs": opts.epochs}
 kept = []
 folder = tempfile.mkdtemp()
 atexit.register(lambda: json.dump(truth, open(opts.truth, "w")))
