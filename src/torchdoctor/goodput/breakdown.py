@@ -221,16 +221,24 @@ def _epoch_bands(steps: _Steps, starts: list[int], median: float) -> dict[int, t
             if len(ds) >= 5 and len(by_epoch) > 1 and statistics.median(ds) > SLOW_EPOCH * median}
 
 
+def _steady_band(steps: _Steps, lean_from: int | None, keep: Callable[[int], bool]) -> tuple[float, float]:
+    """The band of the steps `keep` keeps: the lean ones when there are 20 or more, else all."""
+    kept = [(i, d) for i, d in zip(steps.index, steps.duration) if keep(i)] or list(zip(steps.index, steps.duration))
+    lean = [d for i, d in kept if lean_from is not None and i >= lean_from]
+    return _band(lean if len(lean) >= 20 else [d for _, d in kept])
+
+
 def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
                 lean: dict | None) -> tuple[float | None, list[Part]]:
     """The steps' time: steady (goodput), and each kind of slow step's excess (badput)."""
     if not steps.duration:
         return None, [Part("steady", "steady steps", steps.block_steady_s, steps=steps.block_steps)]
     lean_from = int(lean["step"]) if lean else None
-    lean_d = [d for i, d in zip(steps.index, steps.duration) if lean_from is not None and i >= lean_from]
-    median, limit = _band(lean_d if len(lean_d) >= 20 else steps.duration)
     starts = _epochs(run)
+    median, limit = _steady_band(steps, lean_from, lambda i: True)
     bands = _epoch_bands(steps, starts, median)
+    if bands:  # the run's median leaves the slow epochs out
+        median, limit = _steady_band(steps, lean_from, lambda i: bisect_right(starts, i) not in bands)
     steady_s, steady_n, steady_idx = steps.block_steady_s, steps.block_steps, []
     epoch_excess: dict[int, float] = defaultdict(float)
     epoch_steps: Counter[int] = Counter()
