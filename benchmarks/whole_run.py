@@ -58,14 +58,14 @@ def run_case(name: str, args: list[str], work: Path) -> list[dict]:
             rows.append(_compare(f"{function} ({len(within)} between steps)", sum(p["seconds"] for p in slow),
                                  sum(within), " + ".join(p["cause"] for p in slow)))
     epoch_excess = 0.0
-    if truth["slow_epoch_s"]:
+    part = next((p for p in whole["parts"] if p["kind"] == "slow_epoch"), None)
+    if truth["slow_epoch_s"] or part:
         # What the first epoch cost by the script's own step clock: its steps' sum less as many
         # steps at the later epochs' median (the waits themselves, `slow_epoch_s`, leave out that a
         # step after a wait runs slower too: its caches went cold).
         epoch = len(truth["step_s"]) // truth["epochs"]
         later = sorted(truth["step_s"][epoch:])
         epoch_excess = sum(truth["step_s"][1:epoch]) - (epoch - 1) * later[len(later) // 2]
-        part = next((p for p in whole["parts"] if p["kind"] == "slow_epoch"), None)
         row = _compare("slow first epoch", part["seconds"] if part else 0.0, epoch_excess,
                        part["label"] if part else None)
         rows.append({**row, "script_waits_s": round(truth["slow_epoch_s"], 4)})
