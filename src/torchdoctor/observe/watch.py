@@ -197,8 +197,11 @@ class RunWatch:
             lines.append({"stack": [stack_id, *stack]})
         self._sampler.new_stacks = []
         steps = [self._steps.popleft() for _ in range(len(self._steps))]
-        if steps:
-            lines.append(self._steps_line(steps))
+        raw = max(0, min(len(steps), self.raw_steps - self._written))
+        if raw:
+            lines.append(self._steps_line(steps[:raw]))
+        if len(steps) > raw:
+            lines.append(self._steps_line(steps[raw:]))
         if self._samples:
             lines.append({"samples": self._samples})
             self._samples = []
@@ -216,7 +219,7 @@ class RunWatch:
         ends = [self._us(t) for t, _ in steps]
         self._written += len(steps)
         self._last_end_us = ends[-1]
-        if first + len(steps) <= self.raw_steps:
+        if first < self.raw_steps:
             return {"steps": {"first": first, "end_us": ends, "data_us": [d // 1000 for _, d in steps]}}
         durations = [b - a for a, b in zip([previous, *ends], ends)]
         if self._baseline_us is None:
