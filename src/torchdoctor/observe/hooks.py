@@ -224,7 +224,7 @@ class Instrumentation:
         hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() != self.pid or self.lean_step is not None:
+            if self.lean_step is not None or os.getpid() != self.pid:  # lean first: no system call
                 return
             start = time.perf_counter_ns()
             if optimizer not in hooked:

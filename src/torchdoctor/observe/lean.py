@@ -5,7 +5,8 @@ module hooks, no facts.
 
 The epoch hook is installed at the observation's start (it runs once an epoch, so it costs
 nothing); the step and data hooks replace the detailed ones (observe.hooks) once the windows and
-probes are done. Each patch checks the process id, so forked DataLoader workers record nothing.
+probes are done. A process forked from the script's (a DataLoader worker) records nothing: a fork
+handler marks it, so that the step's path makes no `os.getpid()` system call.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ class LeanHooks:
 
     def __init__(self, watch: RunWatch) -> None:
         self.watch = watch
-        self.pid = os.getpid()
+        self.forked = False  # set in a process forked from this one
+        os.register_at_fork(after_in_child=self._forked)
         self._undo: list[Callable[[], None]] = []
+
+    def _forked(self) -> None:
+        self.forked = True
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         original = owner.__dict__[name]
@@ -41,7 +46,7 @@ class LeanHooks:
         hooks = self
 
         def marked_iter(loader: Any) -> Any:
-            if os.getpid() == hooks.pid:
+            if not hooks.forked:
                 hooks.watch.mark("epoch")
             return original_iter(loader)
 
@@ -50,7 +55,7 @@ class LeanHooks:
     def install_steps(self, source: str, root: torch.nn.Module | None) -> None:
         """The step's end on `source` (observe.steps), and the data wait. The optimizer's step end
         is the detailed hook kept (Instrumentation.keep_step_hook), not one of these."""
-        watch, pid = self.watch, self.pid
+        watch, hooks = self.watch, self
         if source == "forward" and root is not None:
             self._undo.append(root.register_forward_hook(lambda *_: watch.step()).remove)
         elif source == "backward":
@@ -61,7 +66,7 @@ class LeanHooks:
         original_next = iter_cls.__dict__["__next__"]
 
         def timed_next(iterator: Any) -> Any:
-            if os.getpid() != pid:
+            if hooks.forked:
                 return original_next(iterator)
             start = time.perf_counter_ns()
             try:
