@@ -136,6 +136,7 @@ class Record:
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
     accounting: dict[str, Any] | None = None  # the speed-of-light accounting (torchdoctor.accounting)
+    whole_run: dict[str, Any] | None = None  # `torchdoctor watch`: torchdoctor.goodput.WholeRun
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

@@ -87,6 +87,8 @@ class Instrumentation:
         self.outputs = outputs
         self.pid = os.getpid()
         self._undo: list[Callable[[], None]] = []
+        self._undo_optimizer: list[Callable[[], None]] = []  # the optimizer hooks': kept by `keep_step_hook`
+        self.lean_step: Callable[[], None] | None = None  # set by `keep_step_hook`
         self._roots: dict[int, torch.nn.Module] = {}
         self._root_depth = 0
         self._forward_token = (0, 0)
@@ -137,6 +139,17 @@ class Instrumentation:
     def uninstall(self) -> None:
         while self._undo:
             self._undo.pop()()
+        while self._undo_optimizer:
+            self._undo_optimizer.pop()()
+
+    def keep_step_hook(self, step: Callable[[], None]) -> None:
+        """Undo every hook but the optimizer's, whose step end of the first optimizer now calls
+        `step` and nothing else (the whole run's lean observation, observe.lean). Why kept rather
+        than replaced: this runs inside that optimizer's post-hook, and torch iterates the hook
+        dicts live, so neither they nor a new hook may come or go from here."""
+        while self._undo:
+            self._undo.pop()()
+        self.lean_step = step
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> Any:
         original = owner.__dict__[name] if name in getattr(owner, "__dict__", {}) else getattr(owner, name)
@@ -211,16 +224,20 @@ class Instrumentation:
         hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() != self.pid:
+            if self.lean_step is not None or os.getpid() != self.pid:  # lean first: no system call
                 return
             start = time.perf_counter_ns()
             if optimizer not in hooked:
                 hooked.add(optimizer)
-                self._undo.append(optimizer.register_step_post_hook(post).remove)
+                self._undo_optimizer.append(optimizer.register_step_post_hook(post).remove)
             self.phases.charge(start)
             tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+            if self.lean_step is not None:
+                if optimizer is self._first_optimizer:
+                    self.lean_step()
+                return
             if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
@@ -235,7 +252,7 @@ class Instrumentation:
             self.facts.runtime.note_optimizer_step()
             self._boundary("optimizer", start)
 
-        self._undo.append(register_optimizer_step_pre_hook(pre).remove)
+        self._undo_optimizer.append(register_optimizer_step_pre_hook(pre).remove)
 
     # -- backward --------------------------------------------------------------------------
     def _patch_backward(self) -> None:
