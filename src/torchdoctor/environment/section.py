@@ -8,12 +8,12 @@ field (a wrong type is a RecordFormatError naming it, `env.devices.gpus[0].capab
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from torchdoctor.environment.machine import Cpu, Devices, Gpu, RankPlacement, TorchSwitches, Versions
 from torchdoctor.environment.script import (CompileCall, DataLoaderFacts, ForwardState, GuardedCall, ModelFacts,
                                             OptimizerFacts, RuntimeFacts, ScriptTools)
-from torchdoctor.jsonfields import Keyed
+from torchdoctor.jsonfields import Keyed, readable
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,12 @@ class Environment(Keyed):
     compile_used: bool | None = None
     distributed_runtime: RuntimeFacts | None = None
     knob_guard: tuple[GuardedCall, ...] = ()
+
+    @classmethod
+    def or_empty(cls, data: Any) -> Environment:
+        """The value of a Record's `env`; an empty one when it does not fit its type (a hand-edited
+        Record), for a reader that then finds nothing in it instead of failing."""
+        return readable(cls.from_dict, data) or cls()
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:

@@ -9,9 +9,9 @@ older Record) is None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from torchdoctor.jsonfields import Keyed
+from torchdoctor.jsonfields import Keyed, readable
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +49,10 @@ class SystemSection(Keyed):
     window_end_s: float | None = None
     samples: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     summary: SystemSummary | None = None
+
+    @classmethod
+    def summary_of(cls, data: Any) -> SystemSummary:
+        """The summary of a Record's `system`; an empty one when absent or when the section does
+        not fit its type (a hand-edited Record)."""
+        section = readable(cls.from_dict, data)
+        return section.summary if section is not None and section.summary is not None else SystemSummary()
