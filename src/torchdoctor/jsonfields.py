@@ -16,6 +16,7 @@ A field whose JSON key is not a Python name (`class`) names its key in its metad
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -36,6 +37,13 @@ def key_of(f: dataclasses.Field[Any]) -> str:
     return f.metadata.get("json", f.name)
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a dataclass, once per class (resolving them is most of the cost
+    of reading a small section)."""
+    return typing.get_type_hints(cls)
+
+
 def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
     """The fields of `cls` found in `data` (by their JSON keys, :func:`key_of`), each checked against
     its annotation, as they are (nested objects stay dicts), by field name. A field with a default
@@ -43,7 +51,7 @@ def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
     Record itself, whose fields are named bare)."""
     if not isinstance(data, dict):
         raise RecordFormatError(f"Record field {where!r} should be an object, not {kind(data)}")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     out = {}
     for f in dataclasses.fields(cls):
         key = key_of(f)
@@ -64,7 +72,7 @@ def value_of(cls: type[T], data: Any, where: str) -> T:
     every field annotated with a dataclass (alone, optional, as the items of a list or tuple, or as
     the values of a dict) built the same way; a tuple field becomes a tuple. Keys `cls` does not know
     are ignored."""
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     keys = {f.name: key_of(f) for f in dataclasses.fields(cls)}
     return cls(**{name: _built(value, hints[name], f"{where}.{keys[name]}")
                   for name, value in checked_fields(cls, data, where).items()})

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import torch
 
 from torchdoctor.knobs import guard
+from torchdoctor.environment import TorchSwitches
 from torchdoctor.knobs.base import (GENERIC, Knob, ScriptNames, SiteEdit, Undo, cuda_capability, environment,
                                     register)
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
@@ -146,8 +147,7 @@ class TF32(Knob):
 
     def applies(self, record: Record) -> bool:
         capability = cuda_capability(record)
-        switches = environment(record).torch
-        precision = switches.float32_matmul_precision if switches else None
+        precision = (environment(record).torch or TorchSwitches()).float32_matmul_precision
         return capability is not None and capability >= (8, 0) and (precision or "highest") == "highest"
 
     def apply(self, value: Any) -> Undo:
@@ -181,8 +181,7 @@ class TF32(Knob):
         return 'torch.set_float32_matmul_precision("high")\ntorch.backends.cudnn.allow_tf32 = True'
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        switches = environment(record).torch
-        precision = switches.float32_matmul_precision if switches else None
+        precision = (environment(record).torch or TorchSwitches()).float32_matmul_precision
         if precision == "highest":
             return "the script set float32_matmul_precision back to 'highest'"
         return None

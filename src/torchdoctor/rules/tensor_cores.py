@@ -9,11 +9,12 @@ and PyTorch's AMP recipe ("make sure that layer sizes are multiples of 8").
 from __future__ import annotations
 
 import re
+
 from torchdoctor.environment import LayerShape
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule
 from torchdoctor.rules.evidence import Evidence
 
-MIN_CAPABILITY = 7.0  # Volta: the first Tensor Cores
+MIN_CAPABILITY = (7, 0)  # Volta: the first Tensor Cores
 ALIGNMENT = {"float16": 8, "bfloat16": 8, "float32": 4, "int8": 16}  # elements, by weight dtype
 MIN_CONV_IN_CHANNELS = 8  # the first convolution's 1-4 image channels are padded by cuDNN itself
 UNALIGNED_WARNING = 0.25  # share of the model's Linear/Conv weights in misaligned layers
@@ -21,7 +22,7 @@ _GEMM = re.compile(r"gemm|conv|cutlass|xmma|implicit|wgrad|dgrad", re.IGNORECASE
 
 
 def _tensor_core_gpu(ev: Evidence) -> bool:
-    return any(float(g.capability or 0) >= MIN_CAPABILITY for g in ev.devices().gpus)
+    return any((g.compute_capability or (0, 0)) >= MIN_CAPABILITY for g in ev.devices().gpus)
 
 
 def _misaligned(shape: LayerShape) -> bool:
