@@ -209,7 +209,8 @@ class Keyed:
 def _with_keys(value: K, data: dict[str, Any], where: str) -> K:
     """`value` (built from `data` by value_of) with the keys of `data` it knows, and so its parts."""
     names = {key_of(f): f.name for f in dataclasses.fields(value) if f.name != "keys"}
-    parts = {name: _part(getattr(value, name), data[key], f"{where}.{key}") for key, name in names.items() if key in data}
+    parts = {name: _part(getattr(value, name), data[key], f"{where}.{key}")
+             for key, name in names.items() if key in data}
     return dataclasses.replace(value, **parts, keys=tuple(k for k in data if k in names))
 
 

@@ -64,7 +64,8 @@ def test_an_older_record_lacks_parts_and_they_read_as_none_or_empty() -> None:
     [({"devices": "cuda"}, "'env.devices' should be an object or null, not a string"),
      ({"devices": {"gpus": [{"capability": 9.0}]}}, "'env.devices.gpus\\[0\\].capability' should be a string or null"),
      ({"optimizers": [{"class": 3}]}, "'env.optimizers\\[0\\].class' should be a string or null, not an integer"),
-     ({"models": [{"layer_shapes": [{"count": "two"}]}]}, "'env.models\\[0\\].layer_shapes\\[0\\].count' should be an integer"),
+     ({"models": [{"layer_shapes": [{"count": "two"}]}]},
+      "'env.models\\[0\\].layer_shapes\\[0\\].count' should be an integer"),
      ({"env_vars": {"OMP_NUM_THREADS": 4}}, "'env.env_vars.OMP_NUM_THREADS' should be a string, not an integer")],
 )  # fmt: skip
 def test_a_part_of_the_wrong_type_is_an_error_naming_it(env: dict[str, Any], message: str) -> None:

@@ -32,8 +32,9 @@ def record_baseline(script: str, args: Sequence[str], name: str, options: CheckO
         _observe_b(context, runner)
         origin = BaselineOrigin(name, side.script.name, args, pilot.created_at, side.info["commit"],
                                 side.info["dirty"])
-        document = baseline_document(origin, Environment.or_empty(pilot.env), {"warmup_steps": context.options.warmup_steps,
-                                                         "steps": context.options.steps}, runner.figures["B"])
+        env = Environment.or_empty(pilot.env)
+        document = baseline_document(origin, env, {"warmup_steps": context.options.warmup_steps,
+                                                   "steps": context.options.steps}, runner.figures["B"])
         _saved(context, runner, name, document, write_baseline(name, document, context.open_store))
 
     return context.run(body)

@@ -16,7 +16,8 @@ from typing import Any, Callable
 from torchdoctor.distributed.section import DdpSettings, DistributedSection, GradSync, Runtime
 from torchdoctor.jsonfields import readable
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, environment, module_types, register
+from torchdoctor.knobs.base import (GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, environment, module_types,
+                                    register)
 from torchdoctor.knobs.patching import chain, intercept_init, patch_attr
 from torchdoctor.record import Record
 
