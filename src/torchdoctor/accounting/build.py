@@ -20,6 +20,7 @@ from typing import Any
 
 from torchdoctor.accounting.operators import is_matrix
 from torchdoctor.accounting.section import Accounting, CostCentre, Slice
+from torchdoctor.environment.system import SystemSection
 from torchdoctor.probe_values import OP_COSTS
 from torchdoctor.record import Record
 
@@ -104,10 +105,9 @@ def _busy(record: Record, peaks: dict[str, Any]) -> bool:
     """Other processes took the cores: a load average above the cores when the peaks were measured,
     or the machine at BUSY_MACHINE_PERCENT while the script's process got under a core's half."""
     load, cores = _number(peaks.get("load_average")), _number(peaks.get("cores"))
-    summary = record.system.get("summary") if isinstance(record.system, dict) else None
-    summary = summary if isinstance(summary, dict) else {}
-    machine = _number(summary.get("machine_cpu_percent_mean"))
-    process = _number(summary.get("process_cpu_percent_mean"))
+    summary = SystemSection.summary_of(record.system)
+    machine = _number(summary.machine_cpu_percent_mean)
+    process = _number(summary.process_cpu_percent_mean)
     loaded = load is not None and cores is not None and load > cores
     starved = machine is not None and process is not None and machine >= BUSY_MACHINE_PERCENT and process < 50
     return loaded or starved

@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 
 from torchdoctor.check.figures import fingerprint
+from torchdoctor.environment import Environment
 from torchdoctor.errors import CheckError
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 
@@ -48,7 +49,7 @@ class BaselineOrigin:
     dirty: bool
 
 
-def baseline_document(origin: BaselineOrigin, env: dict[str, Any], settings: dict[str, Any],
+def baseline_document(origin: BaselineOrigin, env: Environment, settings: dict[str, Any],
                       observations: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A stored baseline: the per-observation figures of one side and its environment fingerprint.
     `noise` is the difference of the medians of its two halves (interleaved), a floor for later checks."""

@@ -9,7 +9,7 @@ from typing import Any
 import torch.utils.data
 
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, environment, register
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
@@ -28,8 +28,8 @@ class BatchSize(Knob):
     summary = "a larger batch per step (changes training dynamics: scale the learning rate)"
 
     def applies(self, record: Record) -> bool:
-        loaders = record.env.get("dataloaders") or []
-        return measured_batch_size(record) is not None and any(d.get("batch_size") for d in loaders)
+        loaders = environment(record).dataloaders
+        return measured_batch_size(record) is not None and any(d.batch_size for d in loaders)
 
     def int_range(self, record: Record) -> IntRange:
         size = measured_batch_size(record) or 1

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, environment, register
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
 
@@ -37,10 +37,11 @@ class Compile(Knob):
     summary = "torch.compile the model (fused kernels, less Python overhead)"
 
     def applies(self, record: Record) -> bool:
-        return bool(record.env.get("models")) and not record.env.get("compile_used")
+        env = environment(record)
+        return bool(env.models) and not env.compile_used
 
     def choices(self, record: Record) -> list[Any]:
-        modes = ["default"] + (["reduce-overhead", "max-autotune"] if record.env.get("devices", {}).get("cuda_available") else [])
+        modes = ["default"] + (["reduce-overhead", "max-autotune"] if environment(record).cuda_available else [])
         return [{"mode": mode, "dynamic": False} for mode in modes]
 
     def check(self, value: Any) -> None:

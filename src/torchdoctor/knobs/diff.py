@@ -202,10 +202,10 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
     """For the kept knobs `values`: one change per knob (`knob`, `value`, `snippet` in the
     script's names, `sites`: each line of the user's files to change, with `advice`) and one
     unified diff over every file with a site or call edit (None when there is none)."""
-    from torchdoctor.knobs.base import REGISTRY
+    from torchdoctor.knobs.base import REGISTRY, environment
 
     script = Path(script)
-    names = script_names(script, getattr(record, "env", None))
+    names = script_names(script, environment(record) if record is not None else None)
     by_file: dict[Path, list[tuple[int, SiteEdit]]] = {}
     sites: dict[str, list[dict[str, Any]]] = {name: [] for name in values}
     for call in intercepted:

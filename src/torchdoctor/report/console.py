@@ -17,6 +17,7 @@ from rich.text import Text
 
 from torchdoctor.accounting import Accounting
 from torchdoctor.compile.report import CompileReport
+from torchdoctor.environment import SystemSection
 from torchdoctor.jsonfields import readable
 from torchdoctor.memory.breakdown import MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
@@ -52,11 +53,6 @@ def err_console() -> Console:
 
 def print_error(message: str) -> None:
     err_console().print(Text("torchdoctor: error: ", style="bold red") + plain(message))
-
-
-def _number(value: Any) -> float | None:
-    """A figure read from a Record: a real number, or None for anything else (shown as '-')."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _section(value: Any) -> dict[str, Any]:
@@ -123,11 +119,11 @@ def figures_table(record: Record) -> Table:
     table.add_row("median step", fmt_seconds(s.step_s) + spread + f" over {s.num_steps} steps")
     if s.samples_per_s:
         table.add_row("throughput", f"{s.samples_per_s:,.1f} samples/s")
-    cpu = _section(_section(record.system).get("summary"))
-    process, machine = _number(cpu.get("process_cpu_percent_mean")), _number(cpu.get("machine_cpu_percent_mean"))
+    load = SystemSection.summary_of(record.system)
+    process, machine = load.process_cpu_percent_mean, load.machine_cpu_percent_mean
     if process is not None and machine is not None:
         table.add_row("CPU", f"process {process:.0f}% of a core, machine {machine:.0f}%")
-    gpu = _number(cpu.get("gpu_util_percent_mean"))
+    gpu = load.gpu_util_percent_mean
     if gpu is not None:
         table.add_row("GPU utilisation", f"{gpu:.0f}% (NVML)")
     traces = _section(record.artifacts).get("traces")

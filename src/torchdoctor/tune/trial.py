@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import geometric_median
+from torchdoctor.environment import Environment
 from torchdoctor.knobs import knob_env
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.launch.log import log_tail
@@ -76,8 +77,10 @@ class Run:
         return [s.loss for s in self.record.steps] if self.record else []
 
     def intercepted(self) -> list[dict[str, Any]]:
-        """Calls of the script that would have undone a knob, held off and recorded (file:line)."""
-        return list((self.record.env.get("knob_guard") or []) if self.record else [])
+        """Calls of the script that would have undone a knob, held off and recorded (file:line), as
+        the Record's `env.knob_guard` holds them."""
+        guarded = Environment.or_empty(self.record.env).knob_guard if self.record else ()
+        return [call.to_dict() for call in guarded]
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "role": self.role, "step_s": self.step_s, "sample_s": self.sample_s,
