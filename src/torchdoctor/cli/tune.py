@@ -32,7 +32,7 @@ def tune(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
     demo: bool = typer.Option(False, "--demo", help="Tune the built-in demo workload."),
     max_trials: int = typer.Option(20, help="Trials after the baseline, at most."),
-    time_budget: Optional[float] = typer.Option(None, help="Stop starting trials after this many seconds."),
+    time_budget: Optional[float] = typer.Option(None, help="Stop starting trials after this many seconds (default: 1200)."),
     trial_timeout: float = typer.Option(300.0, help="A trial running longer is stopped and marked failed."),
     warmup_steps: int = typer.Option(5, help="Steps each trial runs before timing."),
     steps: int = typer.Option(30, "--steps", help="Timed steps per trial."),

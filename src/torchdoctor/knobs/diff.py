@@ -208,10 +208,13 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
     names = script_names(script, getattr(record, "env", None))
     by_file: dict[Path, list[tuple[int, SiteEdit]]] = {}
     sites: dict[str, list[dict[str, Any]]] = {name: [] for name in values}
+    seen: set[tuple[Any, ...]] = set()
     for call in intercepted:
         name = call.get("knob")
-        if name not in values or not call.get("file"):
-            continue
+        where = (name, call.get("file"), call.get("line"))
+        if name not in values or not call.get("file") or where in seen:
+            continue  # a line met again (each run, each trial records it) is one site
+        seen.add(where)
         knob = REGISTRY[name]
         edit = knob.site_edit(values[name], call)
         sites[name].append({"file": call["file"], "line": call["line"], "code": call.get("code", ""),

@@ -10,6 +10,8 @@ and `batch_size` only with `allow_batch_size`.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from torchdoctor.finding import Finding
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record
@@ -48,9 +50,12 @@ def named_knobs(record: Record) -> list[str]:
     return sorted(upside, key=lambda n: -upside[n])
 
 
-def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
-    """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
-    named = named_knobs(record)
+def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str],
+                       first: Sequence[str] = ()) -> list[str]:
+    """Knob names to try, best first (each still checked with `applies` when its turn comes):
+    `first` (the knobs the script's structure requires), then those the findings name, then the
+    rest of DEFAULT_ORDER."""
+    named = list(dict.fromkeys([*first, *named_knobs(record)]))
     order = named + [n for n in DEFAULT_ORDER if n not in named]
     if only:
         unknown = sorted(set(only) - set(REGISTRY))

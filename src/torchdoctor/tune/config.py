@@ -23,7 +23,12 @@ class TuneConfig:
     max_trials: int = 20
     """Trials after the baseline, at most."""
     time_budget_s: float | None = None
-    """Stop starting trials once the next one would end after this many seconds (None: no limit)."""
+    """Stop starting trials once the next one would end after this many seconds (None: the
+    default budget, `default_budget_s`). An explicit budget is also used: diminishing returns do
+    not end the search while more than half of it is left."""
+    default_budget_s: float = 1200.0
+    """The budget when no `time_budget_s` is given: the search stops once another trial and the
+    confirmation would end after it, and the output names it."""
     trial_timeout_s: float = 300.0
     """A trial running longer is stopped and marked failed ("timed out")."""
     min_effect: float = 0.02
@@ -116,8 +121,15 @@ class TuneConfig:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.time_budget_s is not None and not (math.isfinite(self.time_budget_s) and self.time_budget_s > 0):
             raise ValueError(f"time_budget_s must be a number of seconds > 0, got {self.time_budget_s}")
+        if not (math.isfinite(self.default_budget_s) and self.default_budget_s > 0):
+            raise ValueError(f"default_budget_s must be a number of seconds > 0, got {self.default_budget_s}")
         if not (math.isfinite(self.trial_timeout_s) and self.trial_timeout_s > 0):
             raise ValueError(f"trial_timeout_s must be a number of seconds > 0, got {self.trial_timeout_s}")
+
+    @property
+    def budget_s(self) -> float:
+        """The time budget in force: the user's, else the default."""
+        return self.time_budget_s if self.time_budget_s is not None else self.default_budget_s
 
     def confirm_steps(self, step_s: float | None) -> int:
         """Timed steps of a confirmation run of a configuration whose steps take `step_s` (its

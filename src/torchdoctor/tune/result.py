@@ -63,13 +63,17 @@ RESULT_LIMITS = JsonLimits(max_depth=32)
 class Conclusion:
     """How a tune ended, beside its search: the `confirmation` of what was kept (None when nothing
     was), the script's `noise` (baseline.noise_report), the diagnosis's `findings` with a knob, each
-    with its claim against the measurement (tune/claims.py), and `exit_status`: 128 + the signal
-    that interrupted the search, 0 when none did."""
+    with its claim against the measurement (tune/claims.py), `exit_status`: 128 + the signal
+    that interrupted the search, 0 when none did; `search`: what ordered the search and the load
+    seen (the result's `search`); `load_dependent`: kept knobs decided under other processes'
+    load, left out of the permanent edits."""
 
     confirmation: dict[str, Any] | None
     noise: dict[str, Any]
     findings: Sequence[dict[str, Any]] = ()
     exit_status: int = 0
+    search: dict[str, Any] = field(default_factory=dict)
+    load_dependent: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -101,6 +105,9 @@ class TuneResult:
     """The sha256 of the script tuned: `run --apply` refuses another script unless --force."""
     exit_status: int = 0
     """0, or 128 + the signal that interrupted the search (130 for Ctrl-C): `tune`'s exit status."""
+    search: dict[str, Any] = field(default_factory=dict)
+    """What ordered the search: the knobs the script's structure required, its counts, whether the
+    baseline was re-diagnosed, the plan (docs/tune.md, "search")."""
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -125,7 +132,10 @@ class TuneResult:
             speedup = 1.0 / ratio if ratio else None
         intercepted = [item for trial in trials if trial.status == KEPT for item in trial.intercepted()
                        if item.get("knob") in kept]
-        changes, diff = knob_changes(script, kept, intercepted, best.record)
+        # A knob decided under other processes' load (threads, workers) may hold only under it:
+        # run --apply applies it, but no permanent edit is offered until it is re-confirmed quiet.
+        permanent = {n: v for n, v in kept.items() if n not in conclusion.load_dependent}
+        changes, diff = knob_changes(script, permanent, intercepted, best.record)
         result = cls(
             tune_id=setup.tune_id, script=str(script), args=list(setup.args),
             baseline_step_s=baseline_s, best_step_s=best_s, speedup=speedup, speedup_ci=speedup_ci,
@@ -139,6 +149,7 @@ class TuneResult:
             trials=[t.to_dict() for t in trials], stop_reason=state.stop_reason, noise=conclusion.noise,
             confirmation=confirmation, changes=changes, diff=diff, findings=list(conclusion.findings),
             script_sha256=_sha256_if_readable(script), exit_status=conclusion.exit_status,
+            search=dict(conclusion.search),
         )
         result.summary = summary_line(result)
         return result
@@ -168,7 +179,7 @@ def summary_line(result: TuneResult) -> str:
                     f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)")
         if (result.confirmation or {}).get("reason"):
             return f"nothing kept: the search's best was not confirmed: {result.confirmation['reason']}"
-        return "nothing kept: no knob made the script measurably faster side by side"
+        return _nothing_kept(result)
     if result.confirmed:
         ci = f" (95% CI x{result.speedup_ci[0]:.2f}-x{result.speedup_ci[1]:.2f})" if result.speedup_ci else ""
         rounds = result.confirmation["rounds"]
@@ -176,6 +187,22 @@ def summary_line(result: TuneResult) -> str:
                 f"{rounds} interleaved rounds against the unmodified script")
     estimate = f"x{result.speedup:.2f}" if result.speedup else "unknown"
     return f"kept {kept}: UNCONFIRMED, estimated {estimate} ({(result.confirmation or {}).get('reason', status)})"
+
+
+def _nothing_kept(result: TuneResult) -> str:
+    """Why nothing was kept when the search ran its trials: no knob measurably faster, or, when no
+    trial could be decided (runs of one configuration disagreed), that nothing could be decided,
+    the load seen and how to rerun."""
+    tried = [t for t in result.trials if t["knob"] is not None]
+    undecided = [t for t in tried if (t["verdict"] or {}).get("decided") is False]
+    if not tried or len(undecided) < len(tried):
+        text = "nothing kept: no knob made the script measurably faster side by side"
+        return text + (f" ({len(undecided)} of {len(tried)} trials undecided: too noisy)" if undecided else "")
+    load = (result.search.get("load") or {}).get("text")
+    return (f"nothing could be decided: each of the {len(tried)} trials was too noisy (runs of one "
+            f"configuration disagreed){'; ' + load if load else ''}. Rerun on a quieter machine, or with "
+            f"more rounds per trial (--rounds 3) and a longer --time-budget; `torchdoctor bench --clock "
+            f"cpu` times a CPU-bound statement by its CPU time, which other processes disturb less")
 
 
 def load_result(path: str | Path, script: str | Path, *, force: bool = False) -> tuple[dict[str, Any], list[str]]:

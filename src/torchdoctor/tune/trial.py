@@ -149,6 +149,12 @@ class Trial:
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
 
 
+def undecided(trial: Trial) -> bool:
+    """Whether the trial measured without a decision: runs of one configuration disagreed (too
+    noisy to decide). Such a trial says nothing about the knob: the search counts it as untried."""
+    return trial.verdict is not None and trial.verdict.get("decided") is False
+
+
 def speedup_interval(verdict: dict[str, Any] | None) -> list[float] | None:
     """The speed-up's (reference over candidate) 95% CI from a RunsVerdict's dict: its CI across
     runs (`torchdoctor.bench.RunsVerdict.ci_across_runs`, the run-to-run scatter in), else, with

@@ -1,0 +1,121 @@
+"""The script's structure, read from a profiled baseline run as counts: what orders the search
+and which knobs it must try before it may stop.
+
+A step's operator count, the share of those operators shorter than their dispatch cost, anomaly
+mode, a forward loop run with gradients on, the DataLoaders' worker counts, the thread count
+against the cores, how many input sizes the steps saw: these are properties of the script, not
+of the machine's load. Another job on the cores stretches every operator's time (the timed
+shares a diagnosis rests on then mislead) but not how many operators a step runs, nor how many of
+them are tiny. A knob whose *precondition* holds here is tried first, and no "diminishing
+returns" ends the search before it was tried (`torchdoctor.tune.search`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from torchdoctor.errors import RecordFormatError
+from torchdoctor.knobs.base import cpu_cores
+from torchdoctor.record import Record
+from torchdoctor.rules.compute import LAUNCH_SHORT_SHARE, OPS_PER_STEP
+from torchdoctor.trace.summary.trace_summary import TraceSummary
+
+#: Operators shorter than the profiler's small-operator limit (trace/config.py, 10 us of self
+#: time) that make up at least this share of a step's operators: dispatch outweighs the work.
+#: Counted, not timed: load stretches the long operators as much as the short ones, so the count
+#: of short ones moves little (a disturbed run of the tiny-operator test script counted 98%).
+SMALL_OP_SHARE = 0.5
+#: Steps whose first input sizes are recorded before sizes can be said to vary, and the distinct
+#: sizes (at least) that make compiling with `dynamic=True` worth a trial.
+SHAPE_MIN_STEPS, SHAPE_MIN_DISTINCT = 4, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """Counts read from one profiled run. `ops_per_step`: host operators per profiled step;
+    `small_op_share`: the share of them shorter than their dispatch cost (on a GPU: kernels
+    shorter than their launch); `anomaly`: anomaly mode on; `backward`: the steps run a backward;
+    `grad_in_forward`: the forward runs with gradients on; `loader_workers`: each DataLoader's
+    num_workers; `threads`, `cores`: intra-op threads and the cores the process may use;
+    `input_sizes`: distinct first-input sizes over the steps that recorded one (None: too few);
+    `models`: models observed."""
+
+    ops_per_step: float | None = None
+    small_op_share: float | None = None
+    anomaly: bool = False
+    backward: bool = True
+    grad_in_forward: bool = False
+    loader_workers: tuple[int, ...] = ()
+    threads: int | None = None
+    cores: int = 1
+    input_sizes: int | None = None
+    models: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ops_per_step": self.ops_per_step, "small_op_share": self.small_op_share,
+                "anomaly": self.anomaly, "backward": self.backward, "grad_in_forward": self.grad_in_forward,
+                "loader_workers": list(self.loader_workers), "threads": self.threads, "cores": self.cores,
+                "input_sizes": self.input_sizes}
+
+
+def script_structure(record: Record) -> Structure:
+    """The counts of `record` (a profiled run's; a run without a trace has no operator counts)."""
+    env = record.env
+    tools, torch_env = env.get("script_tools") or {}, env.get("torch") or {}
+    forward = env.get("forward_state") or {}
+    ops, share = _operator_counts(record)
+    return Structure(
+        ops_per_step=ops, small_op_share=share,
+        anomaly=bool(tools.get("anomaly_detection") or torch_env.get("anomaly_detection")),
+        backward=any(s.backward_s > 0 for s in record.steps) or record.step_detection != "forward",
+        grad_in_forward=bool(forward.get("grad_enabled")) and not forward.get("inference_mode"),
+        loader_workers=tuple(int(d.get("num_workers") or 0) for d in env.get("dataloaders") or []),
+        threads=torch_env.get("num_threads"), cores=cpu_cores(record),
+        input_sizes=_input_sizes(record), models=len(env.get("models") or []))
+
+
+def _operator_counts(record: Record) -> tuple[float | None, float | None]:
+    """(operators per profiled step, share of them shorter than their dispatch cost), from the
+    trace's first rank: its GPU kernels shorter than their launch where it has a device."""
+    try:
+        ranks = TraceSummary.from_dict(record.trace).ranks if record.trace else ()
+    except RecordFormatError:  # a trace section this version cannot read
+        ranks = ()
+    if not ranks or not ranks[0].steps_count:
+        return None, None
+    rank = ranks[0]
+    per_step = rank.host.ops_count / rank.steps_count
+    if rank.has_device and rank.device is not None:
+        launches = rank.device.launches
+        return per_step, launches.gpu_shorter_than_launch_fraction
+    share = rank.host.small_ops_count / rank.host.ops_count if rank.host.ops_count else None
+    return per_step, share
+
+
+def _input_sizes(record: Record) -> int | None:
+    """Distinct first-input sizes over the steps (env.distributed_runtime.step_elements)."""
+    sizes = [n for n in ((record.env.get("distributed_runtime") or {}).get("step_elements") or []) if n]
+    return len(Counter(sizes)) if len(sizes) >= SHAPE_MIN_STEPS else None
+
+
+def preconditions(structure: Structure) -> dict[str, str]:
+    """Knob name -> the structural reason to try it, in the order the search tries them (the
+    largest expected effect first): these are tried before any other knob, and the search does
+    not stop on diminishing returns before each was tried."""
+    found: dict[str, str] = {}
+    if structure.anomaly:
+        found["no_anomaly_detection"] = "anomaly mode is on: every autograd node records a stack"
+    tiny = structure.small_op_share is not None and structure.small_op_share >= max(SMALL_OP_SHARE,
+                                                                                   LAUNCH_SHORT_SHARE)
+    if structure.models and structure.ops_per_step and structure.ops_per_step >= OPS_PER_STEP and tiny:
+        found["compile"] = (f"tiny operators dominate: {structure.ops_per_step:.0f} operators a step, "
+                            f"{structure.small_op_share:.0%} of them shorter than their dispatch")
+    if not structure.backward and structure.grad_in_forward:
+        found["inference_mode"] = "no backward runs, yet the forward records autograd graphs"
+    if any(workers == 0 for workers in structure.loader_workers):
+        found["num_workers"] = "a DataLoader loads in the training process (num_workers=0)"
+    if structure.threads and structure.threads > structure.cores:
+        found["threads"] = f"{structure.threads} intra-op threads on {structure.cores} cores"
+    return found
