@@ -34,6 +34,9 @@ def _literal(value: Any, like: cst.BaseExpression | None = None) -> cst.BaseExpr
 
 
 def _set_keywords(call: cst.Call, kwargs: dict[str, Any]) -> cst.Call:
+    """`call` with each keyword of `kwargs` set: an explicit one's value replaced, else merged into
+    the call's last `**mapping` when it has one (that mapping may already carry the keyword on some
+    path of the script, and a keyword given twice is a TypeError), else appended."""
     args = list(call.args)
     for name, value in kwargs.items():
         expression = _literal(value)
@@ -42,8 +45,18 @@ def _set_keywords(call: cst.Call, kwargs: dict[str, Any]) -> cst.Call:
                 args[index] = arg.with_changes(value=_literal(value, arg.value))
                 break
         else:
-            args = _append(args, cst.Arg(keyword=cst.Name(name), value=expression, equal=_TIGHT_EQUAL))
+            starred = [i for i, arg in enumerate(args) if arg.star == "**"]
+            if starred:
+                args[starred[-1]] = _merged(args[starred[-1]], name, expression)
+            else:
+                args = _append(args, cst.Arg(keyword=cst.Name(name), value=expression, equal=_TIGHT_EQUAL))
     return call.with_changes(args=args)
+
+
+def _merged(arg: cst.Arg, name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`**mapping` as `**{**mapping, "name": value}`: the keyword set whatever the mapping holds."""
+    merged = cst.Dict([cst.StarredDictElement(arg.value), cst.DictElement(cst.SimpleString(repr(name)), value)])
+    return arg.with_changes(value=merged)
 
 
 class _SetKeywords(cst.CSTTransformer):

@@ -75,6 +75,9 @@ class TuneConfig:
     accept_unchecked_numerics: bool = False
     """Keep a precision- or compile-changing knob even when its numerics cannot be checked (no
     loss and no model output seen); the result marks such knobs."""
+    max_memory_growth: float = 0.10
+    """A faster knob raising the step's peak memory (GPU memory in use, else resident memory) by
+    more than this share is not kept; its trial says by how much."""
     min_gain: float = 0.02
     """Diminishing returns: a knob that improves the best step time by less counts as no gain."""
     patience: int = 4
@@ -115,6 +118,8 @@ class TuneConfig:
             raise ValueError(f"confirm_span_s must be a number of seconds >= 0, got {self.confirm_span_s}")
         if not 0 < self.run_tolerance < 1:
             raise ValueError(f"run_tolerance must be in (0, 1), got {self.run_tolerance}")
+        if not (math.isfinite(self.max_memory_growth) and self.max_memory_growth >= 0):
+            raise ValueError(f"max_memory_growth must be a share >= 0, got {self.max_memory_growth}")
         if self.int_trials < 1:
             raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
         if self.nproc_per_node is not None and self.nproc_per_node < 1:

@@ -176,7 +176,8 @@ def summary_line(result: TuneResult) -> str:
     if not result.kept:
         if result.noise.get("too_noisy"):
             return (f"nothing kept: the machine is too noisy to decide anything within the budget: "
-                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)")
+                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)"
+                    f"{_load_and_rerun(result)}")
         if (result.confirmation or {}).get("reason"):
             return f"nothing kept: the search's best was not confirmed: {result.confirmation['reason']}"
         return _nothing_kept(result)
@@ -198,11 +199,16 @@ def _nothing_kept(result: TuneResult) -> str:
     if not tried or len(undecided) < len(tried):
         text = "nothing kept: no knob made the script measurably faster side by side"
         return text + (f" ({len(undecided)} of {len(tried)} trials undecided: too noisy)" if undecided else "")
-    load = (result.search.get("load") or {}).get("text")
     return (f"nothing could be decided: each of the {len(tried)} trials was too noisy (runs of one "
-            f"configuration disagreed){'; ' + load if load else ''}. Rerun on a quieter machine, or with "
-            f"more rounds per trial (--rounds 3) and a longer --time-budget; `torchdoctor bench --clock "
-            f"cpu` times a CPU-bound statement by its CPU time, which other processes disturb less")
+            f"configuration disagreed){_load_and_rerun(result)}")
+
+
+def _load_and_rerun(result: TuneResult) -> str:
+    """The load the runs saw and how to rerun, for a summary that could decide nothing."""
+    load = (result.search.get("load") or {}).get("text")
+    return (f"{'; ' + load if load else ''}. Rerun on a quieter machine, or with more rounds per trial "
+            f"(--rounds 3) and a longer --time-budget; `torchdoctor bench --clock cpu` times a CPU-bound "
+            f"statement by its CPU time, which other processes disturb less")
 
 
 def load_result(path: str | Path, script: str | Path, *, force: bool = False) -> tuple[dict[str, Any], list[str]]:

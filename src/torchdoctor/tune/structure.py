@@ -29,7 +29,10 @@ from torchdoctor.trace.summary.trace_summary import TraceSummary
 SMALL_OP_SHARE = 0.5
 #: Steps whose first input sizes are recorded before sizes can be said to vary, and the distinct
 #: sizes (at least) that make compiling with `dynamic=True` worth a trial.
-SHAPE_MIN_STEPS, SHAPE_MIN_DISTINCT = 4, 3
+SHAPE_MIN_STEPS = 4
+#: The share of a step spent waiting for the DataLoader from which more workers are worth a
+#: trial. A share, not a time: another job's load stretches the wait and the step alike.
+DATA_WAIT_SHARE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ class Structure:
     `small_op_share`: the share of them shorter than their dispatch cost (on a GPU: kernels
     shorter than their launch); `anomaly`: anomaly mode on; `backward`: the steps run a backward;
     `grad_in_forward`: the forward runs with gradients on; `loader_workers`: each DataLoader's
-    num_workers; `threads`, `cores`: intra-op threads and the cores the process may use;
+    num_workers; `data_wait_share`: the share of the timed steps spent waiting for data; `threads`, `cores`: intra-op threads and the cores the process may use;
     `input_sizes`: distinct first-input sizes over the steps that recorded one (None: too few);
     `models`: models observed."""
 
@@ -48,6 +51,7 @@ class Structure:
     backward: bool = True
     grad_in_forward: bool = False
     loader_workers: tuple[int, ...] = ()
+    data_wait_share: float = 0.0
     threads: int | None = None
     cores: int = 1
     input_sizes: int | None = None
@@ -56,7 +60,8 @@ class Structure:
     def to_dict(self) -> dict[str, Any]:
         return {"ops_per_step": self.ops_per_step, "small_op_share": self.small_op_share,
                 "anomaly": self.anomaly, "backward": self.backward, "grad_in_forward": self.grad_in_forward,
-                "loader_workers": list(self.loader_workers), "threads": self.threads, "cores": self.cores,
+                "loader_workers": list(self.loader_workers), "data_wait_share": self.data_wait_share,
+                "threads": self.threads, "cores": self.cores,
                 "input_sizes": self.input_sizes}
 
 
@@ -72,6 +77,7 @@ def script_structure(record: Record) -> Structure:
         backward=any(s.backward_s > 0 for s in record.steps) or record.step_detection != "forward",
         grad_in_forward=bool(forward.get("grad_enabled")) and not forward.get("inference_mode"),
         loader_workers=tuple(int(d.get("num_workers") or 0) for d in env.get("dataloaders") or []),
+        data_wait_share=float(record.summary.data_wait_fraction or 0.0),
         threads=torch_env.get("num_threads"), cores=cpu_cores(record),
         input_sizes=_input_sizes(record), models=len(env.get("models") or []))
 
@@ -114,8 +120,9 @@ def preconditions(structure: Structure) -> dict[str, str]:
                             f"{structure.small_op_share:.0%} of them shorter than their dispatch")
     if not structure.backward and structure.grad_in_forward:
         found["inference_mode"] = "no backward runs, yet the forward records autograd graphs"
-    if any(workers == 0 for workers in structure.loader_workers):
-        found["num_workers"] = "a DataLoader loads in the training process (num_workers=0)"
+    if any(workers == 0 for workers in structure.loader_workers) and structure.data_wait_share >= DATA_WAIT_SHARE:
+        found["num_workers"] = (f"the step waits for data ({structure.data_wait_share:.0%} of it) loaded in the "
+                                "training process (num_workers=0)")
     if structure.threads and structure.threads > structure.cores:
         found["threads"] = f"{structure.threads} intra-op threads on {structure.cores} cores"
     return found

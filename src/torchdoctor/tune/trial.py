@@ -104,6 +104,7 @@ class Trial:
     numerics: dict[str, Any] | None = None
     overridden: str | None = None
     ratio: float | None = None  # candidate / reference, side by side (< 1: faster)
+    memory: dict[str, Any] | None = None  # peak memory of both sides (tune/memory.py)
 
     @property
     def record(self) -> Record | None:
@@ -141,7 +142,7 @@ class Trial:
         return {"step_s": self.step_s, "sample_s": self.sample_s, "reference_step_s": self.reference_step_s,
                 "ratio": self.ratio, "duration_s": self.duration_s, "verdict": self.verdict,
                 "numerics": self.numerics, "overridden": self.overridden, "status": self.status,
-                "intercepted": self.intercepted(),
+                "intercepted": self.intercepted(), "memory": self.memory,
                 "runs": [r.to_dict() for r in self.runs], "reference": [r.to_dict() for r in self.reference]}
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from torchdoctor.knobs import REGISTRY, Knob
 from torchdoctor.tune.interleave import InterleavePlan, Interleaving, interleave
 from torchdoctor.tune.judge import check_numerics, judge, numerics_reference
+from torchdoctor.tune.memory import judge_memory
 from torchdoctor.tune.runner import Interrupted, Runner
 from torchdoctor.tune.state import TuneState
 from torchdoctor.tune.trial import CANDIDATE, INTERRUPTED, REFERENCE, REJECTED, Run, Trial
@@ -39,6 +40,7 @@ def try_value(runner: Runner, state: TuneState, knob: Knob, value: Any) -> Trial
         raise
     trial.reference, trial.runs = runs.a_runs, runs.b_runs
     judge(trial, knob, verdict, accept_unchecked=config.accept_unchecked_numerics)
+    judge_memory(trial, config.max_memory_growth)
     if progress:
         progress.trial_finished(trial, state.best)
     return trial
