@@ -456,9 +456,11 @@ class ScriptedTrials:
         self.ratios = ratios
         self.tried: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any) -> Trial:
+    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any,
+                 companions: dict[str, Any] | None = None) -> Trial:
         ratio = self.ratios.get((knob.name, value), 1.0)
-        trial = Trial(index=len(state.trials), knob=knob.name, value=value, knobs={**state.kept, knob.name: value},
+        trial = Trial(index=len(state.trials), knob=knob.name, value=value,
+                      knobs={**state.kept, **(companions or {}), knob.name: value},
                       status=ACCEPTED if ratio < 1.0 else REJECTED, ratio=ratio, reason=f"ratio {ratio}",
                       runs=list(state.baseline.runs))
         state.trials.append(trial)
@@ -571,3 +573,12 @@ def test_a_required_knob_is_tried_first_and_holds_back_diminishing_returns(tmp_p
     assert tried[0] == "compile"
     assert result.search["required"] == [{"knob": "compile", "why": "tiny operators dominate", "decided": True}]
     assert result.search["plan"]["trials"] >= 1
+
+
+def test_a_findings_fix_is_tried_and_kept_as_a_whole(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tuner, "fix_companions", lambda record: {"zero_grad_set_to_none": {"no_anomaly_detection": True}})
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"], repeat_baseline=False).run()
+    trial = result.trials[1]
+    assert trial["knob"] == "zero_grad_set_to_none"
+    assert trial["knobs"] == {"no_anomaly_detection": True, "zero_grad_set_to_none": True}
+    assert result.kept == {"no_anomaly_detection": True, "zero_grad_set_to_none": True}

@@ -10,7 +10,8 @@ and `batch_size` only with `allow_batch_size`.
 
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import Any, Sequence
 
 from torchdoctor.finding import Finding
 from torchdoctor.knobs import REGISTRY
@@ -48,6 +49,26 @@ def named_knobs(record: Record) -> list[str]:
         if name in REGISTRY:
             upside[name] = max(upside.get(name, 0.0), float(finding.upside))
     return sorted(upside, key=lambda n: -upside[n])
+
+
+#: A setting a finding's fix names beside its own knob, and the knob that applies it: the
+#: workers fix of a small machine (TD-DATA-002) also gives the step one intra-op thread, and the
+#: two are one fix (workers alone contend with the step's threads for the cores).
+_FIX_SETTINGS = (("threads", re.compile(r"torch\.set_num_threads\((\d+)\)")),)
+
+
+def fix_companions(record: Record) -> dict[str, dict[str, Any]]:
+    """Knob -> the other knobs its finding's fix sets with it (name -> value), so that the fix is
+    tried as a whole: TD-DATA-002's `num_workers` with `threads=1`."""
+    found: dict[str, dict[str, Any]] = {}
+    for finding in findings_of(record):
+        if finding.knob not in REGISTRY:
+            continue
+        for name, pattern in _FIX_SETTINGS:
+            match = pattern.search(finding.fix.code or "")
+            if match and name != finding.knob:
+                found.setdefault(finding.knob, {})[name] = int(match.group(1))
+    return found
 
 
 def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str],

@@ -43,10 +43,12 @@ class SearchHistory:
     before diminishing returns may end the search; `considered`: knobs it reached; `decided`:
     knobs with a decided trial, or that do not apply; `tried_on`: knob -> the kept knobs it was
     last tried on; `no_gain`: knobs in a row not kept or gaining less than `min_gain`;
-    `outcomes`: what each knob tried came to, in words, for the stop reason."""
+    `outcomes`: what each knob tried came to, in words, for the stop reason; `companions`: knob
+    -> the other knobs its finding's fix sets with it, tried and kept together with it."""
 
     named: list[str]
     required: dict[str, str] = field(default_factory=dict)
+    companions: dict[str, dict[str, Any]] = field(default_factory=dict)
     considered: set[str] = field(default_factory=set)
     decided: set[str] = field(default_factory=set)
     tried_on: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -144,22 +146,25 @@ def _tune_knob(runner: Runner, state: TuneState, knob: Knob, history: SearchHist
     accepted one; the values tried so far are settled even when a stop ends it."""
     history.tried_on[knob.name] = dict(state.kept)
     group: list[Trial] = []
+    companions = {name: value for name, value in history.companions.get(knob.name, {}).items()
+                  if name not in state.kept and name in REGISTRY}
     try:
         if knob.kind == "int":
-            _search_int(runner, state, knob, group, history)
+            _search_int(runner, state, knob, group, history, companions)
         else:
             for value in knob.choices(state.best.record):
                 if group and _stopping(runner, state, history):
                     break
-                group.append(try_value(runner, state, knob, value))
+                group.append(try_value(runner, state, knob, value, companions))
     finally:
         winner = settle(runner, state, knob, group)
     history.record(knob.name, winner, group, runner.config.min_gain)
 
 
-def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial], history: SearchHistory) -> None:
+def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial], history: SearchHistory,
+                companions: dict[str, Any]) -> None:
     """An integer knob's values by Optuna's TPE (ask/tell), from the knob's first value, up to
-    `int_trials` trials into `group`; a value the best configuration already runs counts as ratio
+    `int_trials` trials into `group`, each with `companions`; a value the best configuration already runs counts as ratio
     1, a failed trial or failed numerics as a failed Optuna trial."""
     config, record = runner.config, state.best.record
     span = knob.int_range(record)
@@ -177,7 +182,7 @@ def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial]
         asked = study.ask(distribution)
         value = asked.params[knob.name]
         if value not in seen:
-            trial = try_value(runner, state, knob, value)
+            trial = try_value(runner, state, knob, value, companions)
             group.append(trial)
             numerics_failed = trial.numerics is not None and not trial.numerics["ok"]
             seen[value] = None if trial.status == FAILED or numerics_failed or not trial.ratio else trial.ratio
@@ -198,7 +203,7 @@ def settle(runner: Runner, state: TuneState, knob: Knob, group: Sequence[Trial])
             trial.reason = f"faster ({speed(trial.ratio)}), but {knob.name}={winner.value!r} was faster still"
     if winner is not None:
         winner.status = KEPT
-        state.kept[knob.name] = winner.value
+        state.kept.update(winner.knobs)  # the knob and what its fix set with it
         state.best = winner
         if not (winner.numerics or {}).get("checked"):
             state.unchecked_kept.append(knob.name)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.baseline import measure_baseline, noise_report
 from torchdoctor.tune.budget import run_estimate
-from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
+from torchdoctor.tune.candidates import findings_of, fix_companions, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
 from torchdoctor.tune.confirmation import confirmation
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
@@ -118,7 +118,7 @@ class Tuner:
                                    only=self.config.only, first=list(evidence.required))
         required = {n: why for n, why in evidence.required.items() if n in order}
         return order, SearchHistory(named=[n for n in named_knobs(evidence.diagnosis) if n in order],
-                                    required=required)
+                                    required=required, companions=fix_companions(evidence.diagnosis))
 
     def _tell_plan(self, runner: Runner, state: TuneState, order: list[str], evidence: SearchEvidence) -> None:
         """Estimate the search (trials, time, the budget that stops it), keep it in `evidence` and
