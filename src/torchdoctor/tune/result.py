@@ -199,8 +199,9 @@ def _nothing_kept(result: TuneResult) -> str:
     if not tried or len(undecided) < len(tried):
         text = "nothing kept: no knob made the script measurably faster side by side"
         return text + (f" ({len(undecided)} of {len(tried)} trials undecided: too noisy)" if undecided else "")
-    return (f"nothing could be decided: each of the {len(tried)} trials was too noisy (runs of one "
-            f"configuration disagreed){_load_and_rerun(result)}")
+    which = "the only trial was" if len(tried) == 1 else f"each of the {len(tried)} trials was"
+    return (f"nothing could be decided: {which} too noisy (runs of one configuration disagreed)"
+            f"{_load_and_rerun(result)}")
 
 
 def _load_and_rerun(result: TuneResult) -> str:
