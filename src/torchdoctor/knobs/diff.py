@@ -215,9 +215,23 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
     """For the kept knobs `values`: one change per knob (`knob`, `value`, `snippet` in the
     script's names, `sites`: each line of the user's files to change, with `advice`) and one
     unified diff over every file with a site or call edit (None when there is none)."""
+    changes, edited = _changes_and_edits(Path(script), values, intercepted, record)
+    base = Path(script).resolve().parent
+    diffs = [_file_diff(path.resolve(), text, path.read_text(), base) for path, text in edited.items()]
+    return changes, "".join(diffs) or None
+
+
+def patched_files(script: str | Path, values: dict[str, Any], intercepted: Sequence[dict[str, Any]] = (),
+                  record: Any = None) -> dict[Path, str]:
+    """Each user file `knob_changes`'s diff changes -> its text with the diff applied."""
+    return _changes_and_edits(Path(script), values, intercepted, record)[1]
+
+
+def _changes_and_edits(script: Path, values: dict[str, Any], intercepted: Sequence[dict[str, Any]],
+                       record: Any) -> tuple[list[dict[str, Any]], dict[Path, str]]:
+    """`knob_changes`'s changes, and each file its edits change -> the edited text."""
     from torchdoctor.knobs.base import REGISTRY
 
-    script = Path(script)
     names = script_names(script, getattr(record, "env", None))
     by_file: dict[Path, list[tuple[int, SiteEdit]]] = {}
     sites: dict[str, list[dict[str, Any]]] = {name: [] for name in values}
@@ -236,10 +250,8 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
             by_file.setdefault(Path(call["file"]), []).append((int(call["line"]), edit))
     call_edits = [e for n, v in values.items() if not sites[n]
                   for e in [REGISTRY[n].call_edit(v)] if e is not None]
-    diffs: list[str] = []
-    files = [script] + [f for f in by_file if f.resolve() != script.resolve()]
-    base = script.resolve().parent
-    for path in files:
+    edited_files: dict[Path, str] = {}
+    for path in [script] + [f for f in by_file if f.resolve() != script.resolve()]:
         edits = by_file.get(path) or by_file.get(path.resolve()) or []
         if not path.is_file():
             continue
@@ -251,10 +263,10 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
         except cst.ParserSyntaxError:
             continue
         if edited != source:
-            diffs.append(_file_diff(path.resolve(), edited, source, base))
+            edited_files[path] = edited
     changes = [{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v, names), "sites": sites[n]}
                for n, v in values.items()]
-    return changes, "".join(diffs) or None
+    return changes, edited_files
 
 
 def unified_diff(script: str | Path, values: dict[str, Any],
