@@ -235,6 +235,11 @@ def _render_changes(result: TuneResult, console: Console) -> None:
     if result.diff:
         console.print("make it permanent (diff against your files):")
         _print_code(console, result.diff, "diff")
+        check = result.diff_check or {}
+        if check.get("ok") is False:
+            console.print(f"[red]the diff breaks the script:[/] {markup(check['reason'])}", soft_wrap=True)
+        elif check:
+            console.print(f"[dim]diff checked: {markup(check['reason'])}[/]", soft_wrap=True)
     for change in result.changes:
         console.print(f"[dim]{markup(change['knob'])}:[/]")
         _print_code(console, change["snippet"], "python")

@@ -105,6 +105,9 @@ class TuneResult:
     """The sha256 of the script tuned: `run --apply` refuses another script unless --force."""
     exit_status: int = 0
     """0, or 128 + the signal that interrupted the search (130 for Ctrl-C): `tune`'s exit status."""
+    diff_check: dict[str, Any] | None = None
+    """The diff checked by running the patched script (tune/patched.py): `ok`, `reason`, `run_id`;
+    null when there is no diff."""
     search: dict[str, Any] = field(default_factory=dict)
     """What ordered the search: the knobs the script's structure required, its counts, whether the
     baseline was re-diagnosed, the plan (docs/tune.md, "search")."""
@@ -130,12 +133,11 @@ class TuneResult:
         elif kept and status == "unconfirmed":
             ratio = confirmation.get("estimate_ratio")
             speedup = 1.0 / ratio if ratio else None
-        intercepted = [item for trial in trials if trial.status == KEPT for item in trial.intercepted()
-                       if item.get("knob") in kept]
+        intercepted = kept_intercepted(state)
         # A knob decided under other processes' load (threads, workers) may hold only under it:
         # run --apply applies it, but no permanent edit is offered until it is re-confirmed quiet.
-        permanent = {n: v for n, v in kept.items() if n not in conclusion.load_dependent}
-        changes, diff = knob_changes(script, permanent, intercepted, best.record)
+        changes, diff = knob_changes(script, permanent_knobs(state, conclusion.load_dependent), intercepted,
+                                     best.record)
         result = cls(
             tune_id=setup.tune_id, script=str(script), args=list(setup.args),
             baseline_step_s=baseline_s, best_step_s=best_s, speedup=speedup, speedup_ci=speedup_ci,
@@ -161,6 +163,17 @@ class TuneResult:
         path = Path(path)
         path.write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2, default=str))
         return path
+
+
+def kept_intercepted(state: TuneState) -> list[dict[str, Any]]:
+    """The guard's records of the kept trials, for the kept knobs: the lines the diff edits."""
+    return [item for trial in state.trials if trial.status == KEPT for item in trial.intercepted()
+            if item.get("knob") in state.kept]
+
+
+def permanent_knobs(state: TuneState, load_dependent: Sequence[str]) -> dict[str, Any]:
+    """The kept knobs a permanent edit is offered for: all but those decided under load."""
+    return {name: value for name, value in state.kept.items() if name not in load_dependent}
 
 
 def _central(runs: list[dict[str, Any]], per_sample: bool) -> float | None:

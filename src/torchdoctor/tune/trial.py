@@ -211,7 +211,8 @@ class RunRequest:
     """What one run is asked to do: apply `knobs`, in the role `role`, its outputs written under
     `out_dir`; time `timing_steps` (the config's unless given: the confirmation's longer windows);
     with `steps_only`, be observed by the step hooks alone and sample no outputs
-    (ObserveConfig.steps_only); with `diagnose`, also profile and diagnose (`observe_run`)."""
+    (ObserveConfig.steps_only); with `diagnose`, also profile and diagnose (`observe_run`);
+    `python_path`: folders put on the script's import path after its own."""
 
     knobs: dict[str, Any]
     role: str
@@ -219,6 +220,7 @@ class RunRequest:
     diagnose: bool = False
     timing_steps: int | None = None
     steps_only: bool = False
+    python_path: tuple[str, ...] = ()
 
 
 def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: RunRequest) -> Run:
@@ -238,7 +240,8 @@ def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: 
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     log = request.out_dir / SCRIPT_LOG  # the script's own output, kept off tune's terminal
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
-                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args, log_path=str(log))
+                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args, log_path=str(log),
+                          python_path=list(request.python_path))
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=request.out_dir)
     elapsed = time.perf_counter() - start

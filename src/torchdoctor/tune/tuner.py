@@ -34,7 +34,8 @@ from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.load import decided_under_load, load_notes, load_seen
 from torchdoctor.tune.plan import SearchPlan, search_plan
 from torchdoctor.tune.protocols import TrialStore, TuneProgress
-from torchdoctor.tune.result import Conclusion, TuneResult
+from torchdoctor.tune.patched import check_patched
+from torchdoctor.tune.result import Conclusion, TuneResult, kept_intercepted, permanent_knobs
 from torchdoctor.tune.runner import Interrupted, Runner, TuneSetup
 from torchdoctor.tune.search import SearchHistory, search
 from torchdoctor.tune.state import TuneState
@@ -109,7 +110,11 @@ class Tuner:
         conclusion = Conclusion(confirmation=confirmed, noise=noise_report(state.baseline, state.noise),
                                 findings=claims, exit_status=runner.exit_status, search=search_section,
                                 load_dependent=list(loaded))
-        return TuneResult.build(runner.setup, state, conclusion)
+        result = TuneResult.build(runner.setup, state, conclusion)
+        if result.diff and not interrupted and runner.setup.stop_signal() is None:
+            result.diff_check = check_patched(runner.setup, permanent_knobs(state, conclusion.load_dependent),
+                                              kept_intercepted(state), state.best.record)
+        return result
 
     def _order(self, evidence: SearchEvidence) -> tuple[list[str], SearchHistory]:
         """The knobs in the order tried (structural preconditions, then findings, then the
