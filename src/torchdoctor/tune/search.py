@@ -1,6 +1,7 @@
 """The search: which knob next, which value next, when to stop.
 
-Knobs named by the findings come first, by decreasing upside (`torchdoctor.tune.candidates`);
+Knobs the script's structure requires come first, then those the findings name, by decreasing
+upside (`torchdoctor.tune.candidates`);
 bool knobs take one trial, choice knobs one per choice, integer knobs an Optuna ask/tell search.
 Each value is a trial on top of what was kept (`torchdoctor.tune.trial_runner`); the fastest
 accepted value of a knob is kept. Two passes: the second retries what the first did not keep on
@@ -8,9 +9,10 @@ top of what it kept. The search stops on `max_trials`, when the budget leaves no
 trial and the confirmation, or on diminishing returns: `patience` knobs in a row not kept or
 gaining less than `min_gain`, and only once every knob the findings name was considered, every
 knob whose structural precondition holds (`torchdoctor.tune.structure`) was tried to a decision,
-and, under an explicit `--time-budget`, less than half of it is left. A knob whose every trial
+and, under an explicit `--time-budget`, no more than half of it is left. A knob whose every trial
 came back undecided (too noisy) counts as untried: it neither ends a run of no gain nor settles
-a precondition.
+a precondition. A knob whose finding's fix sets other knobs with it (TD-DATA-002's workers with
+one intra-op thread) is tried, and kept, together with them.
 """
 
 from __future__ import annotations
