@@ -27,3 +27,6 @@ def test_the_plan_stops_at_max_trials_and_names_an_explicit_budget() -> None:
     plan = search_plan(["no_anomaly_detection", "compile"], RECORD, config, run_s=1.0)
     assert plan.trials == 1 and plan.explicit
     assert plan.text().endswith("the search stops at --time-budget 300 s")
+    short = search_plan(["no_anomaly_detection", "compile"], RECORD, TuneConfig(time_budget_s=60.0), run_s=10.0)
+    assert short.text().endswith("--time-budget 60 s: more than the budget, so the search will end before every "
+                                 "planned trial")

@@ -98,6 +98,18 @@ def test_when_every_trial_is_undecided_the_summary_says_nothing_could_be_decided
     assert "no knob made the script measurably faster" not in summary
 
 
+def test_when_no_trial_ran_the_summary_says_so_and_why():
+    from torchdoctor.tune.result import TuneResult, summary_line
+
+    result = TuneResult(tune_id="t", script="s.py", args=[], baseline_step_s=0.005, best_step_s=0.005, speedup=1.0,
+                        speedup_ci=None, confirmed=False, metric="time per step", kept={}, rejected=[], overridden=[],
+                        intercepted=[], numerics_unchecked=[], trials=[{"knob": None, "verdict": None}],
+                        stop_reason="--time-budget 300 s: no room for another trial and the confirmation", noise={},
+                        confirmation=None)
+    assert summary_line(result) == ("nothing kept: no knob was tried (--time-budget 300 s: no room for another "
+                                    "trial and the confirmation)")
+
+
 def test_when_some_trial_was_decided_nothing_kept_means_no_knob_was_faster():
     summary = _summary_of([{"knob": None, "verdict": None}, {"knob": "threads", "verdict": {"decided": True}},
                            {"knob": "compile", "verdict": {"decided": False}}])

@@ -36,8 +36,10 @@ class SearchPlan:
     def text(self) -> str:
         budget = (f"--time-budget {self.budget_s:.0f} s" if self.explicit
                   else f"the default budget of {self.budget_s:.0f} s (set another with --time-budget)")
+        over = (": more than the budget, so the search will end before every planned trial"
+                if self.seconds > self.budget_s else "")
         return (f"plan: {self.trials} trial(s), about {_minutes(self.seconds)} with the confirmation; "
-                f"the search stops at {budget}")
+                f"the search stops at {budget}{over}")
 
     def to_dict(self) -> dict[str, object]:
         return {"trials": self.trials, "estimated_s": round(self.seconds, 1), "budget_s": self.budget_s,

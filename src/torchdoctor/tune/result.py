@@ -209,7 +209,9 @@ def _nothing_kept(result: TuneResult) -> str:
     the load seen and how to rerun."""
     tried = [t for t in result.trials if t["knob"] is not None]
     undecided = [t for t in tried if (t["verdict"] or {}).get("decided") is False]
-    if not tried or len(undecided) < len(tried):
+    if not tried:
+        return f"nothing kept: no knob was tried ({result.stop_reason or 'no knob applies'})"
+    if len(undecided) < len(tried):
         text = "nothing kept: no knob made the script measurably faster side by side"
         return text + (f" ({len(undecided)} of {len(tried)} trials undecided: too noisy)" if undecided else "")
     which = "the only trial was" if len(tried) == 1 else f"each of the {len(tried)} trials was"
