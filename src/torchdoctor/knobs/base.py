@@ -191,6 +191,13 @@ def environment(record: Record) -> Environment:
     return Environment.or_empty(record.env)
 
 
+def step_sizes(record: Record) -> list[int]:
+    """The elements of each step's first input (`env.distributed_runtime.step_elements`), zeros
+    (a step that saw no input tensor) left out."""
+    runtime = environment(record).distributed_runtime
+    return [n for n in (runtime.step_elements or ()) if n] if runtime is not None else []
+
+
 def system_summary(record: Record) -> SystemSummary:
     """`record.system.summary` as its typed value; an empty one when absent or unreadable."""
     return SystemSection.summary_of(record.system)

@@ -29,7 +29,7 @@ def tune_script(script: str, args: Sequence[str], config: TuneConfig, *, store_p
     result; an interrupted search reports the trials so far with `exit_status` 128 + the signal."""
     console = console or Console()
     with held_stops() as stops:
-        bar = tune_progress(console, config.max_trials + 2, config.time_budget_s)
+        bar = tune_progress(console, config.max_trials + 2, config.budget_s)
         with RunStore(store_path) as store, bar as progress:
             result = Tuner(script, args, config, store=store, work_dir=Path(store_path).parent / "tune",
                            progress=progress, stop_signal=lambda: stops.first).run()

@@ -1,0 +1,59 @@
+"""Cross-rank analyses from the ranks' summaries: the ranks slow at one step, and which rank arrived
+last at each collective and how long the others waited (analyses/rank_steps.py, collectives.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from torchdoctor.trace import analyse_traces
+from torchdoctor.trace.analyses.collectives import RankCollectives, lateness
+from torchdoctor.trace.analyses.rank_steps import slow_steps, step_matrix
+
+
+def _section(rank: int, walls: dict[int, float]) -> dict:
+    return {"rank": rank, "steps": [{"step": n, "wall_us": w} for n, w in walls.items()]}
+
+
+def test_a_rank_slow_at_one_step_is_found_at_that_step_only() -> None:
+    sections = [_section(r, {1: 100_000.0, 2: 100_000.0, 3: 100_000.0}) for r in range(4)]
+    sections[2]["steps"][1]["wall_us"] = 130_000.0  # rank 2, step 2: 30 ms over the others
+    sections.append(_section(4, {1: 100_000.0, 3: 100_000.0}))  # rank 4 lacks step 2
+    matrix = step_matrix(sections)
+    assert matrix["steps"] == [1, 2, 3] and matrix["wall_us"][4] == [100_000.0, None, 100_000.0]
+    found = slow_steps(matrix)
+    assert found == {"count": 1, "top": [{"rank": 2, "step": 2, "wall_us": 130_000.0, "excess_us": 30_000.0}]}
+
+
+def test_the_rank_with_the_shortest_collective_arrived_last_and_the_others_waited() -> None:
+    # Three ranks, two all-reduces and one all-gather; ends aligned, so the shortest kernel arrived last.
+    ops = ("AllReduce", "AllGather", "AllReduce")
+    ranks = [RankCollectives(ops, np.array(d)) for d in ([500.0, 80.0, 300.0], [100.0, 90.0, 310.0],
+                                                          [400.0, 20.0, 700.0])]  # fmt: skip
+    out = lateness([0, 1, 2], ranks)
+    assert out["matched_count"] == 3
+    assert out["last_count_by_rank"] == [{"rank": 0, "count": 1}, {"rank": 1, "count": 1}, {"rank": 2, "count": 1}]
+    assert out["top"][0] == {"operation": "AllReduce", "index": 0, "last_rank": 1, "waited_us": 700.0,
+                             "max_wait_us": 400.0}  # fmt: skip
+    assert [w["waited_us"] for w in out["waited_us_by_rank"]] == [400.0 + 0 + 60.0, 0 + 10 + 0.0, 300.0 + 400.0]
+
+
+def test_real_ranks_slowed_at_one_step_and_one_collective(gpu_traces: Path, derive) -> None:
+    rank0, rank1 = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))
+
+    def slow_step_552(doc: dict) -> None:
+        for event in doc["traceEvents"]:
+            if event.get("name") == "ProfilerStep#552":
+                event["dur"] *= 1.3
+
+    def as_rank(rank: int):
+        return lambda doc: doc["distributedInfo"].update(rank=rank)
+
+    files = [rank0, derive(rank0, as_rank(2), "r2.json.gz"), derive(rank0, lambda d: (as_rank(3)(d), slow_step_552(d)),
+                                                                       "r3.json.gz")]  # fmt: skip
+    multi = analyse_traces(files).to_dict()["multi_rank"]
+    assert [(s["rank"], s["step"]) for s in multi["slow_steps"]["top"]] == [(3, 552)]
+    assert multi["stragglers"] == []  # one slow step of two is not a rank slow throughout
+    assert multi["collectives"]["matched_count"] == 10
+    assert all(t["waited_us"] == 0.0 for t in multi["collectives"]["top"])  # identical ranks: nobody waited
