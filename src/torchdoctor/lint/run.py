@@ -14,8 +14,9 @@ from pathlib import Path
 
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.lint.engine import fix_source, lint_source
+from torchdoctor.inputs import read_capped
 from torchdoctor.lint.files import python_files
-from torchdoctor.lint.program import Program, ProgramView
+from torchdoctor.lint.program import MAX_SOURCE_BYTES, Program, ProgramView
 from torchdoctor.lint.result import FileError, LintResult
 from torchdoctor.lint.selection import Selection
 
@@ -109,7 +110,7 @@ def _lint_files(files: list[Path], selection: Selection, program: Program) -> Li
 def _read(path: Path) -> tuple[str, str] | FileError:
     """(text, encoding): decoded as Python does (PEP 263 cookie, BOM, else UTF-8), newlines kept."""
     try:
-        data = path.read_bytes()
+        data = read_capped(path, MAX_SOURCE_BYTES)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), encoding
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:

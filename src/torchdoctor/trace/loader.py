@@ -32,13 +32,14 @@ import re
 import zlib
 from pathlib import Path
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import ijson
 import numpy as np
 import orjson
 
 from torchdoctor.errors import TraceFormatError
+from torchdoctor.inputs import open_regular
 from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
 from torchdoctor.trace import fastload, halves
 from torchdoctor.trace.columns import ON_DEVICE_TIMELINE, Columns
@@ -65,7 +66,7 @@ class _EdgeReader:
     `start` and `stop` bound the bytes read to one half of a large plain trace (trace/halves.py);
     the second half's guard resumes where an event starts (JsonGuard.resume)."""
 
-    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None, root: str, start: int = 0,
+    def __init__(self, raw: IO[bytes], path: Path, expand_limit: Callable[[], int] | None, root: str, start: int = 0,
                  stop: int | None = None) -> None:
         self.raw, self.path, self.expand_limit = raw, path, expand_limit
         self.head, self.last, self.bytes_read = b"", b"", 0
@@ -82,11 +83,12 @@ class _EdgeReader:
         if self.left is not None:
             self.left -= len(chunk)
         self.at_end = not chunk
-        if self.expand_limit is not None and self.bytes_read + len(chunk) > self.expand_limit:
+        if self.expand_limit is not None and self.bytes_read + len(chunk) > (allowed := self.expand_limit()):
             raise TraceFormatError(
-                f"{self.path}: the gzip stream expands to more than {self.expand_limit:,} bytes "
-                f"({MAX_GZIP_RATIO}x the file; real traces compress 7x-19x), refused as a possible "
-                "gzip bomb; if you trust it, decompress it (gunzip -k) and pass the .json")
+                f"{self.path}: the gzip stream expands to more than {allowed:,} bytes "
+                f"({MAX_GZIP_RATIO}x the compressed bytes read so far; real traces compress 7x-19x), "
+                "refused as a possible gzip bomb; if you trust it, decompress it (gunzip -k) and "
+                "pass the .json")
         self.guard.feed(chunk)
         self.bytes_read += len(chunk)
         if len(self.head) < _EDGE_BYTES:
@@ -107,23 +109,29 @@ class _EdgeReader:
         self._previous, self.last = text, b""
 
 
-def _open(path: Path) -> tuple[IO[bytes], int | None]:
-    """The byte stream of the JSON text, and how far a gzip file may expand (None: plain file)."""
+def _open(path: Path) -> tuple[IO[bytes], Callable[[], int] | None]:
+    """The byte stream of the JSON text, and for a gzip file how far it may expand by now (None:
+    plain file). The allowance grows with the compressed bytes read so far, not with the file's
+    size: zero padding after a small bomb (which the decompressor skips) earns it nothing."""
     try:
-        raw = path.open("rb")
-        size = path.stat().st_size
+        raw = open_regular(path)
     except OSError as exc:
         raise TraceFormatError(f"cannot read trace {path}: {exc.strerror}") from None
     magic = raw.read(2)
     raw.seek(0)
     if magic != b"\x1f\x8b":
         return raw, None
-    # A GzipFile given a file object leaves it open when closed: one file leaked per trace read.
-    return _GzipOwningFile(fileobj=raw, mode="rb"), max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * size)
+    stream = _GzipOwningFile(fileobj=raw, mode="rb")
+    return stream, stream.allowance
 
 
 class _GzipOwningFile(gzip.GzipFile):
-    """A GzipFile that closes the file it reads when it is closed."""
+    """A GzipFile that closes the file it reads when it is closed (a GzipFile given a file object
+    leaves it open: one file leaked per trace read), and says how far it may expand."""
+
+    def allowance(self) -> int:
+        """The most decompressed bytes the compressed bytes consumed so far may give."""
+        return max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * self.fileobj.tell())
 
     def close(self) -> None:
         raw = self.fileobj
