@@ -37,16 +37,23 @@ def file_kind(mode: int) -> str:
 def open_regular(path: str | Path) -> BinaryIO:
     """`path` opened for binary reading; NotRegularFileError (before any blocking open) when it is
     not a regular file, another OSError when it cannot be opened."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        _refuse_non_regular(os.stat(path).st_mode, path)  # a socket cannot be opened at all
+        raise
+    try:
+        _refuse_non_regular(os.fstat(fd).st_mode, path)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def _refuse_non_regular(mode: int, path: str | Path) -> None:
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
 
 
 def read_capped(path: str | Path, limit: int) -> bytes:

@@ -13,6 +13,7 @@ the keys read, in their order, so `to_dict` writes back exactly what `from_dict`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
     `where` names `data` in errors (`""` for the Record itself, whose fields are named bare)."""
     if not isinstance(data, dict):
         raise RecordFormatError(f"Record field {where!r} should be an object, not {kind(data)}")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     out = {}
     for f in dataclasses.fields(cls):
         name = f"{where}.{f.name}" if where else f.name
@@ -49,9 +50,16 @@ def value_of(cls: type[T], data: Any, where: str) -> T:
     every field annotated with a dataclass (alone, optional, as the items of a list or tuple, or as
     the values of a dict) built the same way; a tuple field becomes a tuple. Keys `cls` does not know
     are ignored."""
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     return cls(**{name: _built(value, hints[name], f"{where}.{name}")
                   for name, value in checked_fields(cls, data, where).items()})
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """`cls`'s annotations resolved, once per class: resolving them evaluates every string
+    annotation again (a trace of 100,000 steps asked 480,000 times, 450 s of its 660)."""
+    return typing.get_type_hints(cls)
 
 
 def json_of(value: Any) -> dict[str, Any]:
