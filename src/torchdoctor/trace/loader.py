@@ -71,6 +71,7 @@ class _EdgeReader:
         self.raw, self.path, self.expand_limit = raw, path, expand_limit
         self.head, self.last, self.bytes_read = b"", b"", 0
         self._previous = b""  # the chunk before `last`
+        self._cut: EOFError | None = None  # a gzip stream's end, met after text still to hand over
         self.at_end = False
         limits = _ARRAY_LIMITS if root == "array" else LIMITS
         self.guard = JsonGuard.resume(limits, start) if start else JsonGuard(limits)
@@ -79,7 +80,7 @@ class _EdgeReader:
     def read(self, size: int = -1) -> bytes:
         if self.left is not None:
             size = self.left if size < 0 else min(size, self.left)
-        chunk = self.raw.read(size)
+        chunk = self.raw.read(size) if self.expand_limit is None else self._read_gzip(size)
         if self.left is not None:
             self.left -= len(chunk)
         self.at_end = not chunk
@@ -96,6 +97,29 @@ class _EdgeReader:
         if chunk:
             self._previous, self.last = self.last, chunk
         return chunk
+
+    def _read_gzip(self, size: int) -> bytes:
+        """Up to `size` decompressed bytes, gathered one decompressed piece at a time (`read1`):
+        GzipFile.read drops the text it decompressed in the call that meets a stream cut short
+        (up to a whole read), so a cut .json.gz lost up to 1 MiB of events, and one under 1 MiB
+        read as an empty file. The cut is raised on the next read, after that text."""
+        if self._cut is not None:
+            raise self._cut
+        parts: list[bytes] = []
+        got = 0
+        while size < 0 or got < size:
+            try:
+                piece = self.raw.read1(size - got if size >= 0 else _EDGE_BYTES)
+            except EOFError as exc:
+                if not parts:
+                    raise
+                self._cut = exc
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        return b"".join(parts)
 
     @property
     def tail(self) -> bytes:
@@ -130,7 +154,8 @@ class _GzipOwningFile(gzip.GzipFile):
     leaves it open: one file leaked per trace read), and says how far it may expand."""
 
     def allowance(self) -> int:
-        """The most decompressed bytes the compressed bytes consumed so far may give."""
+        """The most decompressed bytes the compressed bytes read so far may give (the
+        decompressor reads ahead by 128 KiB: padding beyond that earns nothing)."""
         return max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * self.fileobj.tell())
 
     def close(self) -> None:
