@@ -40,13 +40,14 @@ def write_atomic(path: str | Path, data: bytes, *, what: str = "output") -> Path
         if _is_special(path):
             path.write_bytes(data)
             return path
+        mode = _mode_for(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise OutputError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # what open() would have given it
+            os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -66,6 +67,18 @@ def _is_special(path: Path) -> bool:
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "it is a directory")
     return not stat.S_ISREG(mode)
+
+
+def _mode_for(path: Path) -> int:
+    """The mode the file keeps (a file replaced keeps its own; a new one gets what open() would
+    give it); PermissionError for a read-only file, which a rename would otherwise replace."""
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+    if not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is read-only")
+    return mode
 
 
 def _umask() -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.hostile import corpus
 from torchdoctor.cli import main
-from torchdoctor.outputs import OUTPUT_EXIT_CODE
+from torchdoctor.outputs import OUTPUT_EXIT_CODE, OutputError
 
 TRACE = corpus.FILES / "trace_unknown_categories.json"
 
@@ -117,3 +117,27 @@ def test_no_save_leaves_no_folder_in_the_temporary_directory(tmp_path):
 def test_a_cli_value_out_of_range_is_a_usage_error(argv, message, monkeypatch, capsys):
     code, out, err = _cli(monkeypatch, capsys, argv)
     assert code == 2 and "Traceback" not in out + err and message in out + err
+
+
+def test_lint_fix_never_follows_a_link_out_of_the_folder_given(tmp_path, monkeypatch, capsys):
+    outside = tmp_path / "outside.py"
+    outside.write_text("import torch\nx = torch.tensor([1]).cuda()\n")
+    before = outside.read_text()
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "link.py").symlink_to(outside)
+    (tmp_path / "repo" / "sub").symlink_to(tmp_path, target_is_directory=True)
+    _cli(monkeypatch, capsys, ["lint", "--fix", str(tmp_path / "repo")])
+    assert outside.read_text() == before
+
+
+def test_lint_fix_on_a_read_only_file_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
+    from torchdoctor.lint.run import FileFix
+
+    path = tmp_path / "ro.py"
+    path.write_text("x = 1\n")
+    path.chmod(0o444)
+    if os.access(path, os.W_OK):
+        pytest.skip("running as a user that writes anywhere")
+    with pytest.raises(OutputError, match=f"cannot write the fixed file {path}: the file is read-only"):
+        FileFix(path, "x = 1\n", "x = 2\n").write()
+    assert path.read_text() == "x = 1\n"
