@@ -35,8 +35,9 @@ from torchdoctor.outputs import dumps_json, write_atomic
 SCHEMA_VERSION = 2
 #: Records that torchdoctor writes nest 9 deep at most (a trace section's top operators); 64
 #: leaves room for new sections and keeps every reader (renderers, HTML) far from Python's
-#: recursion limit.
-RECORD_LIMITS = JsonLimits(max_depth=64)
+#: recursion limit. A million objects and lists is past any Record under MAX_RECORD_BYTES that
+#: torchdoctor writes, and keeps the parsed Record within about 100 MB.
+RECORD_LIMITS = JsonLimits(max_depth=64, max_containers=1_000_000)
 #: A Record is a few megabytes at most (its steps and findings); a larger file is not one and is
 #: not read whole.
 MAX_RECORD_BYTES = 64 * 1024 * 1024
