@@ -159,10 +159,6 @@ def kind(value: Any) -> str:
 
 
 K = TypeVar("K", bound="Keyed")
-#: The last section `Keyed.from_dict` read: (fingerprint, value, the JSON). The console, the caveats
-#: and the rules each read a Record's trace section; the value is frozen, so the same JSON object,
-#: its top-level items the same objects, is read once (a trace of 100,000 steps: 3 reads of 20 s).
-_LAST_READ: list[Any] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,14 +179,9 @@ class Keyed:
     def from_dict(cls: type[K], data: Any, where: str | None = None) -> K:
         """The value of its JSON; RecordFormatError naming a field of the wrong type (at `where`,
         by default the class's WHERE)."""
-        where = cls.WHERE if where is None else where
-        fingerprint = (cls, where, id(data), tuple(map(id, data.values())) if isinstance(data, dict) else ())
-        if _LAST_READ and _LAST_READ[0] == fingerprint:
-            return _LAST_READ[1]
         known = {k: v for k, v in data.items() if k != "keys"} if isinstance(data, dict) else data
-        value = _with_keys(value_of(cls, known, where), data, where)
-        _LAST_READ[:] = [fingerprint, value, data]  # `data` held, so that its id names it alone
-        return value
+        where = cls.WHERE if where is None else where
+        return _with_keys(value_of(cls, known, where), data, where)
 
     @classmethod
     def of(cls: type[K], **figures: Any) -> K:
