@@ -14,8 +14,10 @@ from pathlib import Path
 
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.lint.engine import fix_source, lint_source
+from torchdoctor.inputs import read_capped
+from torchdoctor.outputs import write_atomic
 from torchdoctor.lint.files import python_files
-from torchdoctor.lint.program import Program, ProgramView
+from torchdoctor.lint.program import MAX_SOURCE_BYTES, Program, ProgramView
 from torchdoctor.lint.result import FileError, LintResult
 from torchdoctor.lint.selection import Selection
 
@@ -56,8 +58,10 @@ class FileFix:
     encoding: str = "utf-8"
 
     def write(self) -> None:
-        """Replace the file's contents with `after`, in the file's own encoding and newlines."""
-        self.path.write_bytes(self.after.encode(self.encoding))
+        """Replace the file's contents with `after`, in the file's own encoding and newlines, whole
+        or not at all (the file a link points to, its mode kept); OutputError naming the file when
+        it cannot be written, a read-only file included."""
+        write_atomic(self.path.resolve(), self.after.encode(self.encoding), what="the fixed file")
 
     def diff(self) -> str:
         """Unified diff from `before` to `after`; relative paths get git's `a/` and `b/`."""
@@ -109,7 +113,7 @@ def _lint_files(files: list[Path], selection: Selection, program: Program) -> Li
 def _read(path: Path) -> tuple[str, str] | FileError:
     """(text, encoding): decoded as Python does (PEP 263 cookie, BOM, else UTF-8), newlines kept."""
     try:
-        data = path.read_bytes()
+        data = read_capped(path, MAX_SOURCE_BYTES)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), encoding
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:

@@ -20,6 +20,7 @@ from rich.table import Table
 from torchdoctor.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Metric
 from torchdoctor.bench import RoundInfo
 from torchdoctor.report.format import fmt_bytes, fmt_seconds
+from torchdoctor.outputs import write_atomic
 from torchdoctor.report.safe_text import cell, markup
 
 _TITLES = {
@@ -293,14 +294,14 @@ def write_outputs(result: CheckResult, *, console: Console, json_out: str | None
     """The console report, then every file asked for; annotations and `--json -` go to stdout."""
     render_check(result, console)
     if markdown_out is not None:
-        Path(markdown_out).write_text(to_markdown(result))
+        write_atomic(markdown_out, to_markdown(result).encode(), what="--markdown")
     if junit_out is not None:
-        Path(junit_out).write_text(to_junit(result))
+        write_atomic(junit_out, to_junit(result).encode(), what="--junit")
     if json_out is not None:
         if json_out == "-":
             sys.stdout.write(to_json(result).decode() + "\n")
         else:
-            Path(json_out).write_bytes(to_json(result))
+            write_atomic(json_out, to_json(result), what="--json")
     if annotations:
         sys.stdout.write("".join(line + "\n" for line in to_annotations(result)))
     sys.stdout.flush()

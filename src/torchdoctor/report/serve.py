@@ -17,7 +17,7 @@ from torchdoctor.serve.sweep import SweepResult
 def render_load(result: LoadResult, console: Console) -> None:
     """One load run: rates, latency, errors and the batch sizes the server ran."""
     errors = ", ".join(f"{markup(k)}: {v}" for k, v in result.errors.items()) or "none"
-    batches = " ".join(f"{size}x{n}" for size, n in result.batch_sizes.items()) or "-"
+    batches = " ".join(f"{size}x{n}" for size, n in result.batch_sizes.items()) or markup(result.batch_sizes_note or "-")
     console.print(
         f"{result.mode} loop against {markup(result.url)}: {result.sent} sent, {result.ok} ok in "
         f"{result.duration_s:.1f} s = {result.achieved_qps:.1f} QPS; p50 {fmt_seconds(result.latency_s_p50)}, "

@@ -13,6 +13,7 @@ from or written to it (writing into a damaged file would spread the damage).
 from __future__ import annotations
 
 import functools
+import stat
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
@@ -20,6 +21,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import orjson
 
 from torchdoctor.errors import StoreError
+from torchdoctor.inputs import file_kind
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
 from torchdoctor.store.folder import OWN_FOLDER, make_store_folder
@@ -28,8 +30,23 @@ DEFAULT_STORE = Path(OWN_FOLDER) / "runs.db"
 
 
 def run_dir_for(store_path: str | Path, run_id: str) -> Path:
-    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it."""
+    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it;
+    StoreError when the store path is not one (`check_store_path`), so nothing is made beside
+    a device or a folder."""
+    check_store_path(Path(store_path))
     return Path(store_path).parent / "runs" / run_id
+
+
+def check_store_path(path: Path) -> None:
+    """StoreError unless `path` is a regular file or does not exist yet (`--store /dev/null`
+    would otherwise write runs into /dev/runs/)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent (made on first save) or unreachable (opening it says why)
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"the run store {path} is {file_kind(mode)}, not a regular file: pass --store with a "
+                         "path to an SQLite file (it is made if absent)")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -81,8 +98,13 @@ def _store_errors(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 class RunStore:
-    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, create: bool = True) -> None:
+        """Open the store at `path`, made (with its folder) when absent and `create`; a command
+        that only reads passes create=False and gets a StoreError instead of a new empty store."""
         self.path = Path(path)
+        check_store_path(self.path)
+        if not create and not self.path.exists():
+            raise StoreError(f"no run store at {self.path}: nothing was saved there (pass --store PATH)")
         try:
             make_store_folder(self.path.parent)
             self._db = sqlite3.connect(self.path)

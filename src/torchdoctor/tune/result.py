@@ -21,6 +21,8 @@ from typing import Any, Sequence
 import orjson
 
 from torchdoctor.bench import geometric_median
+from torchdoctor.inputs import read_capped
+from torchdoctor.outputs import dumps_json, write_atomic
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import knob_changes
@@ -160,9 +162,7 @@ class TuneResult:
         return asdict(self)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2, default=str))
-        return path
+        return write_atomic(path, dumps_json(self.to_dict(), option=orjson.OPT_INDENT_2, default=str), what="--json")
 
 
 def kept_intercepted(state: TuneState) -> list[dict[str, Any]]:
@@ -250,11 +250,7 @@ def load_result(path: str | Path, script: str | Path, *, force: bool = False) ->
 
 def _read_result(path: Path) -> dict[str, Any]:
     try:
-        size = path.stat().st_size
-        if size > MAX_RESULT_BYTES:
-            raise TuneInputError(f"{path} is {size} bytes: not a `torchdoctor tune --json` result "
-                                 f"(at most {MAX_RESULT_BYTES} bytes)")
-        data = loads_bounded(path.read_bytes(), RESULT_LIMITS)
+        data = loads_bounded(read_capped(path, MAX_RESULT_BYTES), RESULT_LIMITS)
     except OSError as exc:
         raise TuneInputError(f"cannot read tune result {path}: {exc.strerror or exc}") from None
     except (JsonBoundError, orjson.JSONDecodeError) as exc:

@@ -17,6 +17,7 @@ from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
 from torchdoctor.store import DEFAULT_STORE, run_dir_for
 from torchdoctor.errors import StoreError
+from torchdoctor.outputs import OutputError
 from torchdoctor.workflow.observation import ObserveRequest, observe_with_progress, try_store
 
 
@@ -64,18 +65,34 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     record.findings = qualify_findings(findings, record_caveats(record))
     record.accounting = explained_section(record.accounting, record.findings)
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
-    if outputs.json_out:
-        record.save(outputs.json_out)
-    if outputs.html_out:
-        write_report(record, outputs.html_out, "html")
     render_record(record, console)
+    written, failed = write_outputs(record, outputs)
     if store_error is not None:
-        written = ", ".join(["the report above", *(["--json"] if outputs.json_out else []),
-                             *(["--html"] if outputs.html_out else [])])
-        error = StoreError(f"{store_error}; {written} still written")
+        error = StoreError("; ".join([f"{store_error}", *failed,
+                                      f"{', '.join(['the report above', *written])} still written"]))
         error.exit_code = record.exit.status or StoreError.exit_code
         raise error
     if outputs.save:
         console.print(f"[dim]stored as {record.run_id}; show it again with "
                       f"`torchdoctor runs show {record.run_id}`[/dim]")
+    if failed:
+        error = OutputError("; ".join(failed))
+        error.exit_code = record.exit.status or OutputError.exit_code
+        raise error
     return record
+
+
+def write_outputs(record: Record, outputs: DiagnoseOutputs) -> tuple[list[str], list[str]]:
+    """Write --json and --html, each whole or not at all: the options written, and why the others
+    were not (one failed output does not stop the next)."""
+    written, failed = [], []
+    for option, path, write in (("--json", outputs.json_out, lambda p: record.save(p, what="--json")),
+                                ("--html", outputs.html_out, lambda p: write_report(record, p, "html", what="--html"))):
+        if path is None:
+            continue
+        try:
+            write(path)
+            written.append(option)
+        except OutputError as exc:
+            failed.append(str(exc))
+    return written, failed
