@@ -90,6 +90,7 @@ class Observed:
         self.parent = die_with_torchdoctor(signal.SIGTERM)
         for sig in _STOP_SIGNALS[1:]:
             signal.signal(sig, _raise_stop)
+        os.register_at_fork(after_in_child=_forked)
         self.path = Path(argv[0]).resolve()
         sys.path[0] = str(self.path.parent)
         self.session = ObservationSession(ObserveConfig.from_env(os.environ[CONFIG_ENV]), self.path,
@@ -114,7 +115,12 @@ class Observed:
             self.how, self.code, self.text = _ended(exc, self.path, self.session)
 
     def exit(self) -> NoReturn:
-        """Write this rank's results and end the process with the script's exit code."""
+        """Write this rank's results and end the process with the script's exit code.
+
+        Only in the observed process itself: a child the script forked (`os.fork()`) runs this same
+        code when it ends, and must neither overwrite the results nor end the script's family."""
+        if os.getpid() != self.session.pid:
+            sys.exit(self.code)
         for sig in _STOP_SIGNALS:  # a second stop must not lose the results
             signal.signal(sig, signal.SIG_IGN)
         self.session.finish(self.how, self.code, self.text)
@@ -128,6 +134,15 @@ class Observed:
             # written and the streams flushed, so leave without that teardown.
             os._exit(self.code)
         sys.exit(self.code)
+
+
+def _forked() -> None:
+    """In a child the script forked: SIGTERM and SIGHUP end it as they would a child of plain
+    Python (the default action), instead of unwinding it into the observation's exit path. A
+    handler the script installed itself is left alone."""
+    for sig in _STOP_SIGNALS[1:]:
+        if signal.getsignal(sig) is _raise_stop:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def begin(argv: list[str]) -> Observed:

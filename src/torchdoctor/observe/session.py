@@ -228,8 +228,9 @@ class ObservationSession:
 
     # -- results ---------------------------------------------------------------------------
     def finish(self, how: str, code: int, traceback_text: str | None) -> None:
-        """Undo every patch and write this rank's results; safe to call twice."""
-        if self._finished:
+        """Undo every patch and write this rank's results; safe to call twice. Nothing in a process
+        the script forked: the results are the observed process's alone."""
+        if self._finished or os.getpid() != self.pid:
             return
         self._finished = True
         probe_cut = f"the script ended during the probe: {how}"
