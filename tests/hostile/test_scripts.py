@@ -51,3 +51,17 @@ def test_a_child_the_script_forks_neither_overwrites_the_results_nor_ends_the_ru
     assert record.summary.num_steps == 5 and record.step_detection == "optimizer"
     assert "left 1 process(es) running; torchdoctor ended them" in proc.stdout
 
+
+
+@pytest.mark.parametrize("source, error", [
+    ("def f(:\n    pass\n", "script.py:1: SyntaxError: invalid syntax"),
+    ("#!/bin/sh\necho hello\nfor i in 1 2; do echo $i; done\n", "script.py:2: SyntaxError: invalid syntax"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00", "script.py: SyntaxError: source code string cannot contain null bytes"),
+])  # fmt: skip
+def test_a_script_that_does_not_compile_is_reported_with_its_own_error(tmp_path, source, error):
+    proc, record = diagnose(tmp_path, source)
+    assert proc.returncode == 1
+    assert record.exit.reason == "script_error"
+    assert record.exit.message == f"the script does not compile: {tmp_path}/{error}"
+    assert "Traceback" not in proc.stderr and "torchdoctor" not in record.exit.traceback
+    assert proc.stderr.splitlines()[-1] == error.split(": ", 1)[1]  # Python's own last line

@@ -25,7 +25,7 @@ from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.session import ObservationSession
 from torchdoctor.process.lifeline import die_with_torchdoctor, torchdoctor_gone
 from torchdoctor.process.marks import end_marked
-from torchdoctor.process.scriptrun import MainScript, enter_main, leave_main
+from torchdoctor.process.scriptrun import MainScript, ScriptDoesNotCompile, enter_main, leave_main
 
 #: Signals that end the script like Ctrl-C does: its results are saved (SIGINT is Python's own).
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -106,7 +106,17 @@ class Observed:
         except BaseException as exc:  # stopped (Ctrl-C, SIGTERM) while setting up: ends as it would later
             self.how, self.code, self.text = _ended(exc, self.path, self.session)
         else:
+            self._enter(argv)
+
+    def _enter(self, argv: list[str]) -> None:
+        """Make the script ready to run; one that does not compile ends here as under Python (its
+        error on stderr, exit 1), and the results say so."""
+        try:
             self.script = enter_main(argv[0], argv)
+        except ScriptDoesNotCompile as exc:
+            sys.stderr.write(exc.text)
+            self.how, self.code, self.text = "script_error", 1, exc.text
+            self.session.compile_error = exc.where
 
     def ended(self, exc: BaseException | None) -> None:
         """The script returned (None) or raised `exc`."""
