@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,56 @@ def test_a_script_that_does_not_compile_is_reported_with_its_own_error(tmp_path,
     assert record.exit.message == f"the script does not compile: {tmp_path}/{error}"
     assert "Traceback" not in proc.stderr and "torchdoctor" not in record.exit.traceback
     assert proc.stderr.splitlines()[-1] == error.split(": ", 1)[1]  # Python's own last line
+
+
+#: Helpers that escape every mark but their subreaper: a clean environment, a session of their
+#: own, and (the second) a fork every 20 ms whose parent exits, so that its pid keeps changing;
+#: it appends a line to LOG at each hop and gives up by itself after a minute.
+ESCAPES = """
+import subprocess, sys
+hop = ("import os, sys, time\\n"
+       "end = time.time() + 60\\n"
+       "while time.time() < end:\\n"
+       "    if os.fork():\\n"
+       "        os._exit(0)\\n"
+       "    with open(sys.argv[1], 'a') as log:\\n"
+       "        log.write(f'{os.getpid()}\\\\n')\\n"
+       "    time.sleep(0.02)\\n")
+helpers = [subprocess.Popen(["/bin/sleep", "60"], env={}, start_new_session=True),
+           subprocess.Popen([sys.executable, "-c", hop, LOG], env={}, start_new_session=True)]
+print("SLEEPER", helpers[0].pid, flush=True)
+"""
+
+
+def test_helpers_that_shed_the_mark_the_group_and_their_pid_do_not_outlive_the_run(tmp_path):
+    import psutil
+
+    log = tmp_path / "hops.log"
+    proc, record = diagnose(tmp_path, ESCAPES.replace("LOG", repr(str(log))) + TRAIN)
+    assert record is not None and record.exit.reason == "completed", proc.stderr
+    sleeper = int(next(line for line in proc.stdout.splitlines() if line.startswith("SLEEPER")).split()[1])
+    assert not psutil.pid_exists(sleeper) or psutil.Process(sleeper).status() == psutil.STATUS_ZOMBIE
+    hops = log.read_text().count("\n")
+    assert hops > 0  # it ran, and hopped
+    time.sleep(0.5)
+    assert log.read_text().count("\n") == hops, "the fork-hopping helper outlived the run"
+
+
+def test_a_script_that_ignores_sigterm_ends_when_torchdoctor_is_killed(tmp_path):
+    import psutil
+
+    script = tmp_path / "script.py"
+    script.write_text("import os, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                      "print('READY', os.getpid(), flush=True)\ntime.sleep(300)\n")
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", *SHORT, "--no-save", "--", str(script)]
+    run = subprocess.Popen(command, cwd=tmp_path, env=WIDE_ENV, stdout=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    ready = next(line for line in run.stdout if line.startswith("READY"))
+    child = psutil.Process(int(ready.split()[1]))
+    run.kill()
+    run.wait()
+    try:
+        child.wait(timeout=30)  # the lifeline's grace is 5 s
+    except psutil.TimeoutExpired:
+        child.kill()
+        raise AssertionError("a script that ignores SIGTERM outlived its killed torchdoctor") from None
