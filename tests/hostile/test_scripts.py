@@ -4,12 +4,16 @@ documents and leaves no process behind."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.observe.helpers import WIDE_ENV
@@ -79,31 +83,34 @@ hop = ("import os, sys, time\\n"
        "    if os.fork():\\n"
        "        os._exit(0)\\n"
        "    with open(sys.argv[1], 'a') as log:\\n"
-       "        log.write(f'{os.getpid()}\\\\n')\\n"
+       "        log.write(f'{os.getpgrp()}\\\\n')\\n"
        "    time.sleep(0.02)\\n")
-helpers = [subprocess.Popen(["/bin/sleep", "60"], env={}, start_new_session=True),
-           subprocess.Popen([sys.executable, "-c", hop, LOG], env={}, start_new_session=True)]
+quiet = {"env": {}, "start_new_session": True, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+helpers = [subprocess.Popen(["/bin/sleep", "60"], **quiet), subprocess.Popen([sys.executable, "-c", hop, LOG], **quiet)]
 print("SLEEPER", helpers[0].pid, flush=True)
 """
 
 
 def test_helpers_that_shed_the_mark_the_group_and_their_pid_do_not_outlive_the_run(tmp_path):
-    import psutil
-
     log = tmp_path / "hops.log"
     proc, record = diagnose(tmp_path, ESCAPES.replace("LOG", repr(str(log))) + TRAIN)
     assert record is not None and record.exit.reason == "completed", proc.stderr
     sleeper = int(next(line for line in proc.stdout.splitlines() if line.startswith("SLEEPER")).split()[1])
-    assert not psutil.pid_exists(sleeper) or psutil.Process(sleeper).status() == psutil.STATUS_ZOMBIE
-    hops = log.read_text().count("\n")
-    assert hops > 0  # it ran, and hopped
+    hops = log.read_text().splitlines()
     time.sleep(0.5)
-    assert log.read_text().count("\n") == hops, "the fork-hopping helper outlived the run"
+    left = log.read_text().splitlines()
+    try:
+        assert hops, "the fork-hopping helper never ran"
+        assert len(left) == len(hops), "the fork-hopping helper outlived the run"
+        assert not psutil.pid_exists(sleeper) or psutil.Process(sleeper).status() == psutil.STATUS_ZOMBIE
+    except AssertionError:  # nothing stays behind should the test fail
+        for group in (int(hops[-1]) if hops else 0, sleeper):
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+        raise
 
 
 def test_a_script_that_ignores_sigterm_ends_when_torchdoctor_is_killed(tmp_path):
-    import psutil
-
     script = tmp_path / "script.py"
     script.write_text("import os, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                       "print('READY', os.getpid(), flush=True)\ntime.sleep(300)\n")
