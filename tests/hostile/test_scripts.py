@@ -126,3 +126,35 @@ def test_a_script_that_ignores_sigterm_ends_when_torchdoctor_is_killed(tmp_path)
     except psutil.TimeoutExpired:
         child.kill()
         raise AssertionError("a script that ignores SIGTERM outlived its killed torchdoctor") from None
+
+
+REPLACES_STEP = """
+import torch
+model = torch.nn.Linear(8, 8)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)  # wraps optimizer.step itself
+
+
+def manual_step():
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter -= 0.01 * parameter.grad
+
+
+for step in range(40):
+    if step == REPLACE_AT:
+        optimizer.step = manual_step
+    optimizer.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    optimizer.step()
+    scheduler.step()
+"""
+
+
+@pytest.mark.parametrize("replace_at", [4, 99])  # 99: never replaced, the scheduler's wrapper alone
+def test_a_script_that_replaces_its_optimizer_step_mid_run_is_counted_to_its_last_step(tmp_path, replace_at):
+    options = ["--warmup-steps", "2", "--steps", "50", "--no-profile", "--no-memory"]  # more than it runs
+    proc, record = diagnose(tmp_path, REPLACES_STEP.replace("REPLACE_AT", str(replace_at)), options=options)
+    assert record is not None and record.exit.reason == "script_finished", proc.stderr
+    assert record.exit.message.startswith("the script ended after 40 steps; 38 of 50 timed steps measured")
+    assert record.step_detection == "optimizer"
