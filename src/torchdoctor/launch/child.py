@@ -154,8 +154,9 @@ def own(start: Starter, env: Mapping[str, str], *, timeout_s: float | None = Non
     adopting = marks.adopt_orphans()
     try:
         with forwarding(send):
-            before = marks.descendants()
-            family.append(_Family(start(env), mark, before))
+            proc = start(env)  # may start a fork server first: ours, not the child's family
+            before = marks.descendants() - marks.descendants(proc.pid)
+            family.append(_Family(proc, mark, before))
             for sig in early:
                 family[0].signal_group(sig)
             end = _wait(family[0], received, timeout_s)

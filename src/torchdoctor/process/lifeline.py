@@ -11,14 +11,14 @@ asks for the signal and then runs MODULE as `python -m MODULE ARGS...` would.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import runpy
 import signal
 import sys
 import threading
 import time
+
+from torchdoctor.process.prctl import prctl
 
 _PR_SET_PDEATHSIG = 1
 #: Set by the parent for a child it starts directly (not through torchrun): the parent's pid.
@@ -30,17 +30,6 @@ PARENT_PID_ENV = "TORCHDOCTOR_PARENT_PID"
 LIFELINE_GRACE_S = 5.0
 #: How often the watch (`_kill_when_orphaned`) looks whether torchdoctor is still there.
 _WATCH_EVERY_S = 0.5
-
-
-def prctl(option: int, value: int) -> bool:
-    """Linux's prctl(option, value); True when the kernel accepted it (False elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
 
 
 def die_with_parent(sig: int = signal.SIGTERM, parent_pid: int | None = None) -> bool:

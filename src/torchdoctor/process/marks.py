@@ -21,7 +21,7 @@ from typing import Callable
 
 import psutil
 
-from torchdoctor.process.lifeline import prctl
+from torchdoctor.process.prctl import prctl
 
 #: Environment variable marking every process an owned child starts (a unique value per child).
 OWNER_ENV = "TORCHDOCTOR_OWNER"
@@ -59,9 +59,9 @@ def adopt_orphans(on: bool = True) -> bool:
     return prctl(_PR_SET_CHILD_SUBREAPER, int(on))
 
 
-def descendants() -> set[int]:
-    """The pids of this process's descendants."""
-    return set(_descendants(os.getpid()))
+def descendants(root: int | None = None) -> set[int]:
+    """The pids of the descendants of `root` (None: this process)."""
+    return set(_descendants(os.getpid() if root is None else root))
 
 
 def adopted(before: set[int], groups: set[int]) -> list[psutil.Process]:
