@@ -101,6 +101,8 @@ def end_until_quiet(find: Callable[[], list[psutil.Process]], groups: set[int] |
     found = find()
     seen = {p.pid for p in found}
     running_groups = signal_groups(groups, signal.SIGTERM)  # a forking process's, seen by its zombies
+    if not found and not running_groups:
+        return 0  # quiet at the first scan
     end(found)
     deadline = time.monotonic() + QUIET_WITHIN_S
     while time.monotonic() < deadline:
