@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -53,7 +54,7 @@ def diagnose(
 ) -> None:
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
     from torchdoctor.launch.stops import held_stops
-    from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
+    from torchdoctor.workflow import DiagnoseOutputs
 
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
                               select=tuple(select or ()), ignore=tuple(ignore or ()))
@@ -62,17 +63,28 @@ def diagnose(
         profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
         compile_probe=compile_probe,
     )
+    if trace:
+        traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
+        sys.exit(_diagnose_traces(traces, outputs))
     # Stops are passed on to the script while it runs and held while the Record is saved: a second
     # Ctrl-C must not cost the store entry or the --json of a run that was measured.
     with held_stops() as stops:
-        if trace:
-            traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-            record = diagnose_traces(traces, outputs)
-        else:
-            launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
-                                  torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
-            record = _diagnose_script(command, demo, config_options, launch_options, outputs)
+        launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
+                              torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
+        record = _diagnose_script(command, demo, config_options, launch_options, outputs)
     sys.exit(stops.exit_status(record.exit.status))
+
+
+def _diagnose_traces(traces: list[Path], outputs: DiagnoseOutputs) -> int:
+    """Diagnose trace files; the exit status. Nothing is measured, so nothing is held: Ctrl-C and
+    SIGTERM end it at once (130, 143), even in the middle of reading a large trace."""
+    from torchdoctor.workflow import diagnose_traces
+
+    try:
+        return diagnose_traces(traces, outputs).exit.status
+    except KeyboardInterrupt:
+        sys.stderr.write("torchdoctor: interrupted; nothing was measured, nothing is lost\n")
+        return 128 + signal.SIGINT
 
 
 def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:

@@ -26,6 +26,7 @@ Hooks, and what they feed:
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -96,6 +97,7 @@ class Instrumentation:
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
+        self.optimizer_steps = 0  # steps ended by any optimizer (`_follow_replaced_steps` compares)
         self.loaders_aside = False  # while a probe iterates a DataLoader of its own (probes/handoff.py)
 
     @contextmanager
@@ -236,23 +238,66 @@ class Instrumentation:
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if self.lean_step is not None:
                 if optimizer is self._first_optimizer:
+                    self.optimizer_steps += 1  # a replaced step that called this one ended here
                     self.lean_step()
                 return
             if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
-            start = time.perf_counter_ns()
-            if self._first_optimizer is None:
-                self._first_optimizer = optimizer
-                self.facts.add_optimizer(optimizer)
-            elif optimizer is not self._first_optimizer:
-                self.facts.add_optimizer(optimizer)
-                self.phases.charge(start)
-                return
-            self.facts.runtime.note_optimizer_step()
-            self._boundary("optimizer", start)
+            self._optimizer_step_ended(optimizer, time.perf_counter_ns())
 
         self._undo_optimizer.append(register_optimizer_step_pre_hook(pre).remove)
+        self._follow_replaced_steps()
+
+    def _optimizer_step_ended(self, optimizer: torch.optim.Optimizer, start: int) -> None:
+        """An optimizer's step ended (the hook's body began at `start`): the first optimizer's ends
+        its training step."""
+        self.optimizer_steps += 1
+        if self._first_optimizer is None:
+            self._first_optimizer = optimizer
+            self.facts.add_optimizer(optimizer)
+        elif optimizer is not self._first_optimizer:
+            self.facts.add_optimizer(optimizer)
+            self.phases.charge(start)
+            return
+        self.facts.runtime.note_optimizer_step()
+        self._boundary("optimizer", start)
+
+    def _follow_replaced_steps(self) -> None:
+        """A script that assigns `optimizer.step = f` (a hand-written update, mid-run) bypasses the
+        optimizer's own step and so its hooks: a function assigned there is wrapped so that a call
+        in which no optimizer step ended ends one itself. A replacement that calls the original
+        (an LR scheduler's counter, a wrapper) ends it there, once. Its time is not counted as
+        the optimizer's (no hook runs inside it)."""
+        inst = self
+
+        def counted(optimizer: torch.optim.Optimizer, step: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(step)
+            def replaced_step(*args: Any, **kwargs: Any) -> Any:
+                before = inst.optimizer_steps
+                result = step(*args, **kwargs)
+                if inst.optimizer_steps == before and os.getpid() == inst.pid:
+                    inst._replaced_step_ended(optimizer)
+                return result
+
+            return replaced_step
+
+        def set_attribute(optimizer: torch.optim.Optimizer, name: str, value: Any) -> None:
+            if name == "step" and callable(value) and os.getpid() == inst.pid:
+                value = counted(optimizer, value)
+            object.__setattr__(optimizer, name, value)
+
+        torch.optim.Optimizer.__setattr__ = set_attribute  # type: ignore[method-assign,assignment]
+        self._undo_optimizer.append(lambda: delattr(torch.optim.Optimizer, "__setattr__"))
+
+    def _replaced_step_ended(self, optimizer: torch.optim.Optimizer) -> None:
+        """A replaced `optimizer.step` returned without the optimizer's own step running: it ends
+        a step itself, in the lean observation only for the first optimizer."""
+        if self.lean_step is None:
+            self._optimizer_step_ended(optimizer, time.perf_counter_ns())
+        elif self._first_optimizer is None or optimizer is self._first_optimizer:
+            self.optimizer_steps += 1
+            self.lean_step()
 
     # -- backward --------------------------------------------------------------------------
     def _patch_backward(self) -> None:

@@ -111,6 +111,7 @@ class ObservationSession:
         )
         self.stream = StepStream(stream_path(config.out_dir, self.rank))
         self.stop_signal: int | None = None  # the signal that interrupted the script, if one did
+        self.compile_error: str | None = None  # "FILE:LINE: SyntaxError: message" when it did not compile
         self.outputs = OutputCapture() if config.capture_steps else None
         self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
@@ -264,8 +265,9 @@ class ObservationSession:
 
     # -- results ---------------------------------------------------------------------------
     def finish(self, how: str, code: int, traceback_text: str | None) -> None:
-        """Undo every patch and write this rank's results; safe to call twice."""
-        if self._finished:
+        """Undo every patch and write this rank's results; safe to call twice. Nothing in a process
+        the script forked: the results are the observed process's alone."""
+        if self._finished or os.getpid() != self.pid:
             return
         self._finished = True
         probe_cut = f"the script ended during the probe: {how}"
@@ -317,6 +319,7 @@ class ObservationSession:
             "code": code,
             "traceback": traceback_text,
             "signal": signal_name(self.stop_signal) if self.stop_signal is not None else None,
+            "compile_error": self.compile_error,
             "step_detection": clock.source,
             "steps_seen": clock.count,
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,

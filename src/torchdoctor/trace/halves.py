@@ -123,7 +123,8 @@ class Child:
         errors = tempfile.TemporaryFile()  # a file, not a pipe: a child that writes much cannot block
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_SRC, os.environ.get("PYTHONPATH"))))}
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(split), str(int(include_python))],
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(split), str(int(include_python)),
+                                     str(os.getpid())],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env)
         except (OSError, ValueError):
             errors.close()
