@@ -68,7 +68,7 @@ def render_comparison(comparison: RunComparison, console: Console) -> None:
         console.print(line)
     for title, rows in (("environment", comparison.env_diff), ("configuration", comparison.config_diff)):
         if not rows:
-            console.print(f"no difference in {title}")
+            console.print(f"no difference in {markup(title)}")
             continue
         diff = Table(title=f"What differs in {title}", title_justify="left")
         for column in ("key", "A", "B"):

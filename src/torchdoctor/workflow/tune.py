@@ -19,6 +19,7 @@ from torchdoctor.launch.apply import KNOBS_ENV, command as knobs_command
 from torchdoctor.launch.child import run_owned
 from torchdoctor.launch.stops import held_stops
 from torchdoctor.report.tune import render_result, tune_progress
+from torchdoctor.report.safe_text import markup
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner, TuneResult, load_result
 
@@ -37,7 +38,7 @@ def tune_script(script: str, args: Sequence[str], config: TuneConfig, *, store_p
             result.save(json_out)
         render_result(result, console)
         if json_out:
-            console.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store_path}[/]")
+            console.print(f"[dim]result written to {markup(json_out)}; trials stored as {markup(result.tune_id)} in {markup(store_path)}[/]")
     return result
 
 
@@ -48,7 +49,7 @@ def run_applied(script: str, args: Sequence[str], result_path: Path, *, force: b
     console = console or Console(stderr=True)
     kept, warnings = load_result(result_path, script, force=force)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/] {markup(warning)}", highlight=False)
     env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
     with held_stops():
         end = run_owned(knobs_command(script, list(args)), env)
