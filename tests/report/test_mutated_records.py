@@ -18,7 +18,6 @@ from rich.console import Console
 from tests.fuzzing import fuzz_settings
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.errors import RecordFormatError
-from torchdoctor.memory.report import MemoryReport
 from torchdoctor.analyse.sections import check_sections
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.record import Record

@@ -22,6 +22,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.lint.imports import ImportTarget, import_targets, resolve
+from torchdoctor.lint.nesting import too_deep
 
 #: Import hops followed from an entry file.
 MAX_DEPTH = 10
@@ -142,7 +143,8 @@ class Program:
 def _parse(path: Path) -> cst.Module | None:
     """`path` parsed, or None when unreadable or unparsable (linting it reports why)."""
     try:
-        return cst.parse_module(path.read_bytes())
+        data = path.read_bytes()
+        return None if too_deep(data) else cst.parse_module(data)
     except (OSError, SyntaxError, cst.ParserSyntaxError, RecursionError):
         return None
 
