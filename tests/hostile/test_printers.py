@@ -66,3 +66,14 @@ def test_a_diff_is_cleaned_for_a_terminal_and_kept_byte_for_byte_for_a_file_or_p
     diff = f"+x = 1  # {HOSTILE}\r\n"
     assert for_stream(diff, _Terminal()) == "+x = 1  # [2J]52;c;aGk=]8;;file:///etc/passwdlink]8;; [/x]\n"
     assert for_stream(diff, io.StringIO()) == diff
+
+
+def test_run_apply_says_why_a_script_ended_by_a_signal_may_have_died(tmp_path, monkeypatch, capsys):
+    script = tmp_path / "s.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    result = tmp_path / "result.json"
+    result.write_bytes(orjson.dumps({"schema_version": 3, "kept": {"cudnn_benchmark": True}, "script_sha256": None}))
+    code, output = _cli(monkeypatch, capsys, ["run", "--apply", str(result), "--", str(script)])
+    assert code == 137, output
+    assert ("error: the script was ended by SIGKILL (the out-of-memory killer sends it: a knob such as batch_size "
+            "can need more memory) while running with cudnn_benchmark=True") in " ".join(output.split())

@@ -86,7 +86,7 @@ def _loads_and_draws_or_is_refused(data: dict) -> None:
     _draw(record)
 
 
-@fuzz_settings(60)
+@fuzz_settings(40)
 @given(damage=st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(REPLACEMENTS), st.booleans()),
                        min_size=1, max_size=3))
 def test_any_damaged_record_loads_and_draws_or_is_refused_by_name(damage):
