@@ -81,12 +81,12 @@ def _loads_and_draws_or_is_refused(data: dict) -> None:
     try:  # as `report` and `runs show` load it
         record = check_sections(Record.from_json(json.dumps(data)))
     except RecordFormatError as error:
-        assert str(error).startswith(("Record field", "not a torchdoctor Record")), error
+        assert str(error).startswith(("Record ", "not a torchdoctor Record")), error
         return
     _draw(record)
 
 
-@fuzz_settings(40)
+@fuzz_settings(30)
 @given(damage=st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(REPLACEMENTS), st.booleans()),
                        min_size=1, max_size=3))
 def test_any_damaged_record_loads_and_draws_or_is_refused_by_name(damage):
