@@ -104,6 +104,13 @@ class ExitInfo:
     signal: str | None = None  # the signal that stopped or ended the script (SIGINT, SIGKILL, ...), if one did
 
 
+@dataclass(slots=True)
+class _Artifacts:
+    """The keys of `Record.artifacts` that torchdoctor reads, checked on load (others are kept)."""
+
+    traces: list[str] = field(default_factory=list)
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: local time to the second, then six random hex digits."""
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
@@ -170,6 +177,7 @@ class Record:
         kwargs = checked_fields(cls, data, "")
         kwargs["exit"] = ExitInfo(**checked_fields(ExitInfo, data.get("exit") or {}, "exit"))
         kwargs["summary"] = Summary(**checked_fields(Summary, data.get("summary") or {}, "summary"))
+        checked_fields(_Artifacts, data.get("artifacts") or {}, "artifacts")
         steps = data.get("steps") or []
         kwargs["steps"] = [StepSample(**checked_fields(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
         kwargs["findings"] = [_finding(f, f"findings[{i}]") for i, f in enumerate(data.get("findings") or [])]
@@ -258,3 +266,6 @@ class RunRow:
     step_s: float | None
     samples_per_s: float | None
     tag: str | None
+    damaged: str | None = None
+    """Why the stored row cannot be read as a run (a column of the wrong type), None when it can;
+    a damaged row keeps what could be read, its other columns as text."""

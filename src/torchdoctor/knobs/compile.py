@@ -59,9 +59,9 @@ class Compile(Knob):
         if not isinstance(value, dict) or set(value) - {"mode", "dynamic", "backend"}:
             raise ValueError(f"compile takes an object with mode, dynamic and backend, got {value!r}")
         options = _options(value)
-        if options["dynamic"] not in (None, True, False):
+        if options["dynamic"] is not None and not isinstance(options["dynamic"], bool):  # 0 == False: not a bool
             raise ValueError(f"compile's dynamic takes true, false or null, got {options['dynamic']!r}")
-        if options["backend"] not in _backends():
+        if not isinstance(options["backend"], str) or options["backend"] not in _backends():
             raise ValueError(f"compile's backend must be one of {sorted(_backends())}, got {options['backend']!r}")
 
     def apply(self, value: Any) -> Undo:

@@ -18,7 +18,7 @@ from torchdoctor.inputs import read_capped
 from torchdoctor.outputs import write_atomic
 from torchdoctor.lint.files import python_files
 from torchdoctor.lint.program import MAX_SOURCE_BYTES, Program, ProgramView
-from torchdoctor.lint.result import FileError, LintResult
+from torchdoctor.lint.result import FileError, LintResult, SkippedFile
 from torchdoctor.lint.selection import Selection
 
 
@@ -35,7 +35,7 @@ def lint_paths(
     given = [Path(p) for p in paths]
     files, skipped = python_files(given)
     report = _lint_files(files, selection, Program.of(given, files))
-    return LintResult(report.violations, report.errors, tuple(skipped), report.files_checked)
+    return LintResult(report.violations, report.errors, (*skipped, *report.skipped), report.files_checked)
 
 
 def lint_script_with_local_imports(script: Path) -> LintResult:
@@ -96,7 +96,7 @@ def plan_fixes(
 
 
 def _lint_files(files: list[Path], selection: Selection, program: Program) -> LintResult:
-    violations, errors, checked = [], [], 0
+    violations, errors, skipped, checked = [], [], [], 0
     for path in files:
         source = _read(path)
         view = ProgramView(program, path)
@@ -104,10 +104,12 @@ def _lint_files(files: list[Path], selection: Selection, program: Program) -> Li
         error = source if isinstance(source, FileError) else result.error
         if error is not None:
             errors.append(error)
-            continue
-        checked += 1
-        violations.extend(result.violations)
-    return LintResult(violations=tuple(violations), errors=tuple(errors), files_checked=checked)
+        elif result.skipped is not None:
+            skipped.append(SkippedFile(str(path), result.skipped))
+        else:
+            checked += 1
+            violations.extend(result.violations)
+    return LintResult(tuple(violations), tuple(errors), tuple(skipped), checked)
 
 
 def _read(path: Path) -> tuple[str, str] | FileError:

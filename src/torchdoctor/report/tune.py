@@ -200,7 +200,7 @@ def _render_claims(result: TuneResult, console: Console) -> None:
         table.add_row(cell(row["id"]), _claimed(row), measured,
                       cell(row["assessment"], _CLAIM_STYLE.get(row["assessment"], "white")))
         reason = f"; {row['assessment']}: {row['reason']}" if row.get("reason") else ""
-        notes.append((clean(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
+        notes.append((markup(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
     console.print(table)
     findings = row_notes("the findings", notes)
     if findings is not None:

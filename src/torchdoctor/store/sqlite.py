@@ -16,7 +16,7 @@ import functools
 import stat
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import orjson
 
@@ -191,7 +191,7 @@ class RunStore:
             "samples_per_s, tag FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [RunRow(r[0], r[1], r[2], r[3], orjson.loads(r[4]), *r[5:]) for r in rows]
+        return [run_row(row) for row in rows]
 
     # -- tuner trials ----------------------------------------------------------------------
     @_store_errors
@@ -240,3 +240,31 @@ class RunStore:
     @_store_errors
     def baselines(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM baselines ORDER BY name")]
+
+
+#: The runs table's columns that `runs list` reads, in order, with the types they must hold.
+_ROW_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("run_id", (str,)), ("created_at", (str,)), ("kind", (str,)), ("script", (str, type(None))),
+    ("argv", (str, bytes)), ("exit_status", (int,)), ("exit_reason", (str,)),
+    ("step_s", (int, float, type(None))), ("samples_per_s", (int, float, type(None))), ("tag", (str, type(None))),
+)  # fmt: skip
+
+
+def run_row(columns: Sequence[Any]) -> RunRow:
+    """One line of `runs list` from the runs table's columns; a row damaged outside torchdoctor (text
+    in a number column, `argv` that is not a JSON list of strings) becomes a RunRow that says so,
+    its columns as text, so that the other runs are still listed."""
+    wrong = [name for (name, types), value in zip(_ROW_TYPES, columns) if not isinstance(value, types)]
+    argv: Any = None
+    if "argv" not in wrong:
+        try:
+            argv = orjson.loads(columns[4])
+        except orjson.JSONDecodeError:
+            pass
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            wrong.append("argv")
+    if not wrong:
+        return RunRow(*columns[:4], argv, *columns[5:])
+    text = ["" if value is None else str(value) for value in columns]
+    return RunRow(text[0], text[1], text[2], text[3] or None, [], 0, text[6], None, None, text[9] or None,
+                  damaged=f"damaged row: {', '.join(name for name, _ in _ROW_TYPES if name in wrong)} of the wrong type")

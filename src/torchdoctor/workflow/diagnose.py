@@ -15,6 +15,7 @@ from torchdoctor.record import Record, new_run_id
 from torchdoctor.rules import diagnose_record
 from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
+from torchdoctor.report.safe_text import markup
 from torchdoctor.store import DEFAULT_STORE, run_dir_for
 from torchdoctor.errors import StoreError
 from torchdoctor.outputs import OutputError
@@ -73,8 +74,8 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
         error.exit_code = record.exit.status or StoreError.exit_code
         raise error
     if outputs.save:
-        console.print(f"[dim]stored as {record.run_id}; show it again with "
-                      f"`torchdoctor runs show {record.run_id}`[/dim]")
+        console.print(f"[dim]stored as {markup(record.run_id)}; show it again with "
+                      f"`torchdoctor runs show {markup(record.run_id)}`[/dim]")
     if failed:
         error = OutputError("; ".join(failed))
         error.exit_code = record.exit.status or OutputError.exit_code

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from torchdoctor.analyse import RunComparison, compare_records
+from torchdoctor.analyse.sections import check_sections
 from torchdoctor.errors import StoreError
 from torchdoctor.record import Record
 from torchdoctor.store import RunStore
@@ -15,9 +16,10 @@ from torchdoctor.store import RunStore
 def load_record(source: str, store_path: Path) -> Record:
     """The Record saved in the file `source`, or else the stored run it names (an id, a unique
     prefix of one, or 'last'). A path that exists but is not a regular file is refused as one (a
-    FIFO would block); a name that is no file is looked up in an existing store, never a new one."""
+    FIFO would block); a name that is no file is looked up in an existing store, never a new one.
+    Its analysis sections are checked (RecordFormatError naming a field)."""
     if os.path.lexists(source):
-        return Record.load(source)
+        return check_sections(Record.load(source))
     try:
         return load_stored(source, store_path)
     except StoreError as exc:
@@ -28,12 +30,13 @@ def load_record(source: str, store_path: Path) -> Record:
 
 
 def load_stored(run_id: str, store_path: Path) -> Record:
-    """The stored run `run_id` (an id, a unique prefix of one, or 'last') of an existing store."""
+    """The stored run `run_id` (an id, a unique prefix of one, or 'last') of an existing store,
+    its sections checked."""
     with RunStore(store_path, create=False) as runs:
-        return runs.load(run_id)
+        return check_sections(runs.load(run_id))
 
 
 def compare_stored(run_a: str, run_b: str, store_path: Path) -> RunComparison:
     """Two stored runs side by side: A is the baseline, B the run compared with it."""
     with RunStore(store_path, create=False) as runs:
-        return compare_records(runs.load(run_a), runs.load(run_b))
+        return compare_records(check_sections(runs.load(run_a)), check_sections(runs.load(run_b)))
