@@ -10,13 +10,20 @@ A third row, `recorded`, is what torchdoctor reports: the observed run's Record 
 hooks' own time left out, observe.steps) against the plain script's own wall clock; the first is
 what observing costs the script, the second how far the figure torchdoctor prints is off.
 
-    python benchmarks/observe_overhead.py [--rounds 5]
+With `--mode lean` the observed run is `torchdoctor watch`'s: the detailed windows at the start
+(5 + 20 steps, no profiler, no memory step), then the lean observation of the whole run (one step
+hook, the data wait, a stack sample every 50 ms, the stream to disk, observe.watch); the first
+`LEAN_SKIP` steps of each run are left out, so the steps compared are the lean ones, and the
+`recorded` row is not made (the lean steps are in the whole run's stream, not the Record's steps).
+
+    python benchmarks/observe_overhead.py [--rounds 5] [--mode detailed|lean] [--sizes 1ms,50ms]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,30 +36,44 @@ from torchdoctor.launch import ObserveConfig, observe
 
 WORKLOAD = Path(__file__).with_name("overhead_workload.py")
 SKIP = 10  # steps excluded at the start of every run (warm-up, hook discovery)
+LEAN_SKIP = 60  # with --mode lean: past the windows (25 steps) and the switch to the lean hooks
 
 
-def _times(out: Path) -> dict[str, list[float]]:
+def _times(out: Path, skip: int) -> dict[str, list[float]]:
     raw = json.loads(out.read_text())
-    return {clock: [t / 1e9 for t in values][SKIP:] for clock, values in raw.items()}
+    return {clock: [t / 1e9 for t in values][skip:] for clock, values in raw.items()}
 
 
-def plain(width: int, steps: int, out: Path) -> dict[str, list[float]]:
+def plain(width: int, steps: int, out: Path, skip: int) -> dict[str, list[float]]:
     subprocess.run([sys.executable, str(WORKLOAD), str(width), str(steps), str(out)], check=True)
-    return _times(out)
+    return _times(out, skip)
 
 
 def observed(width: int, steps: int, out: Path, tmp: Path) -> dict[str, list[float]]:
     config = ObserveConfig(warmup_steps=5, timing_steps=steps - 10, profile=False, stop_after_windows=False,
                            memory=False, compile=False)
+    shutil.rmtree(tmp / "obs", ignore_errors=True)
     record = observe(WORKLOAD, [str(width), str(steps), str(out)], config, out_dir=tmp / "obs")
     assert record.exit.status == 0, record.exit
     # The Record's window starts at step 6, the script's own list after SKIP: the medians of a
     # steady state, compared as such.
-    return {**_times(out), "recorded": [s.wall_s for s in record.steps]}
+    return {**_times(out, SKIP), "recorded": [s.wall_s for s in record.steps]}
 
 
-def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
-    pooled = {clock: ([], []) for clock in ("wall", "cpu", "recorded")}
+def watched(width: int, steps: int, out: Path, tmp: Path) -> dict[str, list[float]]:
+    """The script under `torchdoctor watch`'s observation: its own times of the lean steps."""
+    config = ObserveConfig(warmup_steps=5, timing_steps=20, profile=False, stop_after_windows=False, memory=False,
+                           compile=False, threads_probe=False, compile_probe=False, watch=True)
+    shutil.rmtree(tmp / "obs", ignore_errors=True)
+    record = observe(WORKLOAD, [str(width), str(steps), str(out)], config, out_dir=tmp / "obs")
+    assert record.exit.status == 0, record.exit
+    return _times(out, LEAN_SKIP)
+
+
+def measure(width: int, steps: int, rounds: int, lean: bool = False) -> dict[str, dict]:
+    clocks = ("wall", "cpu") if lean else ("wall", "cpu", "recorded")
+    skip = LEAN_SKIP if lean else SKIP
+    pooled = {clock: ([], []) for clock in clocks}
     ratios: dict[str, list[float]] = {clock: [] for clock in pooled}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -61,7 +82,10 @@ def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
             result = {}
             for which in order:
                 out = tmp / f"times{which}.json"
-                result[which] = plain(width, steps, out) if which == 0 else observed(width, steps, out, tmp)
+                if which == 0:
+                    result[which] = plain(width, steps, out, skip)
+                else:
+                    result[which] = (watched if lean else observed)(width, steps, out, tmp)
             for clock, (a_all, b_all) in pooled.items():
                 plain_clock = "wall" if clock == "recorded" else clock  # the Record against the plain script's clock
                 a_all += result[0][plain_clock]
@@ -79,9 +103,15 @@ def measure(width: int, steps: int, rounds: int) -> dict[str, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--mode", choices=("detailed", "lean"), default="detailed")
+    parser.add_argument("--sizes", default="50ms,1ms", help="step sizes to measure: 50ms, 1ms or both")
+    parser.add_argument("--steps", type=int, default=0, help="steps of the ~1 ms workload (default 600; lean 3000)")
     args = parser.parse_args()
-    for label, width, steps in (("~50 ms step", 3072, 60), ("~1 ms step", 320, 600)):
-        for clock, res in measure(width, steps, args.rounds).items():
+    lean = args.mode == "lean"
+    sizes = {"50ms": ("~50 ms step", 3072, 60 + (LEAN_SKIP if lean else 0)),
+             "1ms": ("~1 ms step", 320, args.steps or (3000 if lean else 600))}
+    for label, width, steps in (sizes[s] for s in args.sizes.split(",")):
+        for clock, res in measure(width, steps, args.rounds, lean).items():
             print(f"{label}, {clock} clock: plain {res['plain_step_s'] * 1e3:.3f} ms, observed "
                   f"{res['observed_step_s'] * 1e3:.3f} ms, overhead {100 * (res['ratio'] - 1):+.2f}% "
                   f"(95% CI {100 * (res['ci'][0] - 1):+.2f}% .. {100 * (res['ci'][1] - 1):+.2f}%), "

@@ -255,6 +255,11 @@ RECORD_DATA_KEYS = (
     "compile.graph_break_reasons",  # reason -> count
     "distributed.slowest_by_step",  # rank -> share
     "distributed.runtime.batch_cost.heaviest_rank_by_step",  # rank -> share
+    "accounting.flops_by_dtype",  # dtype -> FLOPs per step
+    "accounting.peak_flops_per_s",  # dtype -> peak FLOP/s
+    "probes.op_costs.flops_by_dtype",  # dtype -> FLOPs per step
+    "probes.op_costs.peaks.flops_per_s",  # dtype -> peak FLOP/s
+    "probes.op_costs.peaks.not_measured",  # dtype or "copy" -> why
 )
 RECORD_OPAQUE = ("findings[].evidence",)  # per rule: the figures it read (docs/rules.md)
 
@@ -311,6 +316,9 @@ COMMANDS: dict[str, Command] = {
                           "--max-batch-sizes 2 --max-delays-ms 2 --clients 4 --requests 20 --json",
                           ("points[].load.errors", "points[].load.batch_sizes",
                            "recommended.load.errors", "recommended.load.batch_sizes")),
+    "watch": Command("watch", "torchdoctor watch --warmup-steps 2 --steps 6 --no-profile --no-memory --json -- "
+                     "(a loop with a checkpoint every 30 steps and a leak of 1 MiB a step)",
+                     RECORD_DATA_KEYS, RECORD_OPAQUE),
     "check": Command("check", "torchdoctor check --demo --json PATH (a caught regression: metrics, location)",
                      ("metrics", "samples_s")),
     "check_baseline": Command("check", "torchdoctor check --baseline base.json --json PATH -- DEMO (after "
@@ -400,6 +408,36 @@ def run_diagnose(work: Path) -> dict[str, Any]:
     torchdoctor("runs", "show", record["run_id"], "--store", store, "--json", work / "show.json", cwd=work)
     torchdoctor("report", record["run_id"], "--store", store, "-o", work / "report.out", "--format", "json", cwd=work)
     return {"diagnose": record, "runs_show": _load(work / "show.json"), "report_json": _load(work / "report.out")}
+
+
+WATCH_SCRIPT = '''import time
+import torch
+model = torch.nn.Linear(16, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = torch.utils.data.DataLoader(torch.randn(3200, 16), batch_size=16)
+kept = []
+
+def save_checkpoint():
+    time.sleep(0.2)
+
+for epoch in range(2):
+    for step, batch in enumerate(loader, 1):
+        optimizer.zero_grad()
+        model(batch).mean().backward()
+        optimizer.step()
+        kept.append(torch.ones(2**18))
+        time.sleep(0.002)
+        if step % 30 == 0:
+            save_checkpoint()
+'''
+
+
+def run_watch(work: Path) -> dict[str, Any]:
+    script, out = work / "train.py", work / "watch.json"
+    script.write_text(WATCH_SCRIPT)
+    torchdoctor("watch", "--warmup-steps", "2", "--steps", "6", "--no-profile", "--no-memory", "--json", out,
+                "--store", work / "runs.db", "--", script, cwd=work)
+    return {"watch": _load(out)}
 
 
 def run_trace(work: Path) -> dict[str, Any]:
@@ -584,6 +622,7 @@ GROUPS: dict[str, Group] = {
     "serve": Group(run_serve, slow=True, cost=5),
     "sweep": Group(run_sweep, slow=True, cost=5),
     "check": Group(run_check, slow=True, cost=30),
+    "watch": Group(run_watch, slow=True, cost=20),
 }
 
 

@@ -104,3 +104,22 @@ def test_item_sizes_are_measured_the_same_in_any_chunking(value, chunk, cap):
     expected_refused = isinstance(value, (list, dict)) and len(item) > cap
     assert (_scan(data, limits) is not None) == expected_refused
     assert _scan(data, limits, chunk) == _scan(data, limits)
+
+
+def test_more_containers_than_allowed_are_refused_at_the_first_one_past_the_bound():
+    from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
+
+    text = b'{"findings": [' + b",".join([b"{}"] * 10) + b"]}"
+    assert loads_bounded(text, JsonLimits(max_containers=12))["findings"] == [{}] * 10
+    with pytest.raises(JsonBoundError, match="more than 11 objects and lists") as raised:
+        loads_bounded(text, JsonLimits(max_containers=11))
+    assert text[raised.value.offset:].startswith(b"{}]}")
+
+
+def test_containers_are_counted_across_chunks():
+    from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
+
+    guard = JsonGuard(JsonLimits(max_containers=3))
+    guard.feed(b"[[]")
+    with pytest.raises(JsonBoundError, match="the next at byte 7"):
+        guard.feed(b",[],[]]")

@@ -126,3 +126,24 @@ def test_any_bytes_load_or_are_refused(text):
         Record.from_json(text)
     except RecordFormatError:
         pass
+
+
+def test_an_env_and_a_system_of_the_wrong_types_are_diagnosed_tuned_and_drawn():
+    """A hand-edited env (a string where an object belongs) and system summary: every rule that reads
+    them is skipped naming the field, the knobs read nothing from them, and both reports draw."""
+    from torchdoctor.knobs import REGISTRY
+    from torchdoctor.report.html import HtmlRenderer
+    from torchdoctor.rules import diagnose
+
+    steps = [{"index": i, "wall_s": 0.1, "data_wait_s": 0.06, "forward_s": 0.02} for i in range(8)]
+    record = Record.from_json(json.dumps({
+        "schema_version": 2, "steps": steps, "summary": {"num_steps": 8, "step_s": 0.1, "window_s": 0.8,
+                                                         "data_wait_fraction": 0.6, "forward_fraction": 0.2},
+        "env": {"cpu": "many", "dataloaders": [{"num_workers": "0"}]},
+        "system": {"summary": {"process_cpu_percent_mean": "idle"}}}))  # fmt: skip
+    skipped = diagnose(record).skipped
+    assert any("readable env section (Record field 'env.cpu' should be an object or null" in s for s in skipped)
+    assert not any("unexpected layout" in s for s in skipped)
+    applying = [name for name, knob in REGISTRY.items() if knob.applies(record)]
+    assert applying == ["inference_mode"]  # from the steps alone: no backward ran
+    assert "median step" in _draw(record) and "<html" in HtmlRenderer().render(record)

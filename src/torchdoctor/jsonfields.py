@@ -8,11 +8,15 @@ nested dataclasses built the same way), so a wrong type is a RecordFormatError n
 :class:`Keyed` is the base of a value whose JSON keys vary: an empty or minimal analysis writes fewer
 keys (a trace's `temporal: {}`), and a Record analysed before a figure existed lacks it. It remembers
 the keys read, in their order, so `to_dict` writes back exactly what `from_dict` read.
+
+A field whose JSON key is not a Python name (`class`) names its key in its metadata:
+`class_name: str | None = field(default=None, metadata=json_key("class"))`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -23,24 +27,43 @@ from torchdoctor.errors import RecordFormatError
 T = TypeVar("T")
 
 
+def json_key(key: str) -> dict[str, str]:
+    """A field's metadata naming its JSON key, for a key that is not a Python name (`class`)."""
+    return {"json": key}
+
+
+def key_of(f: dataclasses.Field[Any]) -> str:
+    """The JSON key of a dataclass field: its name unless its metadata names another (json_key)."""
+    return f.metadata.get("json", f.name)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a dataclass, once per class (resolving them is most of the cost
+    of reading a small section)."""
+    return typing.get_type_hints(cls)
+
+
 def checked_fields(cls: type, data: Any, where: str) -> dict[str, Any]:
-    """The fields of `cls` found in `data`, each checked against its annotation, as they are (nested
-    objects stay dicts). A field with a default may be missing; one without is a RecordFormatError.
-    `where` names `data` in errors (`""` for the Record itself, whose fields are named bare)."""
+    """The fields of `cls` found in `data` (by their JSON keys, :func:`key_of`), each checked against
+    its annotation, as they are (nested objects stay dicts), by field name. A field with a default
+    may be missing; one without is a RecordFormatError. `where` names `data` in errors (`""` for the
+    Record itself, whose fields are named bare)."""
     if not isinstance(data, dict):
         raise RecordFormatError(f"Record field {where!r} should be an object, not {kind(data)}")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     out = {}
     for f in dataclasses.fields(cls):
-        name = f"{where}.{f.name}" if where else f.name
-        if f.name not in data:
+        key = key_of(f)
+        name = f"{where}.{key}" if where else key
+        if key not in data:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise RecordFormatError(f"Record field {name!r} is missing")
             continue
-        problem = _problem(data[f.name], hints[f.name], name)
+        problem = _problem(data[key], hints[f.name], name)
         if problem:
             raise RecordFormatError(problem)
-        out[f.name] = data[f.name]
+        out[f.name] = data[key]
     return out
 
 
@@ -49,8 +72,9 @@ def value_of(cls: type[T], data: Any, where: str) -> T:
     every field annotated with a dataclass (alone, optional, as the items of a list or tuple, or as
     the values of a dict) built the same way; a tuple field becomes a tuple. Keys `cls` does not know
     are ignored."""
-    hints = typing.get_type_hints(cls)
-    return cls(**{name: _built(value, hints[name], f"{where}.{name}")
+    hints = _hints(cls)
+    keys = {f.name: key_of(f) for f in dataclasses.fields(cls)}
+    return cls(**{name: _built(value, hints[name], f"{where}.{keys[name]}")
                   for name, value in checked_fields(cls, data, where).items()})
 
 
@@ -165,7 +189,8 @@ class Keyed:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON read by `from_dict`: its keys in their order, the absent ones left out."""
-        return {key: _keyed_json(getattr(self, key)) for key in self.keys}
+        names = {key_of(f): f.name for f in dataclasses.fields(self)}
+        return {key: _keyed_json(getattr(self, names[key])) for key in self.keys}
 
     @classmethod
     def from_dict(cls: type[K], data: Any, where: str | None = None) -> K:
@@ -183,8 +208,9 @@ class Keyed:
 
 def _with_keys(value: K, data: dict[str, Any], where: str) -> K:
     """`value` (built from `data` by value_of) with the keys of `data` it knows, and so its parts."""
-    names = [f.name for f in dataclasses.fields(value) if f.name != "keys"]
-    parts = {name: _part(getattr(value, name), data[name], f"{where}.{name}") for name in names if name in data}
+    names = {key_of(f): f.name for f in dataclasses.fields(value) if f.name != "keys"}
+    parts = {name: _part(getattr(value, name), data[key], f"{where}.{key}")
+             for key, name in names.items() if key in data}
     return dataclasses.replace(value, **parts, keys=tuple(k for k in data if k in names))
 
 

@@ -78,3 +78,25 @@ THREADS: ProbeKey[ThreadsValue] = ProbeKey("threads")
 ANOMALY: ProbeKey[AnomalyValue] = ProbeKey("anomaly")
 COMPILE_SPEED: ProbeKey[CompileSpeedValue] = ProbeKey("compile_speed")
 HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
+
+
+class OpCostValue(TypedDict, total=False):
+    """The operator-costs probe's value (observe/probes/op_costs.py): per recorded step, operators
+    grouped by name, dtype and shapes (`ops`), their totals, FLOPs, and this machine's `peaks`."""
+
+    complete: bool
+    reason: str | None
+    steps: int
+    step_s: float
+    ops_self_s: float
+    ops_count: float
+    small_ops_count: float
+    small_ops_self_s: float
+    sync_self_s: float
+    flops: float
+    flops_by_dtype: dict[str, float]
+    ops: list[dict[str, Any]]
+    peaks: dict[str, Any]
+
+
+OP_COSTS: ProbeKey[OpCostValue] = ProbeKey("op_costs")

@@ -27,14 +27,20 @@ import orjson
 
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.finding import Finding, Fix
+from torchdoctor.inputs import read_capped
 from torchdoctor.jsonfields import checked_fields
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
+from torchdoctor.outputs import dumps_json, write_atomic
 
 SCHEMA_VERSION = 2
 #: Records that torchdoctor writes nest 9 deep at most (a trace section's top operators); 64
 #: leaves room for new sections and keeps every reader (renderers, HTML) far from Python's
-#: recursion limit.
-RECORD_LIMITS = JsonLimits(max_depth=64)
+#: recursion limit. A million objects and lists is past any Record under MAX_RECORD_BYTES that
+#: torchdoctor writes, and keeps the parsed Record within about 100 MB.
+RECORD_LIMITS = JsonLimits(max_depth=64, max_containers=1_000_000)
+#: A Record is a few megabytes at most (its steps and findings); a larger file is not one and is
+#: not read whole.
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 #: How a step boundary was detected, in order of preference.
 STEP_DETECTIONS = ("marker", "optimizer", "backward", "forward")
@@ -98,6 +104,13 @@ class ExitInfo:
     signal: str | None = None  # the signal that stopped or ended the script (SIGINT, SIGKILL, ...), if one did
 
 
+@dataclass(slots=True)
+class _Artifacts:
+    """The keys of `Record.artifacts` that torchdoctor reads, checked on load (others are kept)."""
+
+    traces: list[str] = field(default_factory=list)
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: local time to the second, then six random hex digits."""
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
@@ -135,6 +148,8 @@ class Record:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     lint: dict[str, Any] | None = None
     distributed: dict[str, Any] | None = None  # torchdoctor.distributed.analysis.rank_analysis
+    accounting: dict[str, Any] | None = None  # the speed-of-light accounting (torchdoctor.accounting)
+    whole_run: dict[str, Any] | None = None  # `torchdoctor watch`: torchdoctor.goodput.WholeRun
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -149,13 +164,11 @@ class Record:
         option = orjson.OPT_SERIALIZE_NUMPY | (orjson.OPT_INDENT_2 if indent else 0)
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # the others serialise as they are
         fields["findings"] = [f.to_dict() for f in self.findings]
-        return orjson.dumps(fields, option=option, default=_json_default)
+        return dumps_json(fields, option=option, default=_json_default)
 
-    def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.to_json(indent=True))
-        return path
+    def save(self, path: str | Path, *, what: str = "the Record") -> Path:
+        """Write the Record's JSON to `path`, whole or not at all; OutputError naming `what`."""
+        return write_atomic(path, self.to_json(indent=True), what=what)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
@@ -164,6 +177,7 @@ class Record:
         kwargs = checked_fields(cls, data, "")
         kwargs["exit"] = ExitInfo(**checked_fields(ExitInfo, data.get("exit") or {}, "exit"))
         kwargs["summary"] = Summary(**checked_fields(Summary, data.get("summary") or {}, "summary"))
+        checked_fields(_Artifacts, data.get("artifacts") or {}, "artifacts")
         steps = data.get("steps") or []
         kwargs["steps"] = [StepSample(**checked_fields(StepSample, s, f"steps[{i}]")) for i, s in enumerate(steps)]
         kwargs["findings"] = [_finding(f, f"findings[{i}]") for i, f in enumerate(data.get("findings") or [])]
@@ -184,7 +198,7 @@ class Record:
     @classmethod
     def load(cls, path: str | Path) -> Record:
         try:
-            return cls.from_json(Path(path).read_bytes())
+            return cls.from_json(read_capped(path, MAX_RECORD_BYTES))
         except OSError as exc:
             raise RecordFormatError(f"cannot read Record {path}: {exc.strerror}") from None
 
@@ -252,3 +266,6 @@ class RunRow:
     step_s: float | None
     samples_per_s: float | None
     tag: str | None
+    damaged: str | None = None
+    """Why the stored row cannot be read as a run (a column of the wrong type), None when it can;
+    a damaged row keeps what could be read, its other columns as text."""

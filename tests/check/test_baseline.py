@@ -11,6 +11,7 @@ import pytest
 from torchdoctor.check.baseline import (BaselineOrigin, baseline_document, baseline_source, load_baseline,
                                          read_baseline, write_baseline)
 from torchdoctor.check.figures import observation_figures
+from torchdoctor.environment import Cpu, Environment
 from torchdoctor.errors import CheckError
 from torchdoctor.jsonguard import BASELINE_LIMITS
 from tests.check.values import record
@@ -19,7 +20,7 @@ from tests.check.values import record
 def test_baseline_documents_round_trip_and_bad_ones_are_refused() -> None:
     observations = [observation_figures(record([0.010 + 0.001 * (i % 2)] * 3)) for i in range(6)]
     document = baseline_document(BaselineOrigin("main", "train.py", ["--x"], "now", "abc", False),
-                                 {"cpu": {"model": "Xeon"}}, {"steps": 3}, observations)
+                                 Environment.of(cpu=Cpu.of(model="Xeon")), {"steps": 3}, observations)
     assert read_baseline(document, "b") is document
     assert document["noise"] == pytest.approx(0.1)  # alternate observations: 10 ms and 11 ms
     with pytest.raises(ValueError, match="not a torchdoctor check baseline"):
@@ -58,7 +59,7 @@ class MemoryStore:
 
 def _document() -> dict[str, Any]:
     observations = [observation_figures(record([0.010] * 3)) for _ in range(4)]
-    return baseline_document(BaselineOrigin("main", "train.py", [], "now", None, False), {}, {"steps": 3},
+    return baseline_document(BaselineOrigin("main", "train.py", [], "now", None, False), Environment(), {"steps": 3},
                              observations)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from torchdoctor.check.figures import fingerprint, fingerprint_differences, observation_figures
+from torchdoctor.environment import Environment
 from torchdoctor.record import Record
 from tests.check.values import record
 
@@ -45,5 +46,6 @@ def test_fingerprints_compare_the_machine_and_the_software() -> None:
     env = {"versions": {"torch": "2.13.0", "cuda": None, "hip": None, "python": "3.11.7"},
            "cpu": {"model": "Xeon", "logical_cores": 2}, "devices": {"gpus": []}}
     other = {**env, "cpu": {"model": "EPYC", "logical_cores": 2}, "versions": {**env["versions"], "python": "3.12"}}
-    differences = fingerprint_differences(fingerprint(env), fingerprint(other))
+    differences = fingerprint_differences(fingerprint(Environment.from_dict(env)),
+                                          fingerprint(Environment.from_dict(other)))
     assert differences == [{"key": "cpu_model", "a": "Xeon", "b": "EPYC"}]  # python is shown, not compared

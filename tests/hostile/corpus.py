@@ -2,7 +2,8 @@
 
 The small ones live beside this file in `files/`. Each large one is a function returning its bytes;
 `python tests/hostile/corpus.py OUT_DIR` writes them all (the tests write them to a temporary folder,
-benchmarks/hostile_rss.py measures them). Every input is under 1 MB, the size the RSS goal is about.
+benchmarks/hostile_rss.py measures them). Every input is under 10 MB, the size the RSS goal is about
+(the tests use the ones under 1 MB).
 """
 
 from __future__ import annotations
@@ -88,6 +89,25 @@ def record_many_warnings() -> bytes:
     return json.dumps({"schema_version": 1, "warnings": ["w"] * 199_000}).encode()
 
 
+def record_3m_empty_findings() -> bytes:
+    """9.6 MB: a Record with 3.2 million findings without their fields (813 MB before)."""
+    return b'{"schema_version": 1, "findings": [' + b",".join([b"{}"] * 3_200_000) + b"]}"
+
+
+def trace_padded_gzip_bomb() -> bytes:
+    """9.9 MB: the 0.7 MB gzip bomb followed by 9.2 MB of zero padding, which the decompressor
+    skips: by the file's size it could expand 40x to 396 MB."""
+    bomb = trace_gzip_bomb()
+    return bomb + b"\0" * (9_900_000 - len(bomb))
+
+
+def trace_many_steps() -> bytes:
+    """9.9 MB: 97,000 profiler steps (517 MB and 35 s for 100,000 before)."""
+    steps = ",".join('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","ts":%d,"dur":90,"pid":1,"tid":1}'
+                     % (n, n * 100) for n in range(97_000))
+    return ('{"traceEvents": [' + steps + "]}").encode()
+
+
 LARGE: dict[str, Callable[[], bytes]] = {
     "trace_deep_list.json": trace_deep_list,
     "trace_deep_args.json": trace_deep_args,
@@ -98,6 +118,9 @@ LARGE: dict[str, Callable[[], bytes]] = {
     "record_many_findings.json": record_many_findings,
     "record_many_typed_findings.json": record_many_typed_findings,
     "record_many_warnings.json": record_many_warnings,
+    "record_3m_empty_findings.json": record_3m_empty_findings,
+    "trace_padded_gzip_bomb.json.gz": trace_padded_gzip_bomb,
+    "trace_many_steps.json": trace_many_steps,
 }
 
 

@@ -48,6 +48,17 @@ def test_batch_size_knob_changes_the_batch() -> None:
         undo()
 
 
+def test_batch_size_knob_leaves_a_loader_it_would_grow_more_than_tune_tries_and_says_so(capsys) -> None:
+    undo = apply_knobs({"batch_size": 2**24})  # a hand-edited result: the script was killed for memory
+    try:
+        assert DataLoader(DATA, batch_size=4).batch_size == 4
+        assert DataLoader(DATA, batch_size=2**21).batch_size == 2**24  # 8 times its own: what tune tries
+    finally:
+        undo()
+    assert capsys.readouterr().err == ("torchdoctor: batch_size=16777216 not applied to a DataLoader of batch size 4: "
+                                       "more than 8 times its own (what tune tries at most)\n")
+
+
 def test_an_io_bound_loader_searches_workers_beyond_the_cores_starting_at_the_suggestion() -> None:
     from torchdoctor.knobs import REGISTRY
     from torchdoctor.record import Record

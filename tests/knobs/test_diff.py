@@ -88,3 +88,35 @@ def test_snippets_name_the_scripts_own_optimizer_class_and_variables(tmp_path: P
     snippets = {c["knob"]: c["snippet"] for c in changes}
     assert snippets["optimizer_impl"] == "opt = torch.optim.SGD(net.parameters(), ..., foreach=True)"
     assert snippets["compile"].startswith("net = torch.compile(net")
+
+
+NANOGPT_OPTIMIZER = '''import torch
+extra_args = dict(fused=True) if use_fused else dict()
+optimizer = torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas, **extra_args)
+'''
+
+
+def test_a_keyword_a_double_star_mapping_may_carry_is_merged_into_it_not_given_twice(tmp_path: Path) -> None:
+    script = tmp_path / "model.py"
+    script.write_text(NANOGPT_OPTIMIZER)
+    diff = unified_diff(script, {"optimizer_impl": "fused"})
+    edited = "optimizer = torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas, **{**extra_args, 'fused': True})"
+    assert f"+{edited}\n" in diff
+    # On both paths of the script (extra_args with and without fused) the edited call is valid.
+    for use_fused in (True, False):
+        calls = []
+        namespace = {"use_fused": use_fused, "optim_groups": [], "learning_rate": 0.1, "betas": (0.9, 0.99)}
+        exec(NANOGPT_OPTIMIZER.splitlines()[1], namespace)
+        exec(edited.replace("torch.optim.AdamW", "record"), {**namespace, "record": lambda *a, **k: calls.append(k)})
+        assert calls[0]["fused"] is True
+
+
+def test_a_line_recorded_by_several_runs_is_one_site(tmp_path: Path) -> None:
+    from torchdoctor.knobs.diff import knob_changes
+
+    script = tmp_path / "train.py"
+    script.write_text(HELD)
+    same = _call(7, "no_anomaly_detection", "torch.autograd.set_detect_anomaly(True)", script)
+    changes, diff = knob_changes(script, {"no_anomaly_detection": True}, [same, dict(same), dict(same)])
+    assert len(changes[0]["sites"]) == 1
+    assert diff.count("-torch.autograd.set_detect_anomaly(True)") == 1

@@ -41,6 +41,8 @@ def test_every_value_the_search_can_keep_passes_the_knobs_own_check(name):
     ("compile", {"mode": "fastest"}), ("compile", {"backend": "rm -rf"}), ("compile", ["default"]),
     ("compile", {"mode": "default", "extra": 1}), ("optimizer_impl", "turbo"),
     ("no_sync", 1), ("no_sync", 10**9), ("reshard_after_forward", "false"),
+    ("compile", {"dynamic": 0}), ("compile", {"dynamic": 1}), ("compile", {"dynamic": "false"}),
+    ("compile", {"backend": ["inductor"]}), ("compile", {"mode": ["default"]}), ("batch_size", 2**24 + 1),
 ])
 def test_a_value_outside_the_knobs_range_is_refused_with_its_name(name, value):
     with pytest.raises(ValueError, match=name):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.launch.apply import command
+from torchdoctor.process.scriptrun import ScriptDoesNotCompile, enter_main
 
 APP = 'import sys\nprint("argv", sys.argv, "main", __name__, "frames", len(__import__("traceback").extract_stack()))\n'
 
@@ -38,3 +39,21 @@ def test_a_file_a_folder_and_a_zip_app_see_what_plain_python_shows_them(app: str
         assert ours.stdout == f"{argv} {int(frames) + 1}\n"
     else:
         assert ours.stdout.rsplit(" ", 1)[0] == argv
+
+
+@pytest.mark.parametrize("source, where", [
+    (b"def f(:\n    pass\n", ":1: SyntaxError: invalid syntax"),
+    (b"#!/bin/sh\necho hi\n", ":2: SyntaxError: invalid syntax"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00", ": SyntaxError: source code string cannot contain null bytes"),
+])  # fmt: skip
+def test_a_file_that_is_not_python_says_so_as_python_does_without_our_frames(tmp_path, source, where):
+    script = tmp_path / "app.py"
+    script.write_bytes(source)
+    with pytest.raises(ScriptDoesNotCompile) as raised:
+        enter_main(str(script), [str(script)])
+    assert raised.value.where == f"{script}{where}"
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert plain.stderr.splitlines()[-1].startswith("SyntaxError: ")  # the error Python names
+    applied = subprocess.run(command(script, []), capture_output=True, text=True)
+    assert (applied.returncode, applied.stderr) == (1, raised.value.text)
+    assert "Traceback" not in applied.stderr

@@ -35,8 +35,17 @@ def test_report_draws_a_stored_run_in_the_terminal(tmp_path: Path) -> None:
 
 
 def test_an_unknown_run_or_format_is_a_one_line_error(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.db"):
+        pass
     proc = _torchdoctor("report", "nope", "--store", "runs.db", cwd=tmp_path)
     assert proc.returncode == 2 and "no run 'nope'" in proc.stderr and "Traceback" not in proc.stderr
     Record().save(tmp_path / "r.json")
     proc = _torchdoctor("report", "r.json", "-o", "r.pdf", cwd=tmp_path)
     assert proc.returncode == 2 and "no report renderer" in proc.stderr
+
+
+def test_a_name_that_is_no_file_makes_no_store_where_there_was_none(tmp_path: Path) -> None:
+    proc = _torchdoctor("report", "NOT_A_FILE", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "NOT_A_FILE is not a file, and there is no run store at .torchdoctor/runs.db" in " ".join(proc.stderr.split())
+    assert list(tmp_path.iterdir()) == []

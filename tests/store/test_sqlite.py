@@ -74,3 +74,39 @@ def test_a_baseline_nested_past_the_bounds_is_a_store_error_not_a_parse(tmp_path
     db.close()
     with RunStore(path) as store, pytest.raises(StoreError, match="baseline 'deep' .* is unreadable"):
         store.load_baseline("deep")
+
+
+@pytest.mark.parametrize(("column", "value", "says"), [
+    ("argv", "not json", "argv"), ("argv", '{"a": 1}', "argv"), ("step_s", "fast", "step_s"),
+    ("exit_status", "x", "exit_status"), ("script", b"\xff", "script"),
+])  # fmt: skip
+def test_a_row_damaged_outside_torchdoctor_is_listed_as_damaged_beside_the_others(tmp_path, column, value, says):
+    with RunStore(tmp_path / "runs.db") as store:
+        for run_id in ("a", "b"):
+            store.save(Record(run_id=run_id, script="train.py"))
+    with sqlite3.connect(tmp_path / "runs.db") as db:  # as another program or a bad disk would
+        db.execute(f"UPDATE runs SET {column} = ? WHERE run_id = 'a'", (value,))
+    with RunStore(tmp_path / "runs.db") as store:
+        rows = store.list()
+    damaged = [row for row in rows if row.damaged]
+    assert len(damaged) == 1 and says in damaged[0].damaged
+    assert [row.run_id for row in rows if not row.damaged] == ["b"]
+
+
+def test_runs_list_shows_a_damaged_row_and_the_others(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from torchdoctor.cli import main
+
+    with RunStore(tmp_path / "runs.db") as store:
+        for run_id in ("run-a", "run-b"):
+            store.save(Record(run_id=run_id, script="train.py"))
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        db.execute("UPDATE runs SET argv = 'not json', step_s = 'fast' WHERE run_id = 'run-a'")
+    monkeypatch.setattr(sys, "argv", ["torchdoctor", "runs", "list", "--store", str(tmp_path / "runs.db")])
+    monkeypatch.setenv("COLUMNS", "120")
+    with pytest.raises(SystemExit) as end:
+        main()
+    out = capsys.readouterr().out
+    assert (end.value.code or 0, "run-a" in out, "run-b" in out) == (0, True, True), out
+    assert "damaged row: argv, step_s" in " ".join(out.split())

@@ -63,6 +63,33 @@ def test_a_gzip_that_expands_more_than_forty_times_is_refused_as_a_possible_bomb
     assert len(load_trace(path)) > 5000  # under the floor, any ratio loads
 
 
+def test_padding_after_a_small_gzip_bomb_earns_it_no_allowance(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "_MIN_GZIP_ALLOWANCE", 1 << 20)
+    body = ('{"traceEvents": [' + (json.dumps(_event()) + ",") * 80_000 + '{"ph": "M"}]}').encode()
+    bomb = gzip.compress(body)  # 8 MB from 40 KB; read ahead by 128 KiB, it may expand to 5.2 MB
+    path = _write(tmp_path, bomb + b"\0" * 300_000, "padded.json.gz")
+    assert 40 * path.stat().st_size > len(body)  # its size alone would let it through
+    with pytest.raises(TraceFormatError, match="expands to more than .* bytes \\(40x the compressed bytes read so far"):
+        load_trace(path)
+
+
+@pytest.mark.parametrize("cut_at", [0.3, 0.5, 0.9])
+def test_a_cut_gzip_keeps_every_event_the_same_cut_plain_file_keeps(tmp_path, cut_at):
+    events = [_event(f"k{i % 50}", "kernel", ts=i * 10, args={"correlation": i}) for i in range(30_000)]
+    whole = gzip.compress(json.dumps({"traceEvents": events}).encode())
+    cut = _write(tmp_path, whole[: int(len(whole) * cut_at)], "cut.json.gz")
+    reader = gzip.GzipFile(cut)
+    text = b""
+    try:
+        while piece := reader.read1(1 << 16):
+            text += piece
+    except EOFError:
+        pass
+    plain = _write(tmp_path, text, "cut.json")
+    gz, same = load_trace(cut), load_trace(plain)
+    assert gz.truncated and same.truncated and len(gz) == len(same) > 0
+
+
 def test_invalid_json_is_an_error_with_an_offset_and_is_not_called_truncated(tmp_path):
     text = json.dumps({"traceEvents": [_event(), _event()]})
     path = _write(tmp_path, text[:-2] + ', {"ph": X}]}')

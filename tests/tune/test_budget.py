@@ -25,7 +25,10 @@ def test_more_runs_fit_only_with_the_confirmations_reserve_after_them() -> None:
     assert not fits_in_budget(config, runs, 120.0, 1)  # the wall clock counts when it ran longer
     # The confirmation's own runs reserve nothing after them.
     assert fits_in_budget(config, runs, 0.0, 11, confirmation=False)
-    assert fits_in_budget(TuneConfig(), runs, 1e9, 1000)  # no budget
+    # Without --time-budget the default budget stops it.
+    default = TuneConfig(default_budget_s=150.0, confirm_rounds=2, confirm_window_s=0.0, confirm_span_s=0.0)
+    assert fits_in_budget(default, runs, 0.0, 7) and not fits_in_budget(default, runs, 0.0, 8)
+    assert TuneConfig().budget_s == TuneConfig().default_budget_s
 
 
 def test_the_reserve_is_the_confirmations_span_where_that_is_longer() -> None:

@@ -43,3 +43,14 @@ def test_only_registered_knob_names_count() -> None:
     record = Record(findings=[finding("a", upside=0.9, knob="warp_drive")])
     assert ordered_candidates(record, allow_batch_size=False, only=[]) == \
         [n for n in DEFAULT_ORDER if n != "batch_size"]
+
+
+def test_a_fix_that_sets_the_intra_op_threads_beside_its_workers_is_one_fix() -> None:
+    from torchdoctor.finding import Fix
+    from torchdoctor.tune.candidates import fix_companions
+
+    workers_fix = Fix("Load batches in 1 worker process(es); give the step 1 intra-op thread(s).",
+                      "torch.set_num_threads(1)\nloader = DataLoader(dataset, num_workers=1, persistent_workers=True)")
+    record = Record(findings=[finding("TD-DATA-002", knob="num_workers", fix=workers_fix),
+                              finding("TD-COMP-003", knob="compile", fix=Fix("compile", "model = torch.compile(model)"))])
+    assert fix_companions(record) == {"num_workers": {"threads": 1}}

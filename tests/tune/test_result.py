@@ -75,3 +75,43 @@ def test_a_file_that_is_not_json_or_too_large_is_a_clear_error(tmp_path, script,
         load_result(path, script)
     with pytest.raises(TuneInputError, match="cannot read"):
         load_result(tmp_path / "missing.json", script)
+
+
+def _summary_of(trials: list[dict], search: dict | None = None) -> str:
+    from torchdoctor.tune.result import TuneResult, summary_line
+
+    result = TuneResult(tune_id="t", script="s.py", args=[], baseline_step_s=0.005, best_step_s=0.005, speedup=1.0,
+                        speedup_ci=None, confirmed=False, metric="time per step", kept={}, rejected=[], overridden=[],
+                        intercepted=[], numerics_unchecked=[], trials=trials, stop_reason="", noise={},
+                        confirmation=None, search=search or {})
+    return summary_line(result)
+
+
+def test_when_every_trial_is_undecided_the_summary_says_nothing_could_be_decided_the_load_and_how_to_rerun():
+    baseline = {"knob": None, "verdict": None}
+    noisy = {"knob": "threads", "verdict": {"decided": False}}
+    load = {"load": {"text": "other processes kept 1.8 of the 2 cores busy (median of 9 runs)"}}
+    summary = _summary_of([baseline, noisy, dict(noisy, knob="compile")], load)
+    assert summary.startswith("nothing could be decided: each of the 2 trials was too noisy")
+    assert "other processes kept 1.8 of the 2 cores busy" in summary
+    assert "--time-budget" in summary and "quieter machine" in summary and "--clock cpu" in summary
+    assert "no knob made the script measurably faster" not in summary
+
+
+def test_when_no_trial_ran_the_summary_says_so_and_why():
+    from torchdoctor.tune.result import TuneResult, summary_line
+
+    result = TuneResult(tune_id="t", script="s.py", args=[], baseline_step_s=0.005, best_step_s=0.005, speedup=1.0,
+                        speedup_ci=None, confirmed=False, metric="time per step", kept={}, rejected=[], overridden=[],
+                        intercepted=[], numerics_unchecked=[], trials=[{"knob": None, "verdict": None}],
+                        stop_reason="--time-budget 300 s: no room for another trial and the confirmation", noise={},
+                        confirmation=None)
+    assert summary_line(result) == ("nothing kept: no knob was tried (--time-budget 300 s: no room for another "
+                                    "trial and the confirmation)")
+
+
+def test_when_some_trial_was_decided_nothing_kept_means_no_knob_was_faster():
+    summary = _summary_of([{"knob": None, "verdict": None}, {"knob": "threads", "verdict": {"decided": True}},
+                           {"knob": "compile", "verdict": {"decided": False}}])
+    assert summary == ("nothing kept: no knob made the script measurably faster side by side "
+                       "(1 of 2 trials undecided: too noisy)")

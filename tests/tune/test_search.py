@@ -121,6 +121,9 @@ def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path
     assert result.noise["disturbed_runs"] == 1
     assert 1.9 < result.speedup < 2.1  # x2, not x20
     assert result.baseline_step_s == pytest.approx(0.1, rel=0.05)
+    # Its diagnosis timed the disturbance: the script is profiled and diagnosed again before the search.
+    assert result.search["rediagnosed"]
+    assert [role for _, role in runs.calls[:4]] == ["baseline"] * 4 and runs.calls[4][1] != "baseline"
 
 
 def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monkeypatch) -> None:
@@ -133,6 +136,7 @@ def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monke
     assert result.stop_reason.startswith("the machine is too noisy to decide anything")
     assert "100 ms, 220 ms, 150 ms, 310 ms" in result.stop_reason
     assert result.summary.startswith("nothing kept: the machine is too noisy")
+    assert "Rerun on a quieter machine, or with more rounds per trial (--rounds 3)" in result.summary
     assert all(t["status"] == "rejected" and "undecided" in t["reason"] for t in result.trials[1:])
 
 
@@ -341,7 +345,8 @@ def test_diminishing_returns_waits_for_the_knobs_the_findings_name_and_says_what
     result = _tuner(tmp_path, monkeypatch, runs, patience=1, only=["channels_last", "compile", "no_anomaly_detection"],
                     repeat_baseline=False).run()
     tried = [t["knob"] for t in result.trials[1:]]
-    assert tried[0] == "compile"  # named by a finding: first
+    # anomaly mode is on in the fabricated runs: the structure requires its knob, before the findings'
+    assert tried[:2] == ["no_anomaly_detection", "compile"]
     assert "diminishing returns" in result.stop_reason
     assert "compile: not kept" in result.stop_reason or "channels_last: not kept" in result.stop_reason
     assert "less than" not in result.stop_reason
@@ -451,9 +456,11 @@ class ScriptedTrials:
         self.ratios = ratios
         self.tried: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any) -> Trial:
+    def __call__(self, runner: Runner, state: TuneState, knob: Knob, value: Any,
+                 companions: dict[str, Any] | None = None) -> Trial:
         ratio = self.ratios.get((knob.name, value), 1.0)
-        trial = Trial(index=len(state.trials), knob=knob.name, value=value, knobs={**state.kept, knob.name: value},
+        trial = Trial(index=len(state.trials), knob=knob.name, value=value,
+                      knobs={**state.kept, **(companions or {}), knob.name: value},
                       status=ACCEPTED if ratio < 1.0 else REJECTED, ratio=ratio, reason=f"ratio {ratio}",
                       runs=list(state.baseline.runs))
         state.trials.append(trial)
@@ -521,3 +528,57 @@ def test_the_search_tries_nothing_the_budget_has_no_room_for(tmp_path, monkeypat
     state = _search(tmp_path, monkeypatch, trials, KNOBS, duration_s=60.0, time_budget_s=100.0)
     assert trials.tried == []
     assert state.stop_reason == "--time-budget 100 s: no room for another trial and the confirmation"
+
+
+def _history(**fields: Any) -> search.SearchHistory:
+    history = search.SearchHistory(named=["zero_grad_set_to_none"], required={"compile": "tiny operators dominate"})
+    history.considered |= {"zero_grad_set_to_none", "compile", "threads"}
+    for name, value in fields.items():
+        setattr(history, name, value)
+    return history
+
+
+def test_diminishing_returns_waits_until_every_required_knob_was_decided() -> None:
+    config = TuneConfig(patience=2)
+    assert not search.diminishing(_history(no_gain=3, decided={"threads"}), config, elapsed_s=0.0)
+    assert search.diminishing(_history(no_gain=3, decided={"threads", "compile"}), config, elapsed_s=0.0)
+
+
+def test_diminishing_returns_never_ends_the_search_with_more_than_half_an_explicit_budget_left() -> None:
+    history = _history(no_gain=3, decided={"compile"})
+    config = TuneConfig(patience=2, time_budget_s=600.0)
+    assert not search.diminishing(history, config, elapsed_s=299.0)
+    assert search.diminishing(history, config, elapsed_s=300.0)
+
+
+def test_a_knob_whose_trials_were_all_undecided_counts_as_untried() -> None:
+    history = _history(no_gain=1)
+    noisy = Trial(index=1, knob="compile", value={"mode": "default"}, knobs={}, status=REJECTED,
+                  reason="undecided: runs of one configuration disagree", verdict={"decided": False}, ratio=0.9)
+    history.record("compile", None, [noisy], min_gain=0.02)
+    assert history.no_gain == 1 and "compile" not in history.decided
+    assert "compile: undecided (too noisy), counted as untried" in history.outcomes
+    slower = Trial(index=2, knob="compile", value={"mode": "default"}, knobs={}, status=REJECTED,
+                   reason="slower: x0.90", verdict={"decided": True}, ratio=1.1)
+    history.record("compile", None, [slower], min_gain=0.02)
+    assert history.no_gain == 2 and "compile" in history.decided
+
+
+def test_a_required_knob_is_tried_first_and_holds_back_diminishing_returns(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tuner, "preconditions", lambda structure: {"compile": "tiny operators dominate"})
+    runs = FakeRuns()
+    result = _tuner(tmp_path, monkeypatch, runs, patience=1, repeat_baseline=False,
+                    only=["zero_grad_set_to_none", "channels_last", "no_anomaly_detection", "compile"]).run()
+    tried = [t["knob"] for t in result.trials[1:]]
+    assert tried[0] == "compile"
+    assert result.search["required"] == [{"knob": "compile", "why": "tiny operators dominate", "decided": True}]
+    assert result.search["plan"]["trials"] >= 1
+
+
+def test_a_findings_fix_is_tried_and_kept_as_a_whole(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tuner, "fix_companions", lambda record: {"zero_grad_set_to_none": {"no_anomaly_detection": True}})
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(), only=["zero_grad_set_to_none"], repeat_baseline=False).run()
+    trial = result.trials[1]
+    assert trial["knob"] == "zero_grad_set_to_none"
+    assert trial["knobs"] == {"no_anomaly_detection": True, "zero_grad_set_to_none": True}
+    assert result.kept == {"no_anomaly_detection": True, "zero_grad_set_to_none": True}

@@ -138,3 +138,26 @@ def test_run_apply_refuses_a_result_made_for_another_script_unless_forced(tmp_pa
     forced = _run_apply(tmp_path, made_for, "--force")
     assert forced.returncode == 0, forced.stderr
     assert "num_workers=2" in forced.stdout and "applied anyway (--force)" in forced.stderr
+
+
+@pytest.mark.slow
+def test_compile_is_tried_first_on_tiny_operators_even_when_the_profiled_baseline_was_disturbed(tmp_path) -> None:
+    # The script's first run sleeps 50 ms in each of its ~3 ms steps (the counter file makes that
+    # deterministic): its diagnosis times the sleep, not the operators. The operator counts still
+    # say tiny operators dominate, so compile is required and tried first, and the disturbed
+    # profiled run is diagnosed again before the search.
+    counter = tmp_path / "runs.txt"
+    proc, result = _tune(tmp_path, "--max-trials", "1", "--steps", "5", "--warmup-steps", "2",
+                         "--confirm-rounds", "1", "--confirm-span", "0", "--confirm-window", "0",
+                         "--", str(SCRIPTS / "tiny_activation.py"), str(counter), "1", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    baseline_runs = result["trials"][0]["runs"]
+    assert baseline_runs[0]["disturbed"] and baseline_runs[0]["step_s"] > 0.05
+    assert result["search"]["rediagnosed"]
+    required = {item["knob"]: item["why"] for item in result["search"]["required"]}
+    assert "tiny operators dominate" in required["compile"]
+    assert result["search"]["structure"]["small_op_share"] > 0.5
+    assert [t["knob"] for t in result["trials"][1:]] == ["compile"]
+    assert "plan: 1 trial(s)" in proc.stdout and "the default budget of 1200 s" in proc.stdout
+    # Every trial run's peak memory was sampled.
+    assert result["trials"][1]["memory"]["source"] == "rss" and result["trials"][1]["memory"]["peak_bytes"] >= 0

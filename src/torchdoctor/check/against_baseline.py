@@ -18,6 +18,7 @@ from torchdoctor.check.result import CheckResult
 from torchdoctor.check.rounds import against_stored
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.sides import script_path, this_tree
+from torchdoctor.environment import Environment
 from torchdoctor.errors import CheckError
 from torchdoctor.record import Record
 
@@ -75,7 +76,7 @@ def _take_baseline_windows(context: CheckContext, document: dict[str, Any], path
 def _refuse_another_environment(context: CheckContext, name: str, document: dict[str, Any], pilot: Record) -> None:
     """The environments of the baseline and of the pilot, in the result; CheckError (kind
     "env_mismatch") when they differ, since a comparison across them measures the machine."""
-    here = fingerprint(pilot.env)
+    here = fingerprint(Environment.or_empty(pilot.env))
     differences = fingerprint_differences(document["fingerprint"], here)
     context.result.env = {"a": document["fingerprint"], "b": here, "differences": differences}
     if differences:

@@ -14,11 +14,15 @@ import numpy as np
 import orjson
 
 from torchdoctor.check.figures import fingerprint
+from torchdoctor.environment import Environment
 from torchdoctor.errors import CheckError
+from torchdoctor.inputs import read_capped
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 
 BASELINE_SCHEMA_VERSION = 2
 BASELINE_KIND = "torchdoctor.check.baseline"
+#: A baseline holds a few figures per phase; a larger file is not one and is not read whole.
+MAX_BASELINE_BYTES = 32 * 1024 * 1024
 
 
 class BaselineStore(Protocol):
@@ -48,7 +52,7 @@ class BaselineOrigin:
     dirty: bool
 
 
-def baseline_document(origin: BaselineOrigin, env: dict[str, Any], settings: dict[str, Any],
+def baseline_document(origin: BaselineOrigin, env: Environment, settings: dict[str, Any],
                       observations: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A stored baseline: the per-observation figures of one side and its environment fingerprint.
     `noise` is the difference of the medians of its two halves (interleaved), a floor for later checks."""
@@ -111,7 +115,7 @@ def load_baseline(name: str, open_store: StoreOpener) -> dict[str, Any]:
 
 def _baseline_file(name: str) -> Any:
     try:
-        return loads_bounded(Path(name).read_bytes(), BASELINE_LIMITS)
+        return loads_bounded(read_capped(name, MAX_BASELINE_BYTES), BASELINE_LIMITS)
     except OSError as exc:
         raise CheckError(f"cannot read baseline {name}: {exc.strerror}", kind="bad_baseline") from None
     except (JsonBoundError, orjson.JSONDecodeError) as exc:

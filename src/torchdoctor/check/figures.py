@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from torchdoctor.compile.report import CompileReport
+from torchdoctor.environment import Cpu, Environment, Versions
 from torchdoctor.jsonfields import readable
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
@@ -20,10 +21,7 @@ FINGERPRINT_KEYS = ("cpu_model", "logical_cores", "gpus", "torch", "cuda", "hip"
 
 def uses_accelerator(record: Record) -> bool:
     """Whether the script's model lives on an accelerator (CUDA, ROCm, XPU, MPS)."""
-    for model in record.env.get("models") or []:
-        if any(not str(d).startswith("cpu") for d in model.get("parameter_devices") or []):
-            return True
-    return False
+    return any(not device.startswith("cpu") for device in Environment.or_empty(record.env).model_devices())
 
 
 def observation_figures(record: Record) -> dict[str, Any]:
@@ -71,18 +69,18 @@ def observation_figures(record: Record) -> dict[str, Any]:
     }
 
 
-def fingerprint(env: dict[str, Any]) -> dict[str, Any]:
+def fingerprint(env: Environment) -> dict[str, Any]:
     """The parts of a Record's env that decide what a step costs: CPU and GPU models, core count,
     torch and its CUDA/HIP build."""
-    versions, cpu, devices = env.get("versions") or {}, env.get("cpu") or {}, env.get("devices") or {}
+    versions, cpu = env.versions or Versions(), env.cpu or Cpu()
     return {
-        "cpu_model": cpu.get("model"),
-        "logical_cores": cpu.get("logical_cores"),
-        "gpus": [g.get("name") for g in devices.get("gpus") or []],
-        "torch": versions.get("torch"),
-        "cuda": versions.get("cuda"),
-        "hip": versions.get("hip"),
-        "python": versions.get("python"),
+        "cpu_model": cpu.model,
+        "logical_cores": cpu.logical_cores,
+        "gpus": [gpu.name for gpu in env.gpus],
+        "torch": versions.torch,
+        "cuda": versions.cuda,
+        "hip": versions.hip,
+        "python": versions.python,
     }
 
 

@@ -19,6 +19,7 @@ from torchdoctor.check.figures import fingerprint, fingerprint_differences, obse
 from torchdoctor.check.gate import GateLook, gate_settled, time_gate
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.window import keep_steps, lengthen_window
+from torchdoctor.environment import Environment
 from torchdoctor.record import Record
 
 
@@ -79,7 +80,7 @@ def _ratio_text(value: float | None) -> str:
 
 def _note_envs(context: CheckContext, a: Record, b: Record) -> None:
     result = context.result
-    fa, fb = fingerprint(a.env), fingerprint(b.env)
+    fa, fb = fingerprint(Environment.or_empty(a.env)), fingerprint(Environment.or_empty(b.env))
     result.env = {"a": fa, "b": fb, "differences": fingerprint_differences(fa, fb)}
     result.a.setdefault("torch", fa.get("torch"))
     result.b.setdefault("torch", fb.get("torch"))

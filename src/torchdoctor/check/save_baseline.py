@@ -16,6 +16,7 @@ from torchdoctor.check.result import CheckResult
 from torchdoctor.check.runner import Runner
 from torchdoctor.check.sides import script_path, this_tree
 from torchdoctor.check.window import keep_steps, lengthen_window
+from torchdoctor.environment import Environment
 from torchdoctor.record import Record
 
 
@@ -31,8 +32,9 @@ def record_baseline(script: str, args: Sequence[str], name: str, options: CheckO
         _observe_b(context, runner)
         origin = BaselineOrigin(name, side.script.name, args, pilot.created_at, side.info["commit"],
                                 side.info["dirty"])
-        document = baseline_document(origin, pilot.env, {"warmup_steps": context.options.warmup_steps,
-                                                         "steps": context.options.steps}, runner.figures["B"])
+        env = Environment.or_empty(pilot.env)
+        document = baseline_document(origin, env, {"warmup_steps": context.options.warmup_steps,
+                                                   "steps": context.options.steps}, runner.figures["B"])
         _saved(context, runner, name, document, write_baseline(name, document, context.open_store))
 
     return context.run(body)

@@ -1,6 +1,6 @@
 """The git side of `torchdoctor check --against REF`: the repository of the script, REF resolved to
 a commit, the working tree's uncommitted changes, and REF checked out into a temporary worktree
-(`git worktree add --detach`, removed again however the check ends)."""
+(`git worktree add --detach`, with its submodules, removed again however the check ends)."""
 
 from __future__ import annotations
 
@@ -85,8 +85,23 @@ def temporary_worktree(root: Path, commit: str) -> Iterator[Path]:
     tree = holder / "tree"
     try:
         git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
+        _check_out_submodules(tree, commit)
         yield tree
     finally:
         git(root, "worktree", "remove", "--force", str(tree), check=False)
         shutil.rmtree(holder, ignore_errors=True)
         git(root, "worktree", "prune", check=False)
+
+
+def _check_out_submodules(tree: Path, commit: str) -> None:
+    """Check out the submodules REF names (`git submodule update --init --recursive`): a new
+    worktree has empty folders where they go, and the script at REF would fail on them. Git fetches
+    them from the URLs in REF's .gitmodules (a local path needs git's `protocol.file.allow`); when
+    it cannot, the check stops here and says why."""
+    if not (tree / ".gitmodules").is_file():
+        return
+    proc = git(tree, "submodule", "update", "--init", "--recursive", "--quiet", check=False)
+    if proc.returncode != 0:
+        why = " ".join(proc.stderr.split())[-400:] or f"git exit status {proc.returncode}"
+        raise CheckError(f"the checkout of {commit[:12]} has git submodules, and checking them out failed: {why}",
+                         kind="git")

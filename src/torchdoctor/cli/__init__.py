@@ -25,6 +25,7 @@ app = typer.Typer(
 
 # Each command module registers itself on `app`; the order here is the order in --help.
 from torchdoctor.cli import diagnose as _diagnose  # noqa: E402
+from torchdoctor.cli import watch as _watch  # noqa: E402
 from torchdoctor.cli import runs as _runs  # noqa: E402
 from torchdoctor.cli import trace as _trace  # noqa: E402
 from torchdoctor.cli import lint as _lint  # noqa: E402
@@ -40,6 +41,7 @@ from torchdoctor.cli import scale as _scale  # noqa: E402
 from torchdoctor.cli import check as _check  # noqa: E402
 
 _diagnose.register(app)
+_watch.register(app)
 app.add_typer(_runs.app, name="runs")
 app.add_typer(_trace.app, name="trace")
 _lint.register(app)

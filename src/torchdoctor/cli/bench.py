@@ -173,7 +173,7 @@ def _emit(
             sys.stdout.write(data.decode() + "\n")
         else:
             Path(json_out).write_bytes(data)
-            console.print(f"JSON written to {json_out}")
+            console.print(f"JSON written to {markup(json_out)}")
 
 
 class _Progress:

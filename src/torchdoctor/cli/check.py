@@ -54,8 +54,8 @@ def check(
     max_slowdown: str = typer.Option("5%", help="Fail (exit 1) on a step-time slowdown beyond this."),
     max_memory_growth: str = typer.Option("10%", help="Fail (exit 1) on a peak-memory growth beyond this."),
     budget: float = typer.Option(300.0, "--budget", help="Seconds allowed to decide; exit 2 when undecided by then."),
-    warmup_steps: int = typer.Option(3, help="Steps each observation runs before timing."),
-    steps: int = typer.Option(10, "--steps", help="Timed steps per observation (one sample = their median)."),
+    warmup_steps: int = typer.Option(3, min=0, max=1_000_000, help="Steps each observation runs before timing."),
+    steps: int = typer.Option(10, "--steps", min=1, max=1_000_000, help="Timed steps per observation (one sample = their median)."),
     timed_window: float = typer.Option(
         0.5, "--timed-window", help="Seconds each observation times at least: more than --steps steps when they are "
         "short (at most 10x); 0: exactly --steps."),

@@ -18,8 +18,8 @@ def register(app: typer.Typer) -> None:
 
 def compile_command(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
-    warmup_steps: int = typer.Option(5, help="Steps run before measuring (compilation happens here)."),
-    steps: int = typer.Option(20, "--steps", help="Steps in the timing window."),
+    warmup_steps: int = typer.Option(5, min=0, max=1_000_000, help="Steps run before measuring (compilation happens here)."),
+    steps: int = typer.Option(20, "--steps", min=1, max=1_000_000, help="Steps in the timing window."),
     profile: bool = typer.Option(True, "--profile/--no-profile", help="Profile both runs to diff operators."),
     timeout: Optional[float] = typer.Option(None, help="Stop each run after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -32,12 +33,12 @@ def diagnose(
         None, "--cluster", help="With --trace: run the ranks on this Dask scheduler (tcp://host:8786), or `local`."),
     select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules (id, prefix or layer)."),
     ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip these rules (id, prefix or layer)."),
-    warmup_steps: int = typer.Option(5, help="Steps run before measuring."),
-    steps: int = typer.Option(20, "--steps", help="Steps in the timing window."),
+    warmup_steps: int = typer.Option(5, min=0, max=1_000_000, help="Steps run before measuring."),
+    steps: int = typer.Option(20, "--steps", min=1, max=1_000_000, help="Steps in the timing window."),
     profile: bool = typer.Option(True, "--profile/--no-profile", help="Run a torch.profiler window."),
-    profile_wait: int = typer.Option(1, help="Profiler schedule: wait steps."),
-    profile_warmup: int = typer.Option(1, help="Profiler schedule: warm-up steps."),
-    profile_active: int = typer.Option(3, help="Profiler schedule: recorded steps."),
+    profile_wait: int = typer.Option(1, min=0, max=1_000_000, help="Profiler schedule: wait steps."),
+    profile_warmup: int = typer.Option(1, min=0, max=1_000_000, help="Profiler schedule: warm-up steps."),
+    profile_active: int = typer.Option(3, min=1, max=1_000_000, help="Profiler schedule: recorded steps."),
     record_shapes: bool = typer.Option(False, help="Record operator input shapes in the trace."),
     memory: bool = typer.Option(True, "--memory/--no-memory", help="Measure one step's memory breakdown."),
     compile_probe: bool = typer.Option(
@@ -58,7 +59,7 @@ def diagnose(
     """Run SCRIPT unmodified under observation and report where each step's time goes."""
     from torchdoctor.launch.stops import held_stops
     from torchdoctor.trace.pool import default_jobs
-    from torchdoctor.workflow import DiagnoseOutputs, diagnose_traces
+    from torchdoctor.workflow import DiagnoseOutputs
 
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out,
                               select=tuple(select or ()), ignore=tuple(ignore or ()))
@@ -67,17 +68,29 @@ def diagnose(
         profile_warmup=profile_warmup, profile_active=profile_active, record_shapes=record_shapes, memory=memory,
         compile_probe=compile_probe,
     )
+    if trace:
+        traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
+        sys.exit(_diagnose_traces(traces, outputs, jobs or default_jobs(), cluster))
     # Stops are passed on to the script while it runs and held while the Record is saved: a second
     # Ctrl-C must not cost the store entry or the --json of a run that was measured.
     with held_stops() as stops:
-        if trace:
-            traces = [*trace, *(Path(c) for c in command or ())]  # `--trace a.json b.json` gives b as an argument
-            record = diagnose_traces(traces, outputs, jobs=jobs or default_jobs(), cluster=cluster)
-        else:
-            launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
-                                  torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
-            record = _diagnose_script(command, demo, config_options, launch_options, outputs)
+        launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
+                              torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
+        record = _diagnose_script(command, demo, config_options, launch_options, outputs)
     sys.exit(stops.exit_status(record.exit.status))
+
+
+def _diagnose_traces(traces: list[Path], outputs: DiagnoseOutputs, jobs: int, cluster: str | None) -> int:
+    """Diagnose trace files (`jobs` worker processes, or the Dask cluster `cluster`); the exit
+    status. Nothing is measured, so nothing is held: Ctrl-C and SIGTERM end it at once (130, 143),
+    even in the middle of reading a large trace."""
+    from torchdoctor.workflow import diagnose_traces
+
+    try:
+        return diagnose_traces(traces, outputs, jobs=jobs, cluster=cluster).exit.status
+    except KeyboardInterrupt:
+        sys.stderr.write("torchdoctor: interrupted; nothing was measured, nothing is lost\n")
+        return 128 + signal.SIGINT
 
 
 def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:

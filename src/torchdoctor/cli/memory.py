@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 def memory(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
-    warmup_steps: int = typer.Option(3, help="Steps run before the measured step."),
+    warmup_steps: int = typer.Option(3, min=0, max=1_000_000, help="Steps run before the measured step."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="Device memory, e.g. 16GiB: "
                                                 "estimate the largest batch that fits."),
     snapshot: Optional[Path] = typer.Option(None, "--snapshot", help="CUDA: write a memory-history snapshot here."),

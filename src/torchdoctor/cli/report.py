@@ -26,11 +26,12 @@ def report(
 
     from torchdoctor.report.base import write_report
     from torchdoctor.report.console import render_record
+    from torchdoctor.report.safe_text import markup
     from torchdoctor.workflow.records import load_record
 
     record = load_record(source, store)
     targets = [(path, kind) for path, kind in ((html, "html"), (output, fmt)) if path is not None]
     for path, kind in targets:
-        Console(stderr=True).print(f"wrote {write_report(record, path, kind)}", highlight=False)
+        Console(stderr=True).print(f"wrote {markup(write_report(record, path, kind))}", highlight=False)
     if not targets:
         render_record(record, Console())

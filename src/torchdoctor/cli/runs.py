@@ -17,7 +17,7 @@ StoreOption = typer.Option(DEFAULT_STORE, "--store", help="SQLite file of stored
 @app.command("list")
 def list_runs(
     store: Path = StoreOption,
-    limit: int = typer.Option(20, help="Show at most this many runs."),
+    limit: int = typer.Option(20, min=1, max=1_000_000, help="Show at most this many runs."),
 ) -> None:
     """List stored runs, newest first."""
     from torchdoctor.report.runs import runs_table
@@ -41,11 +41,11 @@ def show(
     record = load_stored(run_id, store)
     render_record(record, Console())
     if json_out:
-        record.save(json_out)
+        record.save(json_out, what="--json")
     if html_out:
         from torchdoctor.report.base import write_report
 
-        write_report(record, html_out, "html")
+        write_report(record, html_out, "html", what="--html")
 
 
 @app.command("compare")
@@ -64,4 +64,6 @@ def compare(
     comparison = compare_stored(run_a, run_b, store)
     render_comparison(comparison, Console())
     if json_out:
-        json_out.write_bytes(orjson.dumps(comparison.to_dict(), option=orjson.OPT_INDENT_2))
+        from torchdoctor.outputs import dumps_json, write_atomic
+
+        write_atomic(json_out, dumps_json(comparison.to_dict(), option=orjson.OPT_INDENT_2), what="--json")

@@ -17,8 +17,8 @@ def register(app: typer.Typer) -> None:
 def scale(
     command: list[str] = typer.Argument(..., help="SCRIPT ARGS, after `--`."),
     max_nproc: int = typer.Option(2, "--max-nproc", help="Largest number of processes tried."),
-    warmup_steps: int = typer.Option(5, help="Steps before measuring, per size."),
-    steps: int = typer.Option(20, help="Timed steps per size."),
+    warmup_steps: int = typer.Option(5, min=0, max=1_000_000, help="Steps before measuring, per size."),
+    steps: int = typer.Option(20, min=1, max=1_000_000, help="Timed steps per size."),
     torchrun_arg: Optional[list[str]] = typer.Option(None, "--torchrun-arg",
                                                      help="Extra torchrun option; repeatable."),
     timeout_s: Optional[float] = typer.Option(None, help="Stop each run after this many seconds."),

@@ -33,6 +33,7 @@ def serve(
     from torchdoctor.serve import BatcherConfig, TensorModel, build_app
     from torchdoctor.serve.errors import ServeConfigError
     from torchdoctor.serve.server import LOOPBACK, serve_forever
+    from torchdoctor.report.safe_text import clean, markup
 
     if demo == (factory is not None):
         raise typer.BadParameter("give a model FACTORY or --demo (not both)", param_hint="FACTORY")
@@ -42,11 +43,11 @@ def serve(
                            max_queue=max_queue, timeout_ms=timeout_ms)
     console = Console(stderr=True)
     if host != LOOPBACK:
-        console.print(f"[yellow]warning:[/] binding {host}: the server has no authentication")
+        console.print(f"[yellow]warning:[/] binding {markup(host)}: the server has no authentication")
     app = build_app(TensorModel(load_model(DEMO_SPEC if demo else factory)), config)
 
     def ready(url: str) -> None:
-        print(f"torchdoctor serve: listening on {url}", flush=True)
+        print(f"torchdoctor serve: listening on {clean(url)}", flush=True)
 
     try:
         asyncio.run(serve_forever(app, host, port, ready))
@@ -103,13 +104,14 @@ def load(
 
 def _emit(result, folder: Optional[Path], console) -> None:  # type: ignore[no-untyped-def]
     from torchdoctor.serve import BatcherConfig, write_configs
+    from torchdoctor.report.safe_text import markup
 
     if folder is None or result.recommended is None:
         return
     point = result.recommended
     config = BatcherConfig(max_batch_size=point.max_batch_size, max_delay_ms=point.max_delay_ms)
     for path in write_configs(folder, "model", config):
-        console.print(f"wrote {path}")
+        console.print(f"wrote {markup(path)}")
 
 
 def orjson_bytes(value: object) -> bytes:

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from torchdoctor.outputs import dumps_json, write_atomic
+
 app = typer.Typer(help="Analyse PyTorch profiler (Kineto) traces: CPU or GPU, one rank or many.", no_args_is_help=True)
 
 
@@ -15,9 +17,13 @@ def _parse_steps(text: str | None) -> tuple[int, int] | None:
         return None
     first, _, last = text.partition("-")
     try:
-        return int(first), int(last or first)
+        span = int(first), int(last or first)
     except ValueError:
-        raise typer.BadParameter(f"--steps takes N or FIRST-LAST (profiler step numbers), not {text!r}") from None
+        span = None
+    if span is None or not 0 <= span[0] <= span[1] < 2**63:
+        raise typer.BadParameter(f"--steps takes N or FIRST-LAST (profiler step numbers, FIRST <= LAST), "
+                                 f"not {text!r}")
+    return span
 
 
 @app.command()
@@ -26,7 +32,7 @@ def analyze(
         ..., help="Trace files (.json or .json.gz), one per rank, directories of them, or glob patterns."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
     steps: Optional[str] = typer.Option(None, "--steps", help="Profiler steps to analyse: N or FIRST-LAST."),
-    top: int = typer.Option(15, "--top", help="How many operators and kernels to list."),
+    top: int = typer.Option(15, "--top", min=1, max=10_000, help="How many operators and kernels to list."),
     jobs: Optional[int] = typer.Option(
         None, "--jobs", min=1, help="Worker processes analysing ranks at once (default: the physical cores)."),
     cluster: Optional[str] = typer.Option(
@@ -50,9 +56,9 @@ def analyze(
     with ranks_progress() as progress:
         report = analyse_traces(files, config, progress=progress, jobs=jobs or default_jobs(), cluster=cluster)
     data = report.to_dict()
-    if json_path is not None:
-        json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     render_report(TraceSummary.from_dict(data), Console())
+    if json_path is not None:
+        write_atomic(json_path, dumps_json(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY), what="--json")
 
 
 @app.command()
@@ -60,7 +66,7 @@ def diff(
     a: Path = typer.Argument(..., help="Baseline trace."),
     b: Path = typer.Argument(..., help="Trace to compare (e.g. with torch.compile)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the diff as JSON here."),
-    top: int = typer.Option(20, "--top", help="Rows to show per table."),
+    top: int = typer.Option(20, "--top", min=1, max=10_000, help="Rows to show per table."),
 ) -> None:
     """Per operator and kernel: count and time per step in A and B, added/removed/faster/slower."""
     import orjson
@@ -70,6 +76,6 @@ def diff(
     from torchdoctor.report.trace import render_diff
 
     data = diff_traces(a, b).to_dict()
-    if json_path is not None:
-        json_path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
     render_diff(data, Console(), top)
+    if json_path is not None:
+        write_atomic(json_path, dumps_json(data, option=orjson.OPT_INDENT_2), what="--json")

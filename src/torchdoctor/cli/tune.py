@@ -32,11 +32,13 @@ def tune(
     command: Optional[list[str]] = typer.Argument(None, help="SCRIPT [ARGS...], after `--`."),
     demo: bool = typer.Option(False, "--demo", help="Tune the built-in demo workload."),
     max_trials: int = typer.Option(20, help="Trials after the baseline, at most."),
-    time_budget: Optional[float] = typer.Option(None, help="Stop starting trials after this many seconds."),
+    time_budget: Optional[float] = typer.Option(None, help="Stop starting trials after this many seconds (default: 1200)."),
     trial_timeout: float = typer.Option(300.0, help="A trial running longer is stopped and marked failed."),
     warmup_steps: int = typer.Option(5, help="Steps each trial runs before timing."),
     steps: int = typer.Option(30, "--steps", help="Timed steps per trial."),
     knobs: Optional[str] = typer.Option(None, help="Comma-separated knob names to try (default: all that apply)."),
+    max_memory_growth: float = typer.Option(
+        0.10, help="Do not keep a knob that raises the step's peak memory by more than this share (0.1: 10%)."),
     int_trials: int = typer.Option(3, help="Optuna trials per integer knob."),
     allow_batch_size: bool = typer.Option(False, "--allow-batch-size", help="Also tune the batch size."),
     repeat_baseline: bool = typer.Option(True, help="Run the baseline twice to measure the script's run-to-run noise."),
@@ -74,6 +76,7 @@ def tune(
     try:
         config = TuneConfig(warmup_steps=warmup_steps, timing_steps=steps, max_trials=max_trials,
                             time_budget_s=time_budget, trial_timeout_s=trial_timeout, int_trials=int_trials,
+                            max_memory_growth=max_memory_growth,
                             allow_batch_size=allow_batch_size, repeat_baseline=repeat_baseline,
                             nproc_per_node=nproc_per_node,
                             rounds=rounds, max_rounds=max(4, rounds), confirm_rounds=confirm_rounds,

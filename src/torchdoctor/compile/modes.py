@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from torchdoctor.environment import Environment
 from torchdoctor.errors import TorchDoctorError
 from torchdoctor.knobs.compile import MODES
 from torchdoctor.record import Record
@@ -61,7 +62,7 @@ def not_applicable(variant: Variant, baseline: Record) -> str | None:
     if baseline.compile:
         return ("the script calls torch.compile itself; change its mode= there, or remove the call to let "
                 "torchdoctor compare modes")  # fmt: skip
-    if variant.mode in NEEDS_CUDA and not baseline.env.get("devices", {}).get("cuda_available"):
+    if variant.mode in NEEDS_CUDA and not Environment.or_empty(baseline.env).cuda_available:
         return f"{NEEDS_CUDA[variant.mode]}; this machine has none"
     return None
 

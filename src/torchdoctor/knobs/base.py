@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from torchdoctor.environment import Environment, SystemSection, SystemSummary
 from torchdoctor.record import Record
 
 Undo = Callable[[], None]
@@ -184,26 +185,38 @@ def register(cls: type[Knob]) -> type[Knob]:
 
 
 # -- facts every knob reads from a Record --------------------------------------------------------
+def environment(record: Record) -> Environment:
+    """`record.env` as its typed value; an empty one when the Record's does not fit its type (a
+    hand-edited Record), so that a knob reads nothing from it instead of failing."""
+    return Environment.or_empty(record.env)
+
+
+def step_sizes(record: Record) -> list[int]:
+    """The elements of each step's first input (`env.distributed_runtime.step_elements`), zeros
+    (a step that saw no input tensor) left out."""
+    runtime = environment(record).distributed_runtime
+    return [n for n in (runtime.step_elements or ()) if n] if runtime is not None else []
+
+
+def system_summary(record: Record) -> SystemSummary:
+    """`record.system.summary` as its typed value; an empty one when absent or unreadable."""
+    return SystemSection.summary_of(record.system)
+
+
 def cuda_capability(record: Record) -> tuple[int, int] | None:
     """Compute capability of the first GPU the Record saw, or None without CUDA."""
-    gpus = record.env.get("devices", {}).get("gpus") or []
-    if not gpus:
-        return None
-    major, minor = str(gpus[0].get("capability", "0.0")).split(".")
-    return int(major), int(minor)
+    gpus = environment(record).gpus
+    return gpus[0].compute_capability or (0, 0) if gpus else None
 
 
 def trains(record: Record) -> bool:
     """Whether the measured steps ran a backward pass."""
-    return any(step.backward_s > 0 for step in record.steps) or bool(record.env.get("optimizers"))
+    return any(step.backward_s > 0 for step in record.steps) or bool(environment(record).optimizers)
 
 
 def module_types(record: Record) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for model in record.env.get("models") or []:
-        for name, count in (model.get("module_types") or {}).items():
-            found[name] = found.get(name, 0) + count
-    return found
+    """Module classes over every model the Record saw, with how many of each."""
+    return environment(record).module_types()
 
 
 def machine_cores() -> int:
@@ -215,5 +228,5 @@ def machine_cores() -> int:
 
 
 def cpu_cores(record: Record) -> int:
-    cpu = record.env.get("cpu") or {}
-    return int(cpu.get("affinity_cores") or cpu.get("logical_cores") or 1)
+    cpu = environment(record).cpu
+    return (cpu.affinity_cores or cpu.logical_cores or 1) if cpu else 1

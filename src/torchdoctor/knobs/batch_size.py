@@ -4,14 +4,21 @@ reports the learning-rate scaling the user should apply with it."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch.utils.data
 
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, environment, register
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
+
+
+#: The most a DataLoader's batch grows: tune tries up to this many times the measured batch size,
+#: and applying the knob leaves alone a DataLoader whose own batch is smaller than the value over
+#: this (a hand-edited `batch_size: 16777216` was killed for memory with no word why).
+MAX_GROWTH = 8
 
 
 def measured_batch_size(record: Record) -> int | None:
@@ -28,20 +35,26 @@ class BatchSize(Knob):
     summary = "a larger batch per step (changes training dynamics: scale the learning rate)"
 
     def applies(self, record: Record) -> bool:
-        loaders = record.env.get("dataloaders") or []
-        return measured_batch_size(record) is not None and any(d.get("batch_size") for d in loaders)
+        loaders = environment(record).dataloaders
+        return measured_batch_size(record) is not None and any(d.batch_size for d in loaders)
 
     def int_range(self, record: Record) -> IntRange:
         size = measured_batch_size(record) or 1
-        return IntRange(low=size, high=size * 8, first=size * 2)
+        return IntRange(low=size, high=size * MAX_GROWTH, first=size * 2)
 
     def value_range(self) -> tuple[int, int]:
         return 1, 2**24
 
     def apply(self, value: Any) -> Undo:
         def rewrite(arguments: dict[str, Any]) -> None:
-            if arguments.get("batch_size") and arguments.get("batch_sampler") is None:
-                arguments["batch_size"] = int(value)
+            own = arguments.get("batch_size")
+            if not own or arguments.get("batch_sampler") is not None:
+                return
+            if isinstance(own, int) and int(value) > own * MAX_GROWTH:
+                sys.stderr.write(f"torchdoctor: batch_size={int(value)} not applied to a DataLoader of batch size {own}: "
+                                 f"more than {MAX_GROWTH} times its own (what tune tries at most)\n")
+                return
+            arguments["batch_size"] = int(value)
 
         return intercept_init(torch.utils.data.DataLoader, rewrite, on_rewrite=guard.rewritten(self.name))
 

@@ -8,11 +8,12 @@ hooks (torchdoctor's timing among them) stay outside the compiled graph.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import torch
 
-from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, register
+from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, environment, register, step_sizes
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
 
@@ -37,11 +38,20 @@ class Compile(Knob):
     summary = "torch.compile the model (fused kernels, less Python overhead)"
 
     def applies(self, record: Record) -> bool:
-        return bool(record.env.get("models")) and not record.env.get("compile_used")
+        env = environment(record)
+        return bool(env.models) and not env.compile_used
 
     def choices(self, record: Record) -> list[Any]:
-        modes = ["default"] + (["reduce-overhead", "max-autotune"] if record.env.get("devices", {}).get("cuda_available") else [])
-        return [{"mode": mode, "dynamic": False} for mode in modes]
+        """Each mode the guides name for the device (on a CPU the default; on a GPU also
+        reduce-overhead, CUDA graphs for launch-bound steps, and max-autotune), with static shapes;
+        where the steps' input sizes vary, `dynamic=True` too: compiling per shape recompiles at
+        each new one (TD-COMP-019/021's fix). CUDA graphs record per shape, so reduce-overhead is
+        tried static only."""
+        modes = ["default"] + (["reduce-overhead", "max-autotune"] if environment(record).cuda_available else [])
+        values: list[Any] = [{"mode": mode, "dynamic": False} for mode in modes]
+        if varying_shapes(record):
+            values += [{"mode": mode, "dynamic": True} for mode in modes if mode != "reduce-overhead"]
+        return values
 
     def check(self, value: Any) -> None:
         if value is True:
@@ -49,9 +59,9 @@ class Compile(Knob):
         if not isinstance(value, dict) or set(value) - {"mode", "dynamic", "backend"}:
             raise ValueError(f"compile takes an object with mode, dynamic and backend, got {value!r}")
         options = _options(value)
-        if options["dynamic"] not in (None, True, False):
+        if options["dynamic"] is not None and not isinstance(options["dynamic"], bool):  # 0 == False: not a bool
             raise ValueError(f"compile's dynamic takes true, false or null, got {options['dynamic']!r}")
-        if options["backend"] not in _backends():
+        if not isinstance(options["backend"], str) or options["backend"] not in _backends():
             raise ValueError(f"compile's backend must be one of {sorted(_backends())}, got {options['backend']!r}")
 
     def apply(self, value: Any) -> Undo:
@@ -70,6 +80,22 @@ class Compile(Knob):
         if options["backend"] != "inductor":
             arguments.append(f'backend="{options["backend"]}"')
         return f"{names.model} = torch.compile({names.model}, {', '.join(arguments)})"
+
+
+#: The shapes "vary" as TD-COMP-019 says (rules/inference.py, which this layer cannot import):
+#: SHAPE_DISTINCT or more first-input sizes over SHAPE_STEPS or more steps, the commonest covering
+#: less than SHAPE_DOMINANT of them (a last partial batch alone makes two sizes).
+SHAPE_STEPS, SHAPE_DISTINCT, SHAPE_DOMINANT = 4, 3, 0.8
+
+
+def varying_shapes(record: Record) -> bool:
+    """Whether the steps' first input changed size (`env.distributed_runtime.step_elements`, a
+    count of elements per step)."""
+    sizes = step_sizes(record)
+    if len(sizes) < SHAPE_STEPS:
+        return False
+    counts = Counter(sizes)
+    return len(counts) >= SHAPE_DISTINCT and counts.most_common(1)[0][1] / len(sizes) < SHAPE_DOMINANT
 
 
 def _backends() -> set[str]:

@@ -18,13 +18,15 @@ from torchdoctor.estimates.workers import (IDLE_CPU_PERCENT, MAX_IO_WORKERS, WAI
 from torchdoctor.finding import Finding
 from torchdoctor.knobs import guard
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, Undo, cpu_cores, cuda_capability,
-                                    machine_cores, register)
+                                    environment, machine_cores, register, system_summary)
+from torchdoctor.environment import DataLoaderFacts
 from torchdoctor.knobs.patching import intercept_init
 from torchdoctor.record import Record
 
 
-def _loaders(record: Record) -> list[dict[str, Any]]:
-    return [d for d in record.env.get("dataloaders") or [] if not d.get("iterable_dataset")]
+def _loaders(record: Record) -> list[DataLoaderFacts]:
+    """The map-style DataLoaders the Record saw (the knobs rewrite only those)."""
+    return [d for d in environment(record).dataloaders if not d.iterable_dataset]
 
 
 class _LoaderKnob(Knob):
@@ -48,9 +50,9 @@ class _LoaderKnob(Knob):
         return CallEdit(("DataLoader",), {self.argument: value})
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        seen = [d.get(self.argument) for d in _loaders(record)]
+        seen = [getattr(d, self.argument) for d in _loaders(record)]
         if self.needs_workers:
-            seen = [d.get(self.argument) for d in _loaders(record) if d.get("num_workers")]
+            seen = [getattr(d, self.argument) for d in _loaders(record) if d.num_workers]
         if seen and all(v != value for v in seen):
             return f"every DataLoader ended with {self.argument}={seen[0]!r}, not {value!r}"
         return None
@@ -86,7 +88,7 @@ def io_bound_suggestion(record: Record) -> int | None:
     if not _waits_idle(record):
         return None
     return io_workers_needed([s.wall_s for s in record.steps], [s.data_wait_s for s in record.steps],
-                             _loaders(record)[0].get("num_workers") or 0)
+                             _loaders(record)[0].num_workers or 0)
 
 
 def _waits_idle(record: Record) -> bool:
@@ -97,7 +99,7 @@ def _waits_idle(record: Record) -> bool:
     if not steps or not loaders:
         return False
     walls, waits = [s.wall_s for s in steps], [s.data_wait_s for s in steps]
-    if not loaders[0].get("num_workers"):
+    if not loaders[0].num_workers:
         if any(s.data_wait_cpu_s is None for s in steps):
             return False
         return loads_on_storage(walls, waits, [s.data_wait_cpu_s or 0.0 for s in steps])
@@ -105,7 +107,7 @@ def _waits_idle(record: Record) -> bool:
     middle = len(steps) // 2
     if not walls[middle] or waits[middle] / walls[middle] < WAIT_SHARE:
         return False
-    cpu = ((record.system or {}).get("summary") or {}).get("process_cpu_percent_mean")
+    cpu = system_summary(record).process_cpu_percent_mean
     return cpu is not None and cpu < IDLE_CPU_PERCENT
 
 
@@ -121,7 +123,7 @@ class NumWorkers(_LoaderKnob):
         """No workers, or fewer than the cores allow (the "too few workers" case, TD-DATA-003), or
         fewer than the diagnosis suggested for an I/O-bound loader (TD-DATA-007)."""
         most = max(2, min(16, cpu_cores(record)), io_bound_suggestion(record) or 0)
-        return any(d.get("num_workers", 0) < most for d in _loaders(record))
+        return any((d.num_workers or 0) < most for d in _loaders(record))
 
     def int_range(self, record: Record) -> IntRange:
         cores = cpu_cores(record)
@@ -150,7 +152,7 @@ class PinMemory(_LoaderKnob):
     summary = "page-locked host batches: faster, asynchronous copies to the GPU"
 
     def applies(self, record: Record) -> bool:
-        return cuda_capability(record) is not None and any(not d.get("pin_memory") for d in _loaders(record))
+        return cuda_capability(record) is not None and any(not d.pin_memory for d in _loaders(record))
 
 
 @register
@@ -162,7 +164,7 @@ class PrefetchFactor(_LoaderKnob):
     summary = "batches each worker loads ahead"
 
     def applies(self, record: Record) -> bool:
-        return any(d.get("num_workers", 0) > 0 for d in _loaders(record))
+        return any((d.num_workers or 0) > 0 for d in _loaders(record))
 
     def int_range(self, record: Record) -> IntRange:
         return IntRange(low=2, high=8, first=4)
@@ -180,4 +182,4 @@ class PersistentWorkers(_LoaderKnob):
     summary = "keep workers alive between epochs instead of restarting them"
 
     def applies(self, record: Record) -> bool:
-        return any(d.get("num_workers", 0) > 0 and not d.get("persistent_workers") for d in _loaders(record))
+        return any((d.num_workers or 0) > 0 and not d.persistent_workers for d in _loaders(record))

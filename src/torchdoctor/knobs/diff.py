@@ -34,6 +34,9 @@ def _literal(value: Any, like: cst.BaseExpression | None = None) -> cst.BaseExpr
 
 
 def _set_keywords(call: cst.Call, kwargs: dict[str, Any]) -> cst.Call:
+    """`call` with each keyword of `kwargs` set: an explicit one's value replaced, else merged into
+    the call's last `**mapping` when it has one (that mapping may already carry the keyword on some
+    path of the script, and a keyword given twice is a TypeError), else appended."""
     args = list(call.args)
     for name, value in kwargs.items():
         expression = _literal(value)
@@ -42,8 +45,18 @@ def _set_keywords(call: cst.Call, kwargs: dict[str, Any]) -> cst.Call:
                 args[index] = arg.with_changes(value=_literal(value, arg.value))
                 break
         else:
-            args = _append(args, cst.Arg(keyword=cst.Name(name), value=expression, equal=_TIGHT_EQUAL))
+            starred = [i for i, arg in enumerate(args) if arg.star == "**"]
+            if starred:
+                args[starred[-1]] = _merged(args[starred[-1]], name, expression)
+            else:
+                args = _append(args, cst.Arg(keyword=cst.Name(name), value=expression, equal=_TIGHT_EQUAL))
     return call.with_changes(args=args)
+
+
+def _merged(arg: cst.Arg, name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`**mapping` as `**{**mapping, "name": value}`: the keyword set whatever the mapping holds."""
+    merged = cst.Dict([cst.StarredDictElement(arg.value), cst.DictElement(cst.SimpleString(repr(name)), value)])
+    return arg.with_changes(value=merged)
 
 
 class _SetKeywords(cst.CSTTransformer):
@@ -202,16 +215,33 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
     """For the kept knobs `values`: one change per knob (`knob`, `value`, `snippet` in the
     script's names, `sites`: each line of the user's files to change, with `advice`) and one
     unified diff over every file with a site or call edit (None when there is none)."""
-    from torchdoctor.knobs.base import REGISTRY
+    changes, edited = _changes_and_edits(Path(script), values, intercepted, record)
+    base = Path(script).resolve().parent
+    diffs = [_file_diff(path.resolve(), text, path.read_text(), base) for path, text in edited.items()]
+    return changes, "".join(diffs) or None
 
-    script = Path(script)
-    names = script_names(script, getattr(record, "env", None))
+
+def patched_files(script: str | Path, values: dict[str, Any], intercepted: Sequence[dict[str, Any]] = (),
+                  record: Any = None) -> dict[Path, str]:
+    """Each user file `knob_changes`'s diff changes -> its text with the diff applied."""
+    return _changes_and_edits(Path(script), values, intercepted, record)[1]
+
+
+def _changes_and_edits(script: Path, values: dict[str, Any], intercepted: Sequence[dict[str, Any]],
+                       record: Any) -> tuple[list[dict[str, Any]], dict[Path, str]]:
+    """`knob_changes`'s changes, and each file its edits change -> the edited text."""
+    from torchdoctor.knobs.base import REGISTRY, environment
+
+    names = script_names(script, environment(record) if record is not None else None)
     by_file: dict[Path, list[tuple[int, SiteEdit]]] = {}
     sites: dict[str, list[dict[str, Any]]] = {name: [] for name in values}
+    seen: set[tuple[Any, ...]] = set()
     for call in intercepted:
         name = call.get("knob")
-        if name not in values or not call.get("file"):
-            continue
+        where = (name, call.get("file"), call.get("line"))
+        if name not in values or not call.get("file") or where in seen:
+            continue  # a line met again (each run, each trial records it) is one site
+        seen.add(where)
         knob = REGISTRY[name]
         edit = knob.site_edit(values[name], call)
         sites[name].append({"file": call["file"], "line": call["line"], "code": call.get("code", ""),
@@ -220,10 +250,8 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
             by_file.setdefault(Path(call["file"]), []).append((int(call["line"]), edit))
     call_edits = [e for n, v in values.items() if not sites[n]
                   for e in [REGISTRY[n].call_edit(v)] if e is not None]
-    diffs: list[str] = []
-    files = [script] + [f for f in by_file if f.resolve() != script.resolve()]
-    base = script.resolve().parent
-    for path in files:
+    edited_files: dict[Path, str] = {}
+    for path in [script] + [f for f in by_file if f.resolve() != script.resolve()]:
         edits = by_file.get(path) or by_file.get(path.resolve()) or []
         if not path.is_file():
             continue
@@ -235,10 +263,10 @@ def knob_changes(script: str | Path, values: dict[str, Any], intercepted: Sequen
         except cst.ParserSyntaxError:
             continue
         if edited != source:
-            diffs.append(_file_diff(path.resolve(), edited, source, base))
+            edited_files[path] = edited
     changes = [{"knob": n, "value": v, "snippet": REGISTRY[n].code_change(v, names), "sites": sites[n]}
                for n, v in values.items()]
-    return changes, "".join(diffs) or None
+    return changes, edited_files
 
 
 def unified_diff(script: str | Path, values: dict[str, Any],

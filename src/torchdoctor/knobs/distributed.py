@@ -1,7 +1,7 @@
 """Knobs for data-parallel training under torchrun: DistributedDataParallel's constructor options,
 `no_sync()` during gradient accumulation, and FSDP2's `reshard_after_forward`.
 
-What they read (docs/distributed.md): `record.env["models"][i]["ddp"]` (the DDP module's settings,
+What they read (docs/distributed.md): `record.env`'s `models[i].ddp` (the DDP module's settings,
 rank 0) and `record.distributed`'s runtime (`grad_sync`, `ddp`: bucket sizes), which the tuner
 fills for every multi-rank trial. FSDP2 is recognised by the classes `fully_shard` creates
 (`FSDP<Class>` in the model's `module_types`).
@@ -16,7 +16,8 @@ from typing import Any, Callable
 from torchdoctor.distributed.section import DdpSettings, DistributedSection, GradSync, Runtime
 from torchdoctor.jsonfields import readable
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, module_types, register
+from torchdoctor.knobs.base import (GENERIC, ScriptNames, CallEdit, IntRange, Knob, Undo, environment, module_types,
+                                    register)
 from torchdoctor.knobs.patching import chain, intercept_init, patch_attr
 from torchdoctor.record import Record
 
@@ -26,9 +27,9 @@ MB = 1 << 20
 def ddp_settings(record: Record) -> DdpSettings | None:
     """The first DDP module's settings the Record saw, or None when the script uses no DDP (or the
     Record's settings do not fit their type)."""
-    for model in record.env.get("models") or []:
-        if model.get("ddp"):
-            return readable(functools.partial(DdpSettings.from_dict, where="env.models[].ddp"), model["ddp"])
+    for model in environment(record).models:
+        if model.ddp:
+            return readable(functools.partial(DdpSettings.from_dict, where="env.models[].ddp"), model.ddp)
     return _runtime(record).ddp
 
 
@@ -102,7 +103,7 @@ class BucketCapMB(Knob):
     def int_range(self, record: Record) -> IntRange:
         """1 MiB up to the whole gradient in one bucket (at least 2, at most 256); 25 (DDP's
         default) tried first unless it is what the script runs with."""
-        parameter_bytes = max((m.get("parameter_bytes") or 0 for m in record.env.get("models") or []), default=0)
+        parameter_bytes = max((m.parameter_bytes or 0 for m in environment(record).models), default=0)
         high = min(256, max(2, -(-parameter_bytes // MB)))
         first = 25 if self.current(record) != 25 else max(1, high // 2)
         return IntRange(1, high, min(first, high))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import libcst as cst
 
+from torchdoctor.environment import Environment
 from torchdoctor.knobs.base import GENERIC, ScriptNames
 
 
@@ -59,18 +59,18 @@ class _Assignments(cst.CSTVisitor):
                 self.found.append((target.value, call))
 
 
-def script_names(script: str | Path, env: dict[str, Any] | None) -> ScriptNames:
+def script_names(script: str | Path, env: Environment | None) -> ScriptNames:
     """The script's names for the model, the optimizer (and its class) and the DataLoader."""
     path = Path(script)
     try:
         module = cst.parse_module(path.read_text())
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return GENERIC
-    env = env or {}
+    env = env or Environment()
     visitor = _Assignments()
     module.visit(visitor)
-    optimizer_classes = {o.get("class") for o in env.get("optimizers") or []}
-    model_classes = {m.get("class") for m in env.get("models") or []}
+    optimizer_classes = {o.class_name for o in env.optimizers}
+    model_classes = {m.class_name for m in env.models}
     names: dict[str, str] = {}
     for variable, call in visitor.found:
         callee = callee_name(call.func)

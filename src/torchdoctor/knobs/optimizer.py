@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, Knob, Undo, register, trains
+from torchdoctor.knobs.base import GENERIC, ScriptNames, CallEdit, Knob, Undo, environment, register, trains
 from torchdoctor.knobs.patching import chain, intercept_init
 from torchdoctor.record import Record
 
@@ -32,12 +32,12 @@ class OptimizerImplementation(Knob):
     summary = "foreach (multi-tensor) or fused optimizer kernels"
 
     def applies(self, record: Record) -> bool:
-        optimizers = record.env.get("optimizers") or []
-        plain = [o for o in optimizers if o.get("module", "").startswith("torch.optim") and not o.get("fused")]
+        optimizers = environment(record).optimizers
+        plain = [o for o in optimizers if (o.module or "").startswith("torch.optim") and not o.fused]
         return trains(record) and bool(plain)
 
     def choices(self, record: Record) -> list[Any]:
-        names = {o.get("class") for o in record.env.get("optimizers") or []}
+        names = {o.class_name for o in environment(record).optimizers}
         fused = {c.__name__ for c in _optimizer_classes("fused")}
         return ["fused", "foreach"] if names & fused else ["foreach"]
 

@@ -13,7 +13,9 @@ from typing import Any, Callable
 import torch
 
 from torchdoctor.knobs import guard
-from torchdoctor.knobs.base import GENERIC, Knob, ScriptNames, SiteEdit, Undo, cuda_capability, register
+from torchdoctor.environment import TorchSwitches
+from torchdoctor.knobs.base import (GENERIC, Knob, ScriptNames, SiteEdit, Undo, cuda_capability, environment,
+                                    register)
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
@@ -40,19 +42,19 @@ def _autocast_forward(dtype: torch.dtype) -> Undo:
 
 
 def _already_autocast(record: Record) -> bool:
-    return bool((record.env.get("forward_state") or {}).get("autocast"))
+    state = environment(record).forward_state
+    return bool(state and state.autocast)
 
 
 def _run_device(record: Record) -> str:
     """The device type the run's models sat on ("cuda", "cpu", ...): the autocast snippet names it."""
-    devices = {d for m in record.env.get("models") or [] for d in (m.get("parameter_devices") or {})}
+    devices = environment(record).model_devices()
     gpu = sorted(devices - {"cpu", "meta"})
     return gpu[0] if gpu else "cpu" if devices else ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def _fp32_model(record: Record) -> bool:
-    models = record.env.get("models") or []
-    return any("float32" in (m.get("parameter_dtypes") or {}) for m in models)
+    return any("float32" in m.parameter_dtypes for m in environment(record).models)
 
 
 @register
@@ -145,9 +147,8 @@ class TF32(Knob):
 
     def applies(self, record: Record) -> bool:
         capability = cuda_capability(record)
-        switches = record.env.get("torch") or {}
-        return (capability is not None and capability >= (8, 0)
-                and switches.get("float32_matmul_precision", "highest") == "highest")
+        precision = (environment(record).torch or TorchSwitches()).float32_matmul_precision
+        return capability is not None and capability >= (8, 0) and (precision or "highest") == "highest"
 
     def apply(self, value: Any) -> Undo:
         """TF32 on, and held on: the script's `set_float32_matmul_precision("highest")`,
@@ -180,7 +181,7 @@ class TF32(Knob):
         return 'torch.set_float32_matmul_precision("high")\ntorch.backends.cudnn.allow_tf32 = True'
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        precision = (record.env.get("torch") or {}).get("float32_matmul_precision")
+        precision = (environment(record).torch or TorchSwitches()).float32_matmul_precision
         if precision == "highest":
             return "the script set float32_matmul_precision back to 'highest'"
         return None

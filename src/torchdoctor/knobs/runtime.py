@@ -10,16 +10,18 @@ from typing import Any, Callable
 import torch
 
 from torchdoctor.knobs import guard
+from torchdoctor.environment import TorchSwitches
 from torchdoctor.knobs.base import (GENERIC, CallEdit, IntRange, Knob, ScriptNames, SiteEdit, Undo, cpu_cores,
-                                    cuda_capability, machine_cores, module_types, register, trains)
+                                    cuda_capability, environment, machine_cores, module_types, register, trains)
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
 _CONV_TYPES = ("Conv2d", "Conv3d", "ConvTranspose2d")
 
 
-def _switch(record: Record, name: str) -> Any:
-    return (record.env.get("torch") or {}).get(name)
+def _switches(record: Record) -> TorchSwitches:
+    """torch's switches as the script left them; all None when the Record lacks them."""
+    return environment(record).torch or TorchSwitches()
 
 
 @register
@@ -29,7 +31,7 @@ class CudnnBenchmark(Knob):
 
     def applies(self, record: Record) -> bool:
         has_conv = any(name in module_types(record) for name in _CONV_TYPES)
-        return cuda_capability(record) is not None and has_conv and not _switch(record, "cudnn_benchmark")
+        return cuda_capability(record) is not None and has_conv and not _switches(record).cudnn_benchmark
 
     def apply(self, value: Any) -> Undo:
         before = torch.backends.cudnn.benchmark
@@ -50,7 +52,7 @@ class CudnnBenchmark(Knob):
         return SiteEdit("assign", value=True)
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        return None if _switch(record, "cudnn_benchmark") else "the script set cudnn.benchmark back to False"
+        return None if _switches(record).cudnn_benchmark else "the script set cudnn.benchmark back to False"
 
 
 @register
@@ -107,11 +109,11 @@ class Threads(Knob):
         threads16's 16 in tune's trial a minute later, where 1 thread is kept
         (benchmarks/results/2026-12-03-field.md, run 12)."""
         cores = cpu_cores(record)
-        current = _switch(record, "num_threads") or cores
+        current = _switches(record).num_threads or cores
         return IntRange(low=1, high=cores, first=max(1, min(cores, current) // 2))
 
     def current(self, record: Record) -> Any:
-        return _switch(record, "num_threads")
+        return _switches(record).num_threads
 
     def value_range(self) -> tuple[int, int]:
         """Up to 4 threads a core: more only costs memory (libgomp reserves a stack per thread)."""
@@ -146,7 +148,7 @@ class Threads(Knob):
         return SiteEdit("args", ("set_num_threads",), args=(int(value),))
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        threads = _switch(record, "num_threads")
+        threads = _switches(record).num_threads
         if threads is not None and threads != int(value):
             return f"the script set torch.set_num_threads({threads}) itself, after the knob's {value}"
         return None
@@ -158,7 +160,7 @@ class NoAnomalyDetection(Knob):
     summary = "turn off autograd anomaly detection, a debugging switch that slows every op"
 
     def applies(self, record: Record) -> bool:
-        return bool(_switch(record, "anomaly_detection"))
+        return bool(_switches(record).anomaly_detection)
 
     def apply(self, value: Any) -> Undo:
         """Anomaly detection off, and held off: the script's switches become no-ops, each
@@ -177,7 +179,7 @@ class NoAnomalyDetection(Knob):
         return SiteEdit("delete")
 
     def overridden(self, value: Any, record: Record) -> str | None:
-        return "anomaly detection was still on at the end of the run" if _switch(record, "anomaly_detection") else None
+        return "anomaly detection was still on at the end of the run" if _switches(record).anomaly_detection else None
 
 
 def _ignore_anomaly(mode: bool = True, check_nan: bool = True) -> contextlib.nullcontext:
@@ -203,8 +205,8 @@ class InferenceMode(Knob):
     summary = "run the forward under torch.inference_mode() (the loop never calls backward)"
 
     def applies(self, record: Record) -> bool:
-        state = record.env.get("forward_state") or {}
-        return bool(record.steps) and not trains(record) and not state.get("inference_mode")
+        state = environment(record).forward_state
+        return bool(record.steps) and not trains(record) and not (state and state.inference_mode)
 
     def apply(self, value: Any) -> Undo:
         def action(module: torch.nn.Module) -> Undo:

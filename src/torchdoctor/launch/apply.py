@@ -16,7 +16,7 @@ import orjson
 
 from torchdoctor.knobs.order import apply_knobs
 from torchdoctor.process.lifeline import die_with_torchdoctor
-from torchdoctor.process.scriptrun import MainScript, enter_main, leave_main
+from torchdoctor.process.scriptrun import MainScript, ScriptDoesNotCompile, enter_main, leave_main
 
 KNOBS_ENV = "TORCHDOCTOR_KNOBS"
 #: The script's code runs in this program's own frame, one frame from the top as under `python
@@ -44,7 +44,12 @@ def begin(argv: list[str]) -> tuple[MainScript, Callable[[], None]]:
     die_with_torchdoctor(signal.SIGTERM)
     sys.path[0] = str(Path(argv[0]).resolve().parent)
     undo_knobs = apply_knobs(orjson.loads(os.environ.get(KNOBS_ENV, "{}")))
-    script = enter_main(argv[0], argv)
+    try:
+        script = enter_main(argv[0], argv)
+    except ScriptDoesNotCompile as exc:  # as Python says it, without our frames
+        undo_knobs()
+        sys.stderr.write(exc.text)
+        sys.exit(1)
 
     def undo() -> None:
         leave_main(script)

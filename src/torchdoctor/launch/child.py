@@ -10,10 +10,13 @@ torchdoctor alone never reached the script. Now:
   * STOP_GRACE_S after the first stop, or at the third stop signal, the group and every process
     the child started are killed;
   * when the child has ended, whatever it left behind is sent SIGTERM, then SIGKILL
-    marks.ORPHAN_GRACE_S later.
+    marks.ORPHAN_GRACE_S later, and scanned for again until nothing is left.
 "What it started" is every process in the child's group, its descendants, and every process whose
 environment carries this child's mark (process.marks: inherited by anything it starts, even in a
-session of its own, as torchrun starts its ranks, or a daemon that double-forked away).
+session of its own, as torchrun starts its ranks, or a daemon that double-forked away), and, on
+Linux, every orphan torchdoctor adopted as the subreaper of its descendants while the child ran
+(a helper started with a clean environment in a session of its own sheds the mark and the group,
+not that).
   * the child asks the kernel for SIGTERM should torchdoctor itself be killed (process.lifeline),
     and then ends what it started itself (`process.marks.end_marked`).
 A child in its own session cannot read from the terminal (reads fail with EIO instead of
@@ -80,10 +83,12 @@ Starter = Callable[[dict[str, str]], OwnedProcess]
 class _Family:
     """The child and everything it started (see the module docstring)."""
 
-    def __init__(self, proc: OwnedProcess, mark: str) -> None:
+    def __init__(self, proc: OwnedProcess, mark: str, before: set[int]) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the child leads its own group
         self.mark = mark
+        self.before = before | {proc.pid}  # not its family: what was there before, and the child (reaped by its owner)
+        self.groups: set[int] = set()  # process groups of adopted processes that ended (marks.adopted)
 
     def signal_group(self, sig: int) -> None:
         try:
@@ -92,17 +97,22 @@ class _Family:
             pass
 
     def members(self) -> list[psutil.Process]:
-        """Live processes the child started, itself included while it runs."""
-        return marks.marked(self.mark, self.pgid, root=self.proc.pid)
+        """Live processes the child started, itself included while it runs: marked, in its group,
+        below it, or orphans torchdoctor adopted since it started."""
+        found = {p.pid: p for p in marks.marked(self.mark, self.pgid, root=self.proc.pid)}
+        found.update((p.pid, p) for p in marks.adopted(self.before, self.groups))
+        return list(found.values())
 
     def kill(self) -> None:
         """SIGKILL the group and every member (psutil checks that a pid was not reused)."""
         self.signal_group(signal.SIGKILL)
         marks.kill(self.members())
+        marks.signal_groups(self.groups, signal.SIGKILL)
 
     def end_leftovers(self) -> int:
-        """SIGTERM what the child left running, SIGKILL what survives marks.ORPHAN_GRACE_S; how many."""
-        return marks.end(self.members())
+        """SIGTERM what the child left running, SIGKILL what survives marks.ORPHAN_GRACE_S and
+        what each later scan finds until one finds nothing; how many."""
+        return marks.end_until_quiet(self.members, self.groups)
 
 
 def run_owned(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float | None = None,
@@ -141,12 +151,19 @@ def own(start: Starter, env: Mapping[str, str], *, timeout_s: float | None = Non
         else:
             early.append(sig)
 
-    with forwarding(send):
-        family.append(_Family(start(env), mark))
-        for sig in early:
-            family[0].signal_group(sig)
-        end = _wait(family[0], received, timeout_s)
-    orphans = family[0].end_leftovers()
+    adopting = marks.adopt_orphans()
+    try:
+        with forwarding(send):
+            proc = start(env)  # may start a fork server first: ours, not the child's family
+            before = marks.descendants() - marks.descendants(proc.pid)
+            family.append(_Family(proc, mark, before))
+            for sig in early:
+                family[0].signal_group(sig)
+            end = _wait(family[0], received, timeout_s)
+        orphans = family[0].end_leftovers()
+    finally:
+        if adopting:
+            marks.adopt_orphans(False)
     return ChildEnd(end.returncode, tuple(received), end.timed_out, end.killed, orphans)
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.lint.base import Hit
+from torchdoctor.lint.nesting import too_deep
 from torchdoctor.lint.program import ProgramView
 from torchdoctor.lint.registry import visitor_classes
 from torchdoctor.lint.result import FileError, Violation
@@ -24,6 +25,8 @@ class SourceLint:
 
     violations: tuple[Violation, ...] = ()
     error: FileError | None = None
+    skipped: str | None = None
+    """Why the source was not parsed though it may be valid (it nests too deeply), or None."""
 
 
 def lint_source(
@@ -31,11 +34,16 @@ def lint_source(
 ) -> SourceLint:
     """Lint `source` (the text of `path`) with the enabled checks, honouring `# noqa`; `program`
     answers the checks' questions about the other modules of the file's program."""
+    reason = too_deep(source)
+    if reason is not None:
+        return SourceLint(skipped=reason)
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
+        positions = wrapper.resolve(PositionProvider)
     except cst.ParserSyntaxError as exc:
         return SourceLint(error=_syntax_error(source, path, exc))
-    positions = wrapper.resolve(PositionProvider)
+    except RecursionError:  # deeper than the token count could tell: never a traceback
+        return SourceLint(skipped="too deeply nested to parse; skipped")
     violations = []
     for hit in _hits(wrapper, source, selection, program):
         start = positions[hit.node].start
@@ -69,6 +77,8 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileErr
 def fix_source(source: str, selection: Selection, program: ProgramView | None = None) -> str:
     """`source` with every safe fix of an enabled, unsuppressed check applied (unchanged when
     it does not parse); `program` as for :func:`lint_source`."""
+    if too_deep(source) is not None:
+        return source
     for _ in range(_MAX_FIX_PASSES):
         try:
             wrapper = MetadataWrapper(cst.parse_module(source))

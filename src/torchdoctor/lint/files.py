@@ -32,10 +32,14 @@ def python_files(paths: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
 
 
 def _walk(folder: Path) -> list[Path]:
+    """The Python files under `folder`, less hidden and skipped folders and any file that is, or
+    lies under, a link to somewhere outside `folder` (linting DIR never reads, nor `--fix` rewrites,
+    a file elsewhere)."""
     found = []
+    inside = folder.resolve()
     for path in sorted(folder.rglob("*.py")):
         parts = path.relative_to(folder).parts[:-1]
         hidden = any(p.startswith(".") or p in _SKIPPED_DIRS for p in parts)
-        if not hidden and path.is_file():
+        if not hidden and path.is_file() and path.resolve().is_relative_to(inside):
             found.append(path)
     return found

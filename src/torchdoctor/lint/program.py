@@ -21,7 +21,13 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchdoctor.inputs import read_capped
 from torchdoctor.lint.imports import ImportTarget, import_targets, resolve
+from torchdoctor.lint.nesting import too_deep
+
+#: The largest source file read: generated modules reach a few megabytes; past this a file is
+#: reported as unreadable rather than parsed (its syntax tree would take gigabytes).
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
 
 #: Import hops followed from an entry file.
 MAX_DEPTH = 10
@@ -142,7 +148,8 @@ class Program:
 def _parse(path: Path) -> cst.Module | None:
     """`path` parsed, or None when unreadable or unparsable (linting it reports why)."""
     try:
-        return cst.parse_module(path.read_bytes())
+        data = read_capped(path, MAX_SOURCE_BYTES)
+        return None if too_deep(data) else cst.parse_module(data)
     except (OSError, SyntaxError, cst.ParserSyntaxError, RecursionError):
         return None
 

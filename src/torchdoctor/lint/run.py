@@ -14,9 +14,11 @@ from pathlib import Path
 
 from torchdoctor.errors import ScriptNotFoundError
 from torchdoctor.lint.engine import fix_source, lint_source
+from torchdoctor.inputs import read_capped
+from torchdoctor.outputs import write_atomic
 from torchdoctor.lint.files import python_files
-from torchdoctor.lint.program import Program, ProgramView
-from torchdoctor.lint.result import FileError, LintResult
+from torchdoctor.lint.program import MAX_SOURCE_BYTES, Program, ProgramView
+from torchdoctor.lint.result import FileError, LintResult, SkippedFile
 from torchdoctor.lint.selection import Selection
 
 
@@ -33,7 +35,7 @@ def lint_paths(
     given = [Path(p) for p in paths]
     files, skipped = python_files(given)
     report = _lint_files(files, selection, Program.of(given, files))
-    return LintResult(report.violations, report.errors, tuple(skipped), report.files_checked)
+    return LintResult(report.violations, report.errors, (*skipped, *report.skipped), report.files_checked)
 
 
 def lint_script_with_local_imports(script: Path) -> LintResult:
@@ -56,8 +58,10 @@ class FileFix:
     encoding: str = "utf-8"
 
     def write(self) -> None:
-        """Replace the file's contents with `after`, in the file's own encoding and newlines."""
-        self.path.write_bytes(self.after.encode(self.encoding))
+        """Replace the file's contents with `after`, in the file's own encoding and newlines, whole
+        or not at all (the file a link points to, its mode kept); OutputError naming the file when
+        it cannot be written, a read-only file included."""
+        write_atomic(self.path.resolve(), self.after.encode(self.encoding), what="the fixed file")
 
     def diff(self) -> str:
         """Unified diff from `before` to `after`; relative paths get git's `a/` and `b/`."""
@@ -92,7 +96,7 @@ def plan_fixes(
 
 
 def _lint_files(files: list[Path], selection: Selection, program: Program) -> LintResult:
-    violations, errors, checked = [], [], 0
+    violations, errors, skipped, checked = [], [], [], 0
     for path in files:
         source = _read(path)
         view = ProgramView(program, path)
@@ -100,16 +104,18 @@ def _lint_files(files: list[Path], selection: Selection, program: Program) -> Li
         error = source if isinstance(source, FileError) else result.error
         if error is not None:
             errors.append(error)
-            continue
-        checked += 1
-        violations.extend(result.violations)
-    return LintResult(violations=tuple(violations), errors=tuple(errors), files_checked=checked)
+        elif result.skipped is not None:
+            skipped.append(SkippedFile(str(path), result.skipped))
+        else:
+            checked += 1
+            violations.extend(result.violations)
+    return LintResult(tuple(violations), tuple(errors), tuple(skipped), checked)
 
 
 def _read(path: Path) -> tuple[str, str] | FileError:
     """(text, encoding): decoded as Python does (PEP 263 cookie, BOM, else UTF-8), newlines kept."""
     try:
-        data = path.read_bytes()
+        data = read_capped(path, MAX_SOURCE_BYTES)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), encoding
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:

@@ -26,11 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchdoctor.inputs import read_capped
 from torchdoctor.memory.snapshot_format import SnapshotFormatError, check_shape, unpickle
 from torchdoctor.memory.timeline import MAX_POINTS, MemoryTimeline, thin
 
 __all__ = ["SnapshotFormatError", "SnapshotSummary", "analyse_snapshot", "load_snapshot", "snapshot_timeline"]
 _CATEGORIES = ("activations", "temporaries", "optimizer_state")
+#: A large model's snapshot is hundreds of megabytes; past this it is not read whole.
+MAX_SNAPSHOT_BYTES = 2 * 1024**3
 
 
 @dataclass(slots=True)
@@ -50,7 +53,7 @@ def load_snapshot(path: str | Path) -> dict[str, Any]:
     """The snapshot's dict, checked (memory/snapshot_format.py); SnapshotFormatError otherwise."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_capped(path, MAX_SNAPSHOT_BYTES)
     except OSError as exc:
         raise SnapshotFormatError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     return check_shape(unpickle(data, str(path)), str(path))

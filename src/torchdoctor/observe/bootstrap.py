@@ -25,7 +25,7 @@ from torchdoctor.observe.config import CONFIG_ENV, ObserveConfig
 from torchdoctor.observe.session import ObservationSession
 from torchdoctor.process.lifeline import die_with_torchdoctor, torchdoctor_gone
 from torchdoctor.process.marks import end_marked
-from torchdoctor.process.scriptrun import MainScript, enter_main, leave_main
+from torchdoctor.process.scriptrun import MainScript, ScriptDoesNotCompile, enter_main, leave_main
 
 #: Signals that end the script like Ctrl-C does: its results are saved (SIGINT is Python's own).
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -90,6 +90,7 @@ class Observed:
         self.parent = die_with_torchdoctor(signal.SIGTERM)
         for sig in _STOP_SIGNALS[1:]:
             signal.signal(sig, _raise_stop)
+        os.register_at_fork(after_in_child=_forked)
         self.path = Path(argv[0]).resolve()
         sys.path[0] = str(self.path.parent)
         self.session = ObservationSession(ObserveConfig.from_env(os.environ[CONFIG_ENV]), self.path,
@@ -105,7 +106,17 @@ class Observed:
         except BaseException as exc:  # stopped (Ctrl-C, SIGTERM) while setting up: ends as it would later
             self.how, self.code, self.text = _ended(exc, self.path, self.session)
         else:
+            self._enter(argv)
+
+    def _enter(self, argv: list[str]) -> None:
+        """Make the script ready to run; one that does not compile ends here as under Python (its
+        error on stderr, exit 1), and the results say so."""
+        try:
             self.script = enter_main(argv[0], argv)
+        except ScriptDoesNotCompile as exc:
+            sys.stderr.write(exc.text)
+            self.how, self.code, self.text = "script_error", 1, exc.text
+            self.session.compile_error = exc.where
 
     def ended(self, exc: BaseException | None) -> None:
         """The script returned (None) or raised `exc`."""
@@ -114,7 +125,12 @@ class Observed:
             self.how, self.code, self.text = _ended(exc, self.path, self.session)
 
     def exit(self) -> NoReturn:
-        """Write this rank's results and end the process with the script's exit code."""
+        """Write this rank's results and end the process with the script's exit code.
+
+        Only in the observed process itself: a child the script forked (`os.fork()`) runs this same
+        code when it ends, and must neither overwrite the results nor end the script's family."""
+        if os.getpid() != self.session.pid:
+            sys.exit(self.code)
         for sig in _STOP_SIGNALS:  # a second stop must not lose the results
             signal.signal(sig, signal.SIG_IGN)
         self.session.finish(self.how, self.code, self.text)
@@ -128,6 +144,15 @@ class Observed:
             # written and the streams flushed, so leave without that teardown.
             os._exit(self.code)
         sys.exit(self.code)
+
+
+def _forked() -> None:
+    """In a child the script forked: SIGTERM and SIGHUP end it as they would a child of plain
+    Python (the default action), instead of unwinding it into the observation's exit path. A
+    handler the script installed itself is left alone."""
+    for sig in _STOP_SIGNALS[1:]:
+        if signal.getsignal(sig) is _raise_stop:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def begin(argv: list[str]) -> Observed:

@@ -69,6 +69,18 @@ class ObserveConfig:
     the window, not in it: sampling costs a few small operators per call, which inflated the
     timed steps of a 1.4 ms compiled step by a fifth. 0: no sample."""
 
+    watch: bool = False
+    """Observe the whole run (`torchdoctor watch`): after the windows and the memory step, the
+    detailed hooks come off and a lean observation follows the script to its end (observe.watch:
+    each step's end, its data wait, memory, stack samples), streamed to the run folder. Needs
+    `stop_after_windows` off."""
+    watch_sample_interval_s: float = 0.05
+    """The whole run's stack-sampling period (the main thread's stack, observe.watch)."""
+    watch_raw_steps: int = 100_000
+    """Steps the whole run's stream writes one by one; later ones are written as one block a second."""
+    watch_max_bytes: int = 64 * 2**20
+    """Past this size the whole run's stream samples and writes ten times less often."""
+
     steps_only: bool = False
     """Install only what finds the step boundaries (the optimizers' step hooks and
     `torchdoctor.step()`): no data, backward or forward timing, so the steps' parts, losses, batch
@@ -102,6 +114,8 @@ class ObserveConfig:
         if self.steps_only and (self.profile or self.memory or self.threads_probe or self.capture_steps):
             raise ValueError("steps_only observes step times alone: profile, memory, threads_probe and "
                              "capture_steps must be off")
+        if self.watch and (self.stop_after_windows or self.watch_sample_interval_s <= 0):
+            raise ValueError("watch needs stop_after_windows off and a sample interval > 0")
         if self.system_interval_s <= 0:
             raise ValueError(f"system_interval_s must be > 0, got {self.system_interval_s}")
 

@@ -26,6 +26,7 @@ Hooks, and what they feed:
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -87,6 +88,8 @@ class Instrumentation:
         self.outputs = outputs
         self.pid = os.getpid()
         self._undo: list[Callable[[], None]] = []
+        self._undo_optimizer: list[Callable[[], None]] = []  # the optimizer hooks': kept by `keep_step_hook`
+        self.lean_step: Callable[[], None] | None = None  # set by `keep_step_hook`
         self._roots: dict[int, torch.nn.Module] = {}
         self._root_depth = 0
         self._forward_token = (0, 0)
@@ -94,6 +97,7 @@ class Instrumentation:
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
+        self.optimizer_steps = 0  # steps ended by any optimizer (`_follow_replaced_steps` compares)
         self.loaders_aside = False  # while a probe iterates a DataLoader of its own (probes/handoff.py)
 
     @contextmanager
@@ -137,6 +141,17 @@ class Instrumentation:
     def uninstall(self) -> None:
         while self._undo:
             self._undo.pop()()
+        while self._undo_optimizer:
+            self._undo_optimizer.pop()()
+
+    def keep_step_hook(self, step: Callable[[], None]) -> None:
+        """Undo every hook but the optimizer's, whose step end of the first optimizer now calls
+        `step` and nothing else (the whole run's lean observation, observe.lean). Why kept rather
+        than replaced: this runs inside that optimizer's post-hook, and torch iterates the hook
+        dicts live, so neither they nor a new hook may come or go from here."""
+        while self._undo:
+            self._undo.pop()()
+        self.lean_step = step
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> Any:
         original = owner.__dict__[name] if name in getattr(owner, "__dict__", {}) else getattr(owner, name)
@@ -211,31 +226,78 @@ class Instrumentation:
         hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if os.getpid() != self.pid:
+            if self.lean_step is not None or os.getpid() != self.pid:  # lean first: no system call
                 return
             start = time.perf_counter_ns()
             if optimizer not in hooked:
                 hooked.add(optimizer)
-                self._undo.append(optimizer.register_step_post_hook(post).remove)
+                self._undo_optimizer.append(optimizer.register_step_post_hook(post).remove)
             self.phases.charge(start)
             tokens.append(self.phases.enter())
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+            if self.lean_step is not None:
+                if optimizer is self._first_optimizer:
+                    self.optimizer_steps += 1  # a replaced step that called this one ended here
+                    self.lean_step()
+                return
             if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
-            start = time.perf_counter_ns()
-            if self._first_optimizer is None:
-                self._first_optimizer = optimizer
-                self.facts.add_optimizer(optimizer)
-            elif optimizer is not self._first_optimizer:
-                self.facts.add_optimizer(optimizer)
-                self.phases.charge(start)
-                return
-            self.facts.runtime.note_optimizer_step()
-            self._boundary("optimizer", start)
+            self._optimizer_step_ended(optimizer, time.perf_counter_ns())
 
-        self._undo.append(register_optimizer_step_pre_hook(pre).remove)
+        self._undo_optimizer.append(register_optimizer_step_pre_hook(pre).remove)
+        self._follow_replaced_steps()
+
+    def _optimizer_step_ended(self, optimizer: torch.optim.Optimizer, start: int) -> None:
+        """An optimizer's step ended (the hook's body began at `start`): the first optimizer's ends
+        its training step."""
+        self.optimizer_steps += 1
+        if self._first_optimizer is None:
+            self._first_optimizer = optimizer
+            self.facts.add_optimizer(optimizer)
+        elif optimizer is not self._first_optimizer:
+            self.facts.add_optimizer(optimizer)
+            self.phases.charge(start)
+            return
+        self.facts.runtime.note_optimizer_step()
+        self._boundary("optimizer", start)
+
+    def _follow_replaced_steps(self) -> None:
+        """A script that assigns `optimizer.step = f` (a hand-written update, mid-run) bypasses the
+        optimizer's own step and so its hooks: a function assigned there is wrapped so that a call
+        in which no optimizer step ended ends one itself. A replacement that calls the original
+        (an LR scheduler's counter, a wrapper) ends it there, once. Its time is not counted as
+        the optimizer's (no hook runs inside it)."""
+        inst = self
+
+        def counted(optimizer: torch.optim.Optimizer, step: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(step)
+            def replaced_step(*args: Any, **kwargs: Any) -> Any:
+                before = inst.optimizer_steps
+                result = step(*args, **kwargs)
+                if inst.optimizer_steps == before and os.getpid() == inst.pid:
+                    inst._replaced_step_ended(optimizer)
+                return result
+
+            return replaced_step
+
+        def set_attribute(optimizer: torch.optim.Optimizer, name: str, value: Any) -> None:
+            if name == "step" and callable(value) and os.getpid() == inst.pid:
+                value = counted(optimizer, value)
+            object.__setattr__(optimizer, name, value)
+
+        torch.optim.Optimizer.__setattr__ = set_attribute  # type: ignore[method-assign,assignment]
+        self._undo_optimizer.append(lambda: delattr(torch.optim.Optimizer, "__setattr__"))
+
+    def _replaced_step_ended(self, optimizer: torch.optim.Optimizer) -> None:
+        """A replaced `optimizer.step` returned without the optimizer's own step running: it ends
+        a step itself, in the lean observation only for the first optimizer."""
+        if self.lean_step is None:
+            self._optimizer_step_ended(optimizer, time.perf_counter_ns())
+        elif self._first_optimizer is None or optimizer is self._first_optimizer:
+            self.optimizer_steps += 1
+            self.lean_step()
 
     # -- backward --------------------------------------------------------------------------
     def _patch_backward(self) -> None:

@@ -33,10 +33,12 @@ from torchdoctor.observe import env
 from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
+from torchdoctor.observe.lean import LeanHooks
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.process.signals import signal_name
 from torchdoctor.observe.system import SystemSampler
+from torchdoctor.observe.watch import RunWatch
 
 
 def synchronize_devices() -> None:
@@ -104,10 +106,12 @@ class ObservationSession:
                 on_progress=self.progress.send,
                 on_extra_step=self._extra_step,
                 on_step=self._stream_step,
+                on_switch=self._switched,
             ),
         )
         self.stream = StepStream(stream_path(config.out_dir, self.rank))
         self.stop_signal: int | None = None  # the signal that interrupted the script, if one did
+        self.compile_error: str | None = None  # "FILE:LINE: SyntaxError: message" when it did not compile
         self.outputs = OutputCapture() if config.capture_steps else None
         self.hooks = Instrumentation(self.clock, self.facts, self.outputs)
         self.memory = MemoryWindow(snapshot_path=config.memory_snapshot,
@@ -122,6 +126,9 @@ class ObservationSession:
         self._real_os_exit = os._exit
         self._undo_knobs: Callable[[], None] = lambda: None  # until start() applied the knobs
         self._start_ns = time.perf_counter_ns()
+        self.watch = RunWatch(config.out_dir, self.rank, sample_interval_s=config.watch_sample_interval_s,
+                              raw_steps=config.watch_raw_steps, max_bytes=config.watch_max_bytes) if config.watch else None
+        self.lean = LeanHooks(self.watch) if self.watch is not None else None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -134,6 +141,10 @@ class ObservationSession:
         self.sampler.start()
         os._exit = self._os_exit  # type: ignore[assignment]
         self.progress.send("starting", 0, self.config.total_steps)
+        if self.watch is not None and self.lean is not None:
+            self.watch.start()
+            self.lean.install_epochs()
+            self.watch.mark("script_start")
 
     def _os_exit(self, code: int) -> None:
         if os.getpid() == self.pid:
@@ -154,7 +165,15 @@ class ObservationSession:
         window_ns = time.perf_counter_ns() - self.clock._window_start_ns
         self.stream.window_end(window_ns / 1e9, [_loss(parts) for _, parts in self.clock.samples])
 
+    def _switched(self) -> None:
+        if self.watch is not None:
+            self.watch.restart()
+            self.watch.step()
+
     def _stream_step(self, count: int, sample: tuple[int, _Accumulator] | None) -> None:
+        if self.watch is not None:
+            self.watch.data_ns = sample[1].data_ns if sample is not None else 0
+            self.watch.step()
         if sample is None:
             self.stream.tick(self.clock.source, count)
         else:
@@ -198,6 +217,8 @@ class ObservationSession:
 
     def _extra_step(self) -> None:
         """A step after the windows ended: the memory step's, then the probes' (observe/probes/runner.py)."""
+        if self.watch is not None:
+            self.watch.step()
         if self.memory is not None and self.memory.measuring:
             self.memory.end(self.clock.current.batch_size)
             self._start_next_probe()
@@ -212,8 +233,24 @@ class ObservationSession:
     def _start_next_probe(self) -> None:
         """Begin the next probe that applies here; with none left, stop a script that is only
         measured (`stop_after_windows`)."""
-        if not self.probes.start_next() and self.config.stop_after_windows:
+        if self.probes.start_next():
+            return
+        if self.config.stop_after_windows:
             raise self.stop_exc()
+        if self.watch is not None:
+            self._go_lean()
+
+    def _go_lean(self) -> None:
+        """The windows and probes are done: only the whole run's lean hooks stay (observe.lean)."""
+        assert self.watch is not None and self.lean is not None
+        source = self.clock.source or ""
+        if source == "optimizer":
+            self.hooks.keep_step_hook(self.watch.step)
+        else:
+            self.hooks.uninstall()
+        self.lean.install_steps(source, self.hooks._first_root)
+        self.sampler.stop()  # the windows' system figures are kept; a run of days must not grow them
+        self.watch.mark("lean_start", source=source, loop=self.watch.caller())
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
@@ -228,8 +265,9 @@ class ObservationSession:
 
     # -- results ---------------------------------------------------------------------------
     def finish(self, how: str, code: int, traceback_text: str | None) -> None:
-        """Undo every patch and write this rank's results; safe to call twice."""
-        if self._finished:
+        """Undo every patch and write this rank's results; safe to call twice. Nothing in a process
+        the script forked: the results are the observed process's alone."""
+        if self._finished or os.getpid() != self.pid:
             return
         self._finished = True
         probe_cut = f"the script ended during the probe: {how}"
@@ -237,6 +275,9 @@ class ObservationSession:
             how = "completed"  # every window was measured; only an optional probe was cut short (it says so)
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
+        if self.lean is not None and self.watch is not None:
+            self.lean.uninstall()
+            self.watch.finish(how)
         self._stop_profiler()
         self.sampler.stop()
         self.progress.close()
@@ -278,6 +319,7 @@ class ObservationSession:
             "code": code,
             "traceback": traceback_text,
             "signal": signal_name(self.stop_signal) if self.stop_signal is not None else None,
+            "compile_error": self.compile_error,
             "step_detection": clock.source,
             "steps_seen": clock.count,
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,

@@ -95,6 +95,8 @@ class PhaseCallbacks:
     on_step: Callable[[int, tuple[int, _Accumulator] | None], None] | None = None
     """Called at each counted step end, before the phase callbacks: the count, and the step's
     (wall_ns, parts) when it was timed (observe.stream writes it down at once)."""
+    on_switch: Callable[[], None] | None = None
+    """Called when a better source is chosen; its event ended that source's first step."""
 
 
 @dataclass(slots=True)
@@ -138,6 +140,8 @@ class StepClock:
         self.samples.clear()
         self.current = _Accumulator()
         self.last_end_ns = now
+        if self.callbacks.on_switch is not None:
+            self.callbacks.on_switch()
 
     def _close_step(self, now: int) -> None:
         warm, timed = self.warmup_steps, self.timing_steps

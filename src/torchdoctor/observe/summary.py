@@ -111,6 +111,9 @@ def _script_exit(result: dict[str, Any] | None, returncode: int, config: dict[st
             f"steps; the {timed} timed step(s) it streamed are kept (it may have crashed, run out of memory "
             "or been killed)",
         )
+    if result.get("compile_error"):
+        return ExitInfo(status=code or 1, reason=how, traceback=result.get("traceback"),
+                        message=f"the script does not compile: {result['compile_error']}")
     if result["step_detection"] is None and how == "script_error":
         # The script's own exception is what happened; step detection never had a chance.
         last = (result.get("traceback") or "").strip().splitlines()[-1:] or ["an exception"]

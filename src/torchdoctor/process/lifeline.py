@@ -11,16 +11,25 @@ asks for the signal and then runs MODULE as `python -m MODULE ARGS...` would.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import runpy
 import signal
 import sys
+import threading
+import time
+
+from torchdoctor.process.prctl import prctl
 
 _PR_SET_PDEATHSIG = 1
 #: Set by the parent for a child it starts directly (not through torchrun): the parent's pid.
 PARENT_PID_ENV = "TORCHDOCTOR_PARENT_PID"
+
+
+#: After torchdoctor died and the lifeline's signal was sent, how long this process may take to
+#: save and end before it is killed with everything it started (a script may ignore SIGTERM).
+LIFELINE_GRACE_S = 5.0
+#: How often the watch (`_kill_when_orphaned`) looks whether torchdoctor is still there.
+_WATCH_EVERY_S = 0.5
 
 
 def die_with_parent(sig: int = signal.SIGTERM, parent_pid: int | None = None) -> bool:
@@ -28,13 +37,7 @@ def die_with_parent(sig: int = signal.SIGTERM, parent_pid: int | None = None) ->
 
     `parent_pid`: the pid that started us; when it is already gone (it died before the request
     was made), the signal is sent at once, as it would have been a moment later."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
+    if not prctl(_PR_SET_PDEATHSIG, int(sig)):
         return False
     if parent_pid is not None and os.getppid() != parent_pid:
         os.kill(os.getpid(), sig)
@@ -43,11 +46,31 @@ def die_with_parent(sig: int = signal.SIGTERM, parent_pid: int | None = None) ->
 
 def die_with_torchdoctor(sig: int = signal.SIGTERM) -> int | None:
     """`die_with_parent`, checking the parent pid the parent left in PARENT_PID_ENV (taken out of
-    the environment, so that what this process starts does not check it); returns that pid."""
+    the environment, so that what this process starts does not check it); returns that pid.
+
+    The signal can be ignored (a script that sets SIGTERM to SIG_IGN), so a daemon thread also
+    watches the parent: LIFELINE_GRACE_S after torchdoctor is gone, it ends what this process
+    started (process.marks) and kills this process. The thread wakes every half second, holds
+    the GIL for microseconds, and does not exist in the children this process forks."""
     value = os.environ.pop(PARENT_PID_ENV, "")
     parent = int(value) if value.isdigit() else None
-    die_with_parent(sig, parent)
+    if die_with_parent(sig, parent):
+        watched = parent if parent is not None else os.getppid()
+        threading.Thread(target=_kill_when_orphaned, args=(watched,), name="torchdoctor-lifeline",
+                         daemon=True).start()
     return parent
+
+
+def _kill_when_orphaned(parent: int) -> None:
+    """Wait until `parent` is gone, give this process LIFELINE_GRACE_S to end by itself, then
+    end what it started and SIGKILL it."""
+    while not torchdoctor_gone(parent):
+        time.sleep(_WATCH_EVERY_S)
+    time.sleep(LIFELINE_GRACE_S)
+    from torchdoctor.process.marks import end_marked  # psutil, only on this rare path
+
+    end_marked()
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def torchdoctor_gone(parent: int | None) -> bool:

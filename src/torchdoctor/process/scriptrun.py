@@ -14,6 +14,7 @@ import builtins
 import io
 import os
 import sys
+import traceback
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,32 @@ from typing import Any
 def script_file(typed: str) -> str:
     """The script's `__file__`: what CPython makes of the path typed (absolute, unresolved)."""
     return typed if os.path.isabs(typed) else os.path.join(os.getcwd(), typed)
+
+
+class ScriptDoesNotCompile(Exception):
+    """The script's source is not Python (a syntax error, a shell script named `.py`, a binary):
+    `text` is what Python prints for it, `where` one line, "FILE:LINE: SyntaxError: message"."""
+
+    def __init__(self, text: str, where: str) -> None:
+        super().__init__(where)
+        self.text = text
+        self.where = where
+
+
+def compile_script(source: bytes, path: str) -> types.CodeType:
+    """The script's code object; raises ScriptDoesNotCompile with Python's own error."""
+    try:
+        return compile(source, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes, before Python 3.12
+        raise ScriptDoesNotCompile("".join(traceback.format_exception_only(exc)), _where(exc, path)) from None
+
+
+def _where(exc: SyntaxError | ValueError, path: str) -> str:
+    """"FILE:LINE: SyntaxError: message" (FILE alone when Python names no line)."""
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename or path}:{exc.lineno}" if exc.lineno else str(exc.filename or path)
+        return f"{where}: {type(exc).__name__}: {exc.msg}"
+    return f"{path}: {type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -40,7 +67,7 @@ class MainScript:
 def enter_main(typed: str, argv: list[str]) -> MainScript:
     """Make the file `typed` ready to run as `__main__` with `sys.argv = argv` (argv[0] as typed);
     `leave_main` undoes it. Exceptions of the script (SystemExit included) propagate from the exec
-    as from the script itself."""
+    as from the script itself; a file that is not Python raises ScriptDoesNotCompile here."""
     path = script_file(typed)
     sys.argv = list(argv)
     if not os.path.isfile(path) or not path.endswith((".py", ".pyw")) and _is_zip(path):
@@ -48,7 +75,7 @@ def enter_main(typed: str, argv: list[str]) -> MainScript:
         return MainScript(code, {"path": path}, None)
     with io.open_code(path) as handle:
         source = handle.read()
-    code = compile(source, path, "exec", dont_inherit=True)
+    code = compile_script(source, path)
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__=None, __spec__=None,
                            __builtins__=builtins)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from torchdoctor.errors import TorchDoctorError
+from torchdoctor.outputs import write_atomic
 from torchdoctor.record import Record
 
 
@@ -45,10 +46,9 @@ def renderer_for(path: str | Path | None = None, fmt: str | None = None) -> Rend
     return known[name]
 
 
-def write_report(record: Record, path: str | Path, fmt: str | None = None) -> Path:
-    """Render `record` with the renderer for `path` (or `fmt`) and write it there (UTF-8)."""
+def write_report(record: Record, path: str | Path, fmt: str | None = None, *, what: str = "the report") -> Path:
+    """Render `record` with the renderer for `path` (or `fmt`) and write it there (UTF-8), whole
+    or not at all; OutputError naming `what` when it cannot be written."""
     path = Path(path)
     text = renderer_for(path, fmt).render(record)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_atomic(path, text.encode("utf-8", "surrogateescape"), what=what)

@@ -20,7 +20,8 @@ from rich.table import Table
 from torchdoctor.check import ERROR, PASS, REGRESSION, SAVED, UNDECIDED, CheckResult, Metric
 from torchdoctor.bench import RoundInfo
 from torchdoctor.report.format import fmt_bytes, fmt_seconds
-from torchdoctor.report.safe_text import cell, markup
+from torchdoctor.outputs import write_atomic
+from torchdoctor.report.safe_text import cell, clean, markup
 
 _TITLES = {
     PASS: "no regression",
@@ -84,10 +85,10 @@ def _command(result: CheckResult) -> str:
 # -- console --------------------------------------------------------------------------------------------
 def render_check(result: CheckResult, console: Console) -> None:
     style = _STYLES[result.decision]
-    console.print(f"[{style}]{_TITLES[result.decision]}[/]: {markup(result.reason)}")
+    console.print(f"[{style}]{markup(_TITLES[result.decision])}[/]: {markup(result.reason)}")
     if result.observations:
         console.print(f"[dim]{markup(_sides(result), one_line=True)} · {markup(_command(result), one_line=True)} · "
-                      f"{result.rounds} round(s), {result.observations} observation(s), {result.wall_s:.1f} s[/dim]")
+                      f"{markup(result.rounds)} round(s), {markup(result.observations)} observation(s), {result.wall_s:.1f} s[/dim]")
     if result.metrics:
         table = Table(show_edge=False)
         for column in ("metric", "A", "B", "change", "95% CI", "noise floor", "gate"):
@@ -144,7 +145,7 @@ def _render_location(result: CheckResult, console: Console) -> None:
         console.print(table)
     for label, findings in (("appeared", location.findings_appeared), ("vanished", location.findings_vanished)):
         for f in findings:
-            console.print(f"finding {label}: [bold]{markup(f['id'])}[/bold] ({markup(f['severity'])}) "
+            console.print(f"finding {markup(label)}: [bold]{markup(f['id'])}[/bold] ({markup(f['severity'])}) "
                           f"{markup(f['title'])}")
     for note in location.notes:
         console.print(f"[dim]{markup(note)}[/dim]")
@@ -265,7 +266,8 @@ def to_junit(result: CheckResult) -> str:
 
 # -- GitHub annotations ------------------------------------------------------------------------------------------
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The text for a workflow command: without control characters (clean), its line ends escaped."""
+    return clean(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(text: str) -> str:
@@ -293,14 +295,14 @@ def write_outputs(result: CheckResult, *, console: Console, json_out: str | None
     """The console report, then every file asked for; annotations and `--json -` go to stdout."""
     render_check(result, console)
     if markdown_out is not None:
-        Path(markdown_out).write_text(to_markdown(result))
+        write_atomic(markdown_out, to_markdown(result).encode(), what="--markdown")
     if junit_out is not None:
-        Path(junit_out).write_text(to_junit(result))
+        write_atomic(junit_out, to_junit(result).encode(), what="--junit")
     if json_out is not None:
         if json_out == "-":
             sys.stdout.write(to_json(result).decode() + "\n")
         else:
-            Path(json_out).write_bytes(to_json(result))
+            write_atomic(json_out, to_json(result), what="--json")
     if annotations:
         sys.stdout.write("".join(line + "\n" for line in to_annotations(result)))
     sys.stdout.flush()
@@ -337,4 +339,4 @@ class RichCheckProgress:
             self._bar.update(self._task, description="measuring, interleaved", completed=info.rounds_done,
                              total=info.max_rounds)
         else:
-            self.console.print(f"check: {text}", highlight=False)
+            self.console.print(f"check: {markup(text)}", highlight=False)

@@ -63,13 +63,13 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     rounds = comparison.rounds or 1
     disagree = "; the runs of one side disagree, so no verdict" if v.decided is False else ""
     if v.ratio is None:
-        console.print(f"[bold]compiled vs eager[/bold]: {v.verdict}{disagree}")
+        console.print(f"[bold]compiled vs eager[/bold]: {markup(v.verdict)}{disagree}")
     else:
         # the CI across runs where the runs give one (the run-to-run scatter in), else the bootstrap's
         low, high = v.ci_across_runs or (v.ci_low or float("nan"), v.ci_high or float("nan"))
         runs = f"{rounds} runs a side" if rounds > 1 else "one run a side"
-        console.print(f"[bold]compiled vs eager[/bold]: {v.verdict} (step time ratio {v.ratio:.3f}, "
-                      f"95% CI {low:.3f}-{high:.3f}, {runs}{disagree})")
+        console.print(f"[bold]compiled vs eager[/bold]: {markup(v.verdict)} (step time ratio {v.ratio:.3f}, "
+                      f"95% CI {low:.3f}-{high:.3f}, {markup(runs)}{disagree})")
     payoff = comparison.payoff_steps
     console.print(f"compile time {comparison.compile_time_s or 0:.2f} s; "
                   + (f"repaid after ~{payoff:.0f} steps" if payoff else "not repaid (compiled is not faster)"))
@@ -101,6 +101,6 @@ def render_modes(rows: list[dict[str, Any]], console: Console) -> None:
     if table.row_count:
         console.print(table)
     for r in (r for r in rows if r["status"] != "measured"):
-        console.print(f"[yellow]{r['mode']} (dynamic={r['dynamic']}): {r['status'].replace('_', ' ')}[/yellow]"
+        console.print(f"[yellow]{markup(r['mode'])} (dynamic={markup(r['dynamic'])}): {markup(r['status'].replace('_', ' '))}[/yellow]"
                       f" - {markup(r['reason'])}")  # fmt: skip
 

@@ -15,13 +15,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torchdoctor.accounting import Accounting
 from torchdoctor.compile.report import CompileReport
+from torchdoctor.environment import SystemSection
 from torchdoctor.jsonfields import readable
 from torchdoctor.memory.breakdown import MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.record import Record
+from torchdoctor.report.accounting import accounting_renderables, earned_healthy
 from torchdoctor.report.console_findings import findings_renderables
-from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_phase, fmt_seconds, median_step_parts
+from torchdoctor.rules import all_rules
+from torchdoctor.report.format import fmt_bytes, fmt_phase, fmt_seconds, fmt_shares, median_step_parts
 from torchdoctor.report.safe_text import cell, plain
 from torchdoctor.trace.summary.trace_summary import TraceSummary
 
@@ -49,11 +53,6 @@ def err_console() -> Console:
 
 def print_error(message: str) -> None:
     err_console().print(Text("torchdoctor: error: ", style="bold red") + plain(message))
-
-
-def _number(value: Any) -> float | None:
-    """A figure read from a Record: a real number, or None for anything else (shown as '-')."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _section(value: Any) -> dict[str, Any]:
@@ -98,10 +97,14 @@ def breakdown_table(record: Record) -> Table:
             seconds = fraction * summary.step_s if summary.step_s else None
         rows.append((key, label, colour, fraction, seconds))
     largest = max(rows, key=lambda r: r[3] or 0.0)[0] if rows else None
-    for key, label, colour, fraction, seconds in rows:
+    # The parts' medians may add up to more than the median step: shares of their sum then, so that
+    # the column adds up to 100% (a sum over 100% reads as a defect, not as rounding).
+    whole = max(1.0, sum(r[3] or 0.0 for r in rows))
+    shares = fmt_shares([(r[3] or 0.0) / whole for r in rows])
+    for (key, label, colour, fraction, seconds), share in zip(rows, shares):
         style = "bold" if key == largest else ""
-        table.add_row(Text(label, style=style), fmt_percent(fraction), fmt_seconds(seconds),
-                      Text(_bar(fraction), style=colour))
+        table.add_row(Text(label, style=style), share, fmt_seconds(seconds),
+                      Text(_bar(fraction / whole), style=colour))
     return table
 
 
@@ -116,11 +119,11 @@ def figures_table(record: Record) -> Table:
     table.add_row("median step", fmt_seconds(s.step_s) + spread + f" over {s.num_steps} steps")
     if s.samples_per_s:
         table.add_row("throughput", f"{s.samples_per_s:,.1f} samples/s")
-    cpu = _section(_section(record.system).get("summary"))
-    process, machine = _number(cpu.get("process_cpu_percent_mean")), _number(cpu.get("machine_cpu_percent_mean"))
+    load = SystemSection.summary_of(record.system)
+    process, machine = load.process_cpu_percent_mean, load.machine_cpu_percent_mean
     if process is not None and machine is not None:
         table.add_row("CPU", f"process {process:.0f}% of a core, machine {machine:.0f}%")
-    gpu = _number(cpu.get("gpu_util_percent_mean"))
+    gpu = load.gpu_util_percent_mean
     if gpu is not None:
         table.add_row("GPU utilisation", f"{gpu:.0f}% (NVML)")
     traces = _section(record.artifacts).get("traces")
@@ -171,9 +174,14 @@ def render_record(record: Record, console: Console) -> None:
     if record.summary.num_steps:
         console.print(figures_table(record))
         console.print(breakdown_table(record))
-    if record.summary.num_steps or record.findings or record.kind == "traces":
-        for renderable in findings_renderables(record.findings):
-            console.print(renderable)
+    accounting = readable(Accounting.from_dict, record.accounting)
+    renderables = accounting_renderables(accounting) if accounting is not None else []
+    if not any(f.severity != "info" for f in record.findings) and (record.summary.num_steps or record.kind == "traces"):
+        renderables.extend(earned_healthy(accounting, len(all_rules())))
+    if record.findings:
+        renderables.extend(findings_renderables(record.findings))
+    for renderable in renderables:
+        console.print(renderable)
     render_warnings([*trace_warnings, *record.warnings], console)
     if record.exit.status != 0:
         console.print(Text("run failed: ", style="bold red") + plain(record.exit.message))

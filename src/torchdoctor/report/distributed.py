@@ -34,8 +34,8 @@ def comm_table(op: str, result: dict[str, Any]) -> Table:
 
 
 def render_comm(doc: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]torchdoctor comm[/bold]: {markup(doc['backend'])}, {doc['world_size']} ranks, "
-                  f"{markup(doc['device_name'] or doc['device'])}, {doc['iters']} timed calls per size")
+    console.print(f"[bold]torchdoctor comm[/bold]: {markup(doc['backend'])}, {markup(doc['world_size'])} ranks, "
+                  f"{markup(doc['device_name'] or doc['device'])}, {markup(doc['iters'])} timed calls per size")
     for op, result in doc["collectives"].items():
         if result["supported"]:
             console.print(comm_table(op, result))
@@ -44,7 +44,7 @@ def render_comm(doc: dict[str, Any], console: Console) -> None:
                           f"({markup(result['reason'])})")
     expected = doc["expected_busbw_gb_per_s"]
     known = f"{expected:.0f} GB/s ({markup(doc['expected_source'])})" if expected else "unknown for this backend/device"
-    console.print(f"expected bus bandwidth: {known}")
+    console.print("expected bus bandwidth: " + known)
     print_findings(_findings(doc), console)
 
 

@@ -64,3 +64,24 @@ def fmt_phase(phase: str | None) -> str:
     if not phase:
         return ""
     return "outside the model's calls" if phase == "outside" else f"during {phase}"
+
+
+def fmt_shares(fractions: Sequence[float]) -> list[str]:
+    """Fractions that make up a whole as '12.3%' each, rounded so that the written shares add up to
+    what the fractions add up to (largest remainder: 33.4% + 33.3% + 33.3%, never 100.1% nor 101.3%)."""
+    tenths = [100 * 10 * max(0.0, f) for f in fractions]
+    floors = [int(t) for t in tenths]
+    missing = round(sum(tenths)) - sum(floors)
+    for index in sorted(range(len(tenths)), key=lambda i: floors[i] - tenths[i])[:max(0, missing)]:
+        floors[index] += 1
+    return [f"{f / 10:.1f}%" for f in floors]
+
+
+def fmt_rate(value: float | None, unit: str) -> str:
+    """'31.1 GFLOP/s', '12.6 GB/s' (decimal prefixes); '-' for a missing figure."""
+    if value is None:
+        return "-"
+    for prefix, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.1f} {prefix}{unit}"
+    return f"{value:.0f} {unit}"

@@ -25,9 +25,12 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from torchdoctor.distributed.section import DistributedSection
+from torchdoctor.environment import Environment
+from torchdoctor.jsonfields import Keyed, readable
+from torchdoctor.report.accounting_html import accounting_view
 from torchdoctor.report.rank_heatmap import rank_step_heatmap
-from torchdoctor.jsonfields import readable
 from torchdoctor.report.distributed_html import rank_bars
+from torchdoctor.rules import all_rules
 from torchdoctor.record import Record
 from torchdoctor.trace.summary.rank import RankSummary
 from torchdoctor.trace.summary.trace_summary import TraceSummary
@@ -47,7 +50,6 @@ _TRACE_BREAKDOWN = (
     ("runtime_us", "CUDA runtime", "#f08a24"), ("dataloader_us", "DataLoader", "#c0399b"),
     ("cpu_exec_us", "CPU execution", "#3366cc"), ("other_us", "other", "#9a9a9a"),
 )  # fmt: skip
-_ENV_SECTIONS = ("versions", "devices", "cpu", "torch", "env_vars", "distributed")
 _FORMATTER = HtmlFormatter(nowrap=True, style="friendly")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -151,12 +153,15 @@ def finding_views(record: Record) -> list[dict[str, Any]]:
 
 def environment_sections(record: Record) -> list[tuple[str, list[tuple[str, str]]]]:
     """Environment fingerprint sections as (title, [(key, value)]); nested values as compact JSON."""
+    env = Environment.or_empty(record.env)
+    parts = (("versions", env.versions), ("devices", env.devices), ("cpu", env.cpu), ("torch", env.torch),
+             ("env vars", env.env_vars), ("distributed", env.distributed))
     out = []
-    for name in _ENV_SECTIONS:
-        section = record.env.get(name)
-        if isinstance(section, dict) and section:
+    for title, part in parts:
+        section = part.to_dict() if isinstance(part, Keyed) else part or {}
+        if section:
             rows = [(str(k), v if isinstance(v, str) else orjson.dumps(v, default=str).decode()) for k, v in section.items()]
-            out.append((name.replace("_", " "), rows))
+            out.append((title, rows))
     return out
 
 
@@ -184,6 +189,7 @@ class HtmlRenderer:
         return env.from_string(_static("report.html.j2")).render(
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
+            accounting=accounting_view(record, len(all_rules())),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
             timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), record_json=script_json(record.to_dict()),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),

@@ -72,7 +72,7 @@ def render_memory(memory: MemoryReport | None, console: Console) -> None:
                       f"fragmentation {a.fragmentation or 0.0:.1%}")  # fmt: skip
     lines = _what_if(memory.what_if) if memory.what_if else []
     if lines:
-        console.print("[bold]estimated peak with[/bold]\n  " + "\n  ".join(lines))
+        console.print("[bold]estimated peak with[/bold]\n  " + markup("\n  ".join(lines)))
     if memory.snapshot:
         console.print(f"memory snapshot: {markup(memory.snapshot)} (analyse it with torchdoctor.memory.snapshot)")
     elif memory.snapshot_note:

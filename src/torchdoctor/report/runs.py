@@ -33,6 +33,8 @@ def runs_table(rows: list[RunRow]) -> Table:
         script = clean(Path(row.script).name if row.script else "(traces)", one_line=True)
         arguments = clean(" ".join(row.argv), one_line=True)
         exit_text = "ok" if row.exit_status == 0 else clean(row.exit_reason or row.exit_status, one_line=True)
+        if row.damaged:
+            exit_text = clean(row.damaged, one_line=True)
         table.add_row(cell(row.run_id), _when(row.created_at),
                       Text(f"{script}\n{arguments}".rstrip("\n"), no_wrap=True, overflow="ellipsis"),
                       Text(f"{fmt_seconds(row.step_s)}\n{exit_text}"))
@@ -68,7 +70,7 @@ def render_comparison(comparison: RunComparison, console: Console) -> None:
         console.print(line)
     for title, rows in (("environment", comparison.env_diff), ("configuration", comparison.config_diff)):
         if not rows:
-            console.print(f"no difference in {title}")
+            console.print(f"no difference in {markup(title)}")
             continue
         diff = Table(title=f"What differs in {title}", title_justify="left")
         for column in ("key", "A", "B"):

@@ -8,14 +8,16 @@ renderer prints such text through one of these, and only through them:
   without the bidirectional overrides that reorder what the reader sees; `one_line=True` also turns
   newlines and tabs into spaces (for names and table cells, so a name cannot fake a report line);
 - `markup(text)`: cleaned and escaped for rich markup, for f-strings printed with markup on;
-- `plain(text)`: cleaned, as a rich `Text` (never read as markup), for table cells and lines.
+- `plain(text)`: cleaned, as a rich `Text` (never read as markup), for table cells and lines;
+- `for_stream(text, stream)`: cleaned when `stream` is a terminal, unchanged when it is a file or
+  a pipe (a diff saved to be applied later keeps every byte of the lines it changes).
 Anything that is not a str is written with `str()` first, so a wrongly typed Record field prints.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TextIO
 
 from rich.markup import escape
 from rich.text import Text
@@ -46,3 +48,10 @@ def plain(text: Any, style: str = "", *, one_line: bool = False, limit: int | No
 def cell(text: Any, style: str = "", *, limit: int | None = None) -> Text:
     """A table cell: `plain(text, one_line=True)`; None shows as '-'."""
     return plain("-" if text is None else text, style, one_line=True, limit=limit)
+
+
+def for_stream(text: Any, stream: TextIO) -> str:
+    """`clean(text)` when `stream` is a terminal; the text as it is when it goes to a file or a pipe."""
+    isatty = getattr(stream, "isatty", None)
+    terminal = bool(isatty and isatty())
+    return clean(text) if terminal else (text if isinstance(text, str) else str(text))

@@ -16,12 +16,12 @@ from torchdoctor.serve.sweep import SweepResult
 
 def render_load(result: LoadResult, console: Console) -> None:
     """One load run: rates, latency, errors and the batch sizes the server ran."""
-    errors = ", ".join(f"{markup(k)}: {v}" for k, v in result.errors.items()) or "none"
-    batches = " ".join(f"{size}x{n}" for size, n in result.batch_sizes.items()) or "-"
+    errors = ", ".join(f"{k}: {v}" for k, v in result.errors.items()) or "none"
+    batches = " ".join(f"{size}x{n}" for size, n in result.batch_sizes.items()) or (result.batch_sizes_note or "-")
     console.print(
-        f"{result.mode} loop against {markup(result.url)}: {result.sent} sent, {result.ok} ok in "
+        f"{markup(result.mode)} loop against {markup(result.url)}: {markup(result.sent)} sent, {markup(result.ok)} ok in "
         f"{result.duration_s:.1f} s = {result.achieved_qps:.1f} QPS; p50 {fmt_seconds(result.latency_s_p50)}, "
-        f"p99 {fmt_seconds(result.latency_s_p99)}; errors {errors}\nbatch sizes (size x batches): {batches}"
+        f"p99 {fmt_seconds(result.latency_s_p99)}; errors {markup(errors)}\nbatch sizes (size x batches): {markup(batches)}"
     )
 
 
@@ -42,7 +42,7 @@ def render_sweep(result: SweepResult, console: Console) -> None:
         )
     console.print(table)
     chosen = result.recommended
-    head = f"max batch size {chosen.max_batch_size}, max delay {chosen.max_delay_ms:g} ms: " if chosen else ""
+    head = f"max batch size {markup(chosen.max_batch_size)}, max delay {chosen.max_delay_ms:g} ms: " if chosen else ""
     console.print(f"[bold]recommended:[/] {head}{markup(result.reason)}")
 
 

@@ -24,9 +24,9 @@ def render_report(trace: TraceSummary, console: Console) -> None:
     multi = trace.multi_rank
     if multi.per_rank:
         console.print(
-            f"[bold]ranks[/]: {multi.ranks_count}, slowest rank {multi.slowest_rank} "
+            f"[bold]ranks[/]: {markup(multi.ranks_count)}, slowest rank {markup(multi.slowest_rank)} "
             f"(+{multi.slowest_rank_excess_fraction or 0.0:.1%} over the median), "
-            f"stragglers: {list(multi.stragglers) or 'none'}"
+            f"stragglers: {markup(list(multi.stragglers) or 'none')}"
         )
         _render_cross_rank(multi.slow_steps or {}, multi.collectives or {}, console)
 
@@ -50,8 +50,8 @@ def _render_cross_rank(slow_steps: dict[str, Any], collectives: dict[str, Any], 
 
 def _render_rank(section: RankSummary, console: Console) -> None:
     median = section.step_us_median
-    console.rule(f"rank {section.rank}: {markup(section.path or '', one_line=True)}")
-    console.print(f"{section.steps_count} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
+    console.rule(f"rank {markup(section.rank)}: {markup(section.path or '', one_line=True)}")
+    console.print(f"{markup(section.steps_count)} steps, median step {median / 1e3:.2f} ms" if median else "no steps")
     table = Table(title="step time breakdown (TensorBoard order)")
     table.add_column("category", overflow="fold")
     table.add_column("ms", justify="right", overflow="fold")
@@ -71,13 +71,13 @@ def _render_rank(section: RankSummary, console: Console) -> None:
         t = device.temporal
         console.print(
             f"device: idle {t.idle_fraction:.1%}, compute {t.compute_fraction or 0.0:.1%}, "
-            f"non-compute {t.non_compute_fraction or 0.0:.1%}; launches {device.launches.launches_count}; "
-            f"max launch queue {device.queue.max_depth or 0}"
+            f"non-compute {t.non_compute_fraction or 0.0:.1%}; launches {markup(device.launches.launches_count)}; "
+            f"max launch queue {markup(device.queue.max_depth or 0)}"
         )
     window = section.window
     if window is not None and window.idle_fraction is not None:
         console.print(
-            f"window ({window.kind}, {window.figure('span_us') / 1e3:.1f} ms): "
+            f"window ({markup(window.kind)}, {window.figure('span_us') / 1e3:.1f} ms): "
             f"kernels {window.figure('kernel_utilisation_fraction'):.1%}; "
             f"GPU idle {window.idle_fraction:.1%} = data {window.figure('idle_data_fraction'):.1%} + sync "
             f"{window.figure('idle_sync_fraction'):.1%} + host {window.figure('idle_host_fraction'):.1%} + device "

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
-                           TimeElapsedColumn)
+                           TimeElapsedColumn, TimeRemainingColumn)
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -20,6 +20,7 @@ from rich.text import Text
 from torchdoctor.report.format import fmt_seconds
 from torchdoctor.report.notes import row_notes
 from torchdoctor.report.safe_text import cell, clean, markup, plain
+from torchdoctor.tune.plan import SearchPlan
 from torchdoctor.tune.result import TuneResult
 from torchdoctor.tune.trial import Trial
 
@@ -52,6 +53,12 @@ class RichTuneProgress:
 
     def _line(self, text: str) -> None:
         self.progress.console.print(text, soft_wrap=True)
+
+    def planned(self, plan: SearchPlan) -> None:
+        """Say the plan before the first trial; the bar then counts the planned trials (and the
+        baseline), so that its ETA is the plan's."""
+        self._line(markup(plan.text()))
+        self.progress.update(self.task, total=plan.trials + 1)
 
     def trial_started(self, index: int, label: str) -> None:
         self.trial = f"trial {index}: {markup(label, one_line=True)}"
@@ -97,10 +104,12 @@ class _BudgetLeftColumn(ProgressColumn):
 
 @contextmanager
 def tune_progress(console: Console, total: int, budget_s: float | None = None) -> Iterator[RichTuneProgress]:
-    """The bar over `total` trials: the trial and its knob, the running best, the time elapsed and,
-    given the time budget `budget_s`, the time left of it."""
+    """The bar over `total` trials (the plan's, once told): the trial and its knob, the running
+    best, the time elapsed, the estimated time to the last planned trial and, given the time
+    budget `budget_s`, the time left of it."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[best]}"), TimeElapsedColumn(), _BudgetLeftColumn(budget_s))
+               TextColumn("{task.fields[best]}"), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn(), _BudgetLeftColumn(budget_s))
     with Progress(*columns, console=console, transient=True) as progress:
         yield RichTuneProgress(progress, total)
 
@@ -133,6 +142,7 @@ def render_result(result: TuneResult, console: Console) -> None:
     if confirmation.get("how"):
         line(f"measured: {markup(confirmation['how'])}")
     line(f"search stopped: {markup(result.stop_reason)}")
+    _render_search(result, console)
     noise = result.noise
     if noise.get("runs_step_s"):
         runs = ", ".join(fmt_seconds(s) for s in noise["runs_step_s"])
@@ -151,6 +161,21 @@ def render_result(result: TuneResult, console: Console) -> None:
              "(--accept-unchecked-numerics)")
     _render_claims(result, console)
     _render_changes(result, console)
+
+
+def _render_search(result: TuneResult, console: Console) -> None:
+    """What ordered the search (the knobs the script's structure required, a re-diagnosis), and
+    the kept knobs decided under other processes' load."""
+    search = result.search or {}
+    line = partial(console.print, soft_wrap=True)
+    if search.get("rediagnosed"):
+        line("the profiled baseline run disagreed with the others (disturbed): the script was "
+             "profiled and diagnosed again before the search")
+    for item in search.get("required") or []:
+        tried = "tried" if item["decided"] else "[yellow]not decided[/]"
+        line(f"required by the script's structure: {markup(item['knob'])} ({markup(item['why'])}): {tried}")
+    for item in search.get("load_dependent") or []:
+        line(f"[yellow]load:[/] {markup(item['note'])}")
 
 
 _CLAIM_STYLE = {"agrees": "green", "under-claims": "green", "over-claims": "yellow", "slower": "red"}
@@ -175,7 +200,7 @@ def _render_claims(result: TuneResult, console: Console) -> None:
         table.add_row(cell(row["id"]), _claimed(row), measured,
                       cell(row["assessment"], _CLAIM_STYLE.get(row["assessment"], "white")))
         reason = f"; {row['assessment']}: {row['reason']}" if row.get("reason") else ""
-        notes.append((clean(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
+        notes.append((markup(row["id"], one_line=True), cell(f"{row['title']}; {fix}{reason}")))
     console.print(table)
     findings = row_notes("the findings", notes)
     if findings is not None:
@@ -210,6 +235,11 @@ def _render_changes(result: TuneResult, console: Console) -> None:
     if result.diff:
         console.print("make it permanent (diff against your files):")
         _print_code(console, result.diff, "diff")
+        check = result.diff_check or {}
+        if check.get("ok") is False:
+            console.print(f"[red]the diff breaks the script:[/] {markup(check['reason'])}", soft_wrap=True)
+        elif check:
+            console.print(f"[dim]diff checked: {markup(check['reason'])}[/]", soft_wrap=True)
     for change in result.changes:
         console.print(f"[dim]{markup(change['knob'])}:[/]")
         _print_code(console, change["snippet"], "python")

@@ -44,9 +44,9 @@ def slower_after_compile(ev: Evidence) -> Hit | None:
 
 def _steps_per_epoch(ev: Evidence) -> int:
     loader = ev.dataloader()
-    if not loader.get("dataset_len") or not loader.get("batch_size"):
+    if not loader.dataset_len or not loader.batch_size:
         raise MissingEvidence("the DataLoader's length (steps per epoch)")
-    return math.ceil(loader["dataset_len"] / loader["batch_size"])
+    return math.ceil(loader.dataset_len / loader.batch_size)
 
 
 @rule(advice.NOT_REPAID, advice.LAYER)

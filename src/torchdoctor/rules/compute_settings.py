@@ -14,7 +14,7 @@ from torchdoctor.estimates.threads import busy_worker_cores, threads_in_fix
 from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
-from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.evidence import Evidence, known
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 # Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
@@ -59,8 +59,8 @@ def anomaly_detection_on(ev: Evidence) -> Hit | None:
 def grad_without_backward(ev: Evidence) -> Hit | None:
     """Steps never call backward, yet autograd records every forward. PyTorch docs "Autograd
     mechanics: locally disabling gradient computation" (no_grad / inference_mode)."""
-    state = ev.env("forward_state")
-    if ev.step_detection() != "forward" or not state.get("grad_enabled") or state.get("inference_mode"):
+    state = ev.forward_state()
+    if ev.step_detection() != "forward" or not state.grad_enabled or state.inference_mode:
         return None
     forward = ev.summary("forward_fraction")
     share = forward * (1 - 1 / GRAD_MODE_SLOWDOWN)
@@ -108,8 +108,9 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     a probe of the fix's count (a trace, an older Record), the compute phases' share x (1 - 1 / the
     fix's speed-up ceiling, `_thread_fix_speedup`), an upper bound (x1.93 claimed where the fix
     measured x1.31 on compute_threads); below 5% the rule is silent."""
-    threads, cores = int(ev.env_section("torch", "num_threads")), ev.physical_cores()
-    workers = (ev.record.env.get("dataloaders") or [{}])[0].get("num_workers") or 0
+    threads, cores = known(ev.switches().num_threads, "env.torch.num_threads"), ev.physical_cores()
+    loaders = ev.environment().dataloaders
+    workers = (loaders[0].num_workers if loaders else 0) or 0
     worker_cores = 0.0
     if workers:
         try:
@@ -162,9 +163,9 @@ def _measured_thread_fix(probe: ThreadsValue | None, threads: int, keep: int) ->
 def cudnn_benchmark_off(ev: Evidence) -> Hit | None:
     """Convolutions on a GPU with cudnn.benchmark off (fixed shapes let cuDNN pick the fastest
     algorithm). Guides' troubleshooting row and config reference (cudnn.benchmark=True)."""
-    if not ev.uses_gpu() or ev.env_section("torch", "cudnn_benchmark"):
+    if not ev.uses_gpu() or known(ev.switches().cudnn_benchmark, "env.torch.cudnn_benchmark"):
         return None
-    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    types = {t for m in ev.models() for t in m.module_types}
     if not any(t.startswith("Conv") for t in types):
         return None
     kernels = ev.device().kernels.top
@@ -196,20 +197,20 @@ def zero_grad_fills(ev: Evidence) -> Hit | None:
 def for_loop_optimizer(ev: Evidence) -> Hit | None:
     """The optimizer updates parameters one tensor at a time (foreach/fused off) and the optimizer step
     takes a large share. PyTorch torch.optim docs ("Algorithms: for-loop, foreach, fused")."""
-    optimizers = ev.env("optimizers")
-    looped = [o for o in optimizers if not o.get("fused") and (o.get("num_params") or 0) >= MANY_TENSORS
-              and (o.get("foreach") is False or (o.get("foreach") is None and not ev.uses_gpu()))]
+    optimizers = ev.optimizers()
+    looped = [o for o in optimizers if not o.fused and (o.num_params or 0) >= MANY_TENSORS
+              and (o.foreach is False or (o.foreach is None and not ev.uses_gpu()))]
     share = ev.summary("optimizer_fraction")
     severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
     if not looped or severity is None:
         return None
     return Hit(severity, f"optimizer step takes {share:.0%} of the step, one parameter at a time",
                share * (1 - 1 / FOREACH_SPEEDUP),
-               {"optimizer_fraction": round(share, 4), "optimizer": looped[0]["class"],
-                "num_params": looped[0].get("num_params"), "foreach": looped[0].get("foreach")},
+               {"optimizer_fraction": round(share, 4), "optimizer": looped[0].class_name,
+                "num_params": looped[0].num_params, "foreach": looped[0].foreach},
                "The per-tensor loop pays Python and dispatch overhead for each parameter tensor.",
                Fix("Use the multi-tensor (foreach) or fused implementation.",
-                   f"torch.optim.{looped[0]['class']}(model.parameters(), foreach=True)  # or fused=True"))
+                   f"torch.optim.{looped[0].class_name}(model.parameters(), foreach=True)  # or fused=True"))
 
 
 @rule("TD-COMP-013", "compute")
@@ -236,7 +237,7 @@ def conv_bias_before_bn(ev: Evidence) -> Hit | None:
     """A convolution's bias feeds a BatchNorm that subtracts it again (lint proves the pattern; the
     model facts confirm BatchNorm is in the measured model). PyTorch performance tuning guide."""
     hits = ev.lint_hits("compute.conv_bias_before_bn")
-    types = {t for m in ev.env("models") for t in (m.get("module_types") or {})}
+    types = {t for m in ev.models() for t in m.module_types}
     if not hits or not any(t.startswith("BatchNorm") for t in types):
         return None
     return Hit("info", "convolution bias before BatchNorm is wasted work", 0.0, {"lint": hits},

@@ -20,7 +20,7 @@ SERIALISING_ENV = {"CUDA_LAUNCH_BLOCKING"}
 @rule("TD-CONF-001", "config")
 def debug_environment(ev: Evidence) -> Hit | None:
     """Debug environment variables are set for a measured run."""
-    env_vars = ev.env("env_vars")
+    env_vars = ev.env_vars()
     found = {k: v for k, v in env_vars.items()
              if k in DEBUG_ENV and (DEBUG_ENV[k] is None or str(v).upper() in DEBUG_ENV[k])}
     if not found:

@@ -12,10 +12,11 @@ import math
 import statistics
 from typing import Any, Callable
 
+from torchdoctor.environment import DataLoaderFacts, SystemSummary
 from torchdoctor.estimates.workers import IDLE_CPU_PERCENT, IDLE_WAIT_CPU, io_workers_needed
 from torchdoctor.probe_values import HANDOFF
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
-from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.evidence import Evidence, known
 from torchdoctor.trace.summary.rank import Dialect
 from torchdoctor.rules.workers_bound import best_case, best_case_text, best_case_upside, busy_cores, fastest_step_ms
 
@@ -74,14 +75,19 @@ def _io_bound(ev: Evidence) -> bool:
     loads, so its CPU time inside the waits says it directly; with workers (or in a Record from
     before that was measured) the process and its workers must be mostly idle over the window."""
     try:
-        if (ev.dataloader().get("num_workers") or 0) == 0:
+        if (ev.dataloader().num_workers or 0) == 0:
             return ev.data_wait_cpu_fraction() < IDLE_WAIT_CPU  # torchdoctor.estimates.workers: I/O-bound
     except MissingEvidence:
         pass
     try:
-        return ev.system("process_cpu_percent_mean") < IDLE_CPU_PERCENT
+        return _process_cpu_percent(ev) < IDLE_CPU_PERCENT
     except MissingEvidence:
         return False
+
+
+def _process_cpu_percent(ev: Evidence) -> float:
+    """The training process's CPU use over the window, in % of one core (its workers' included)."""
+    return known(ev.system_summary().process_cpu_percent_mean, "system.summary.process_cpu_percent_mean")
 
 
 def _io_load_cpu_ms(ev: Evidence, load_ms: float) -> float:
@@ -90,12 +96,12 @@ def _io_load_cpu_ms(ev: Evidence, load_ms: float) -> float:
     (a batch arrives per step); all of the load time where neither was measured, so the bound stays
     a bound."""
     try:
-        if (ev.dataloader().get("num_workers") or 0) == 0:
+        if (ev.dataloader().num_workers or 0) == 0:
             return load_ms * min(1.0, ev.data_wait_cpu_fraction())
     except MissingEvidence:
         pass
     try:
-        return ev.system("process_cpu_percent_mean") / 100.0 * statistics.median(ev.step_walls_s()) * 1e3
+        return _process_cpu_percent(ev) / 100.0 * statistics.median(ev.step_walls_s()) * 1e3
     except MissingEvidence:
         return load_ms
 
@@ -119,12 +125,12 @@ def worker_handoff(ev: Evidence) -> dict[str, Any]:
     return {"worker_handoff_ms": WORKER_HANDOFF_MS, "worker_handoff_basis": "assumed"}
 
 
-def _wait_evidence(ev: Evidence, loader: dict) -> dict:
+def _wait_evidence(ev: Evidence, loader: DataLoaderFacts) -> dict[str, float | int | None]:
     walls, waits = ev.step_walls_s(), ev.data_waits_s()
     return {"data_wait_fraction_steady": round(ev.steady_data_wait_fraction(), 4),
             "data_wait_ms_median": round(statistics.median(waits) * 1e3, 3),
             "step_ms_median": round(statistics.median(walls) * 1e3, 3),
-            "num_workers": loader.get("num_workers"), "batch_size": loader.get("batch_size")}
+            "num_workers": loader.num_workers, "batch_size": loader.batch_size}
 
 
 @rule("TD-DATA-001", "data", knob="num_workers")
@@ -160,7 +166,7 @@ def no_workers(ev: Evidence) -> Hit | None:
     x4.6, was claimed; docs/field.md)."""
     loader = ev.dataloader()
     share = ev.steady_data_wait_fraction()
-    if loader.get("num_workers") != 0 or share < WAIT_WARNING or _io_bound(ev):
+    if loader.num_workers != 0 or share < WAIT_WARNING or _io_bound(ev):
         return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
     evidence = {**_wait_evidence(ev, loader), **worker_handoff(ev)}
     step_ms, wait_ms = evidence["step_ms_median"], evidence["data_wait_ms_median"]
@@ -199,7 +205,7 @@ def too_few_workers(ev: Evidence) -> Hit | None:
     data_few_workers (1 worker, 2 cores) claimed x78 and is now bounded at x1.97, what the second
     core can add; its fix measured x2.17 (docs/field.md)."""
     loader = ev.dataloader()
-    workers = loader.get("num_workers") or 0
+    workers = loader.num_workers or 0
     share = ev.steady_data_wait_fraction()
     if workers < 1 or share < WAIT_WARNING or _io_bound(ev):
         return None  # the upside is below the wait's share; an I/O-bound wait is TD-DATA-007's
@@ -233,11 +239,11 @@ def workers_restart_each_epoch(ev: Evidence) -> Hit | None:
     """Workers are re-created at every epoch start (persistent_workers=False) and the waits at
     epoch starts cost step time. PyTorch DataLoader docs (persistent_workers); guides' loader config."""
     loader = ev.dataloader()
-    if not loader.get("num_workers") or loader.get("persistent_workers"):
+    if not loader.num_workers or loader.persistent_workers:
         return None
-    if not loader.get("dataset_len") or not loader.get("batch_size"):
+    if not loader.dataset_len or not loader.batch_size:
         raise MissingEvidence("dataset length and batch size")
-    epoch_batches = max(1, math.ceil(loader["dataset_len"] / loader["batch_size"]))
+    epoch_batches = max(1, math.ceil(loader.dataset_len / loader.batch_size))
     walls, waits = ev.step_walls_s(), ev.data_waits_s()
     epochs = len(walls) // epoch_batches
     if epochs < 1:
@@ -250,7 +256,7 @@ def workers_restart_each_epoch(ev: Evidence) -> Hit | None:
     return Hit(severity, f"DataLoader workers restart every epoch: {share:.0%} of step time lost at epoch starts",
                share, {"batches_per_epoch": epoch_batches, "epoch_starts_in_window": epochs,
                        "epoch_start_wait_ms_excess": round(excess * 1e3 / epochs, 3),
-                       "num_workers": loader["num_workers"], "persistent_workers": False},
+                       "num_workers": loader.num_workers, "persistent_workers": False},
                "Each epoch starts new worker processes, which re-run their set-up before the first batch.",
                Fix("Keep the workers alive across epochs.",
                    "DataLoader(dataset, num_workers=..., persistent_workers=True)"))
@@ -261,7 +267,7 @@ def bursty_waits(ev: Evidence) -> Hit | None:
     """Waits come in bursts: most steps find a batch ready, a few wait long, and the prefetch queue
     is short. PyTorch DataLoader docs (prefetch_factor); guides' loader config (prefetch_factor=4)."""
     loader = ev.dataloader()
-    if not loader.get("num_workers") or (loader.get("prefetch_factor") or 2) > 2:
+    if not loader.num_workers or (loader.prefetch_factor or 2) > 2:
         return None
     mean_share, steady = ev.summary("data_wait_fraction"), ev.steady_data_wait_fraction()
     severity = severity_at(mean_share - steady, WAIT_WARNING, WAIT_PROBLEM)
@@ -272,8 +278,8 @@ def bursty_waits(ev: Evidence) -> Hit | None:
     return Hit(severity, f"bursty batch loading: {mean_share:.0%} of step time waits, mostly in a few steps",
                mean_share - steady, {"data_wait_fraction": round(mean_share, 4),
                                      "data_wait_fraction_steady": round(steady, 4),
-                                     "prefetch_factor": loader.get("prefetch_factor"),
-                                     "num_workers": loader["num_workers"]},
+                                     "prefetch_factor": loader.prefetch_factor,
+                                     "num_workers": loader.num_workers},
                "Some batches take much longer than others; with a short queue a slow batch stalls the step.",
                Fix("Queue more batches per worker so slow ones are absorbed.",
                    "DataLoader(dataset, num_workers=..., prefetch_factor=8)"))
@@ -320,11 +326,14 @@ def io_bound_loading(ev: Evidence) -> Hit | None:
     try:
         loader = ev.dataloader()
     except MissingEvidence:
-        loader = {}
-    workers = loader.get("num_workers") or 0
-    summary = ev.record.system.get("summary") or {}
-    evidence = {**_wait_evidence(ev, loader), "process_cpu_percent_mean": summary.get("process_cpu_percent_mean"),
-                "disk_read_bytes_per_s": summary.get("disk_read_bytes_per_s"), **worker_handoff(ev)}
+        loader = DataLoaderFacts()
+    workers = loader.num_workers or 0
+    try:
+        summary = ev.system_summary()
+    except MissingEvidence:
+        summary = SystemSummary()
+    evidence = {**_wait_evidence(ev, loader), "process_cpu_percent_mean": summary.process_cpu_percent_mean,
+                "disk_read_bytes_per_s": summary.disk_read_bytes_per_s, **worker_handoff(ev)}
     try:
         evidence["data_wait_cpu_fraction"] = round(ev.data_wait_cpu_fraction(), 4)
     except MissingEvidence:
@@ -384,15 +393,15 @@ def heavy_getitem(ev: Evidence) -> Hit | None:
     and nothing in the run measures it. A guessed half of the wait, the earlier upside, made this
     unmeasured finding outrank the workers fix that measures x1.30 on the demo (docs/field.md)."""
     loader = ev.dataloader()
-    if loader.get("num_workers") != 0 or not loader.get("batch_size"):
+    if loader.num_workers != 0 or not loader.batch_size:
         return None
-    per_sample_ms = statistics.median(ev.data_waits_s()) * 1e3 / loader["batch_size"]
+    per_sample_ms = statistics.median(ev.data_waits_s()) * 1e3 / loader.batch_size
     if per_sample_ms < HEAVY_SAMPLE_MS:
         return None
     wait = ev.steady_data_wait_fraction()
     return Hit("info", f"each sample takes {per_sample_ms:.1f} ms to load ({wait:.0%} of the step waits on it)", 0.0,
-               {"load_ms_per_sample": round(per_sample_ms, 3), "batch_size": loader["batch_size"],
-                "dataset_type": loader.get("dataset_type"), "data_wait_fraction_steady": round(wait, 4),
+               {"load_ms_per_sample": round(per_sample_ms, 3), "batch_size": loader.batch_size,
+                "dataset_type": loader.dataset_type, "data_wait_fraction_steady": round(wait, 4),
                 "upside_estimated": False},
                "Each sample's Python work runs batch_size times per step, in the training process. How much a "
                "cheaper sample wins back is not estimated (upside shown as 0%): caching the processed samples "

@@ -24,7 +24,7 @@ def _lint(ev: Evidence, code: str) -> list[str]:
 def script_profiler_on(ev: Evidence) -> Hit | None:
     """The script's own profiler (torch.profiler / autograd profiler) records every operator during
     the measured steps. Upside: the compute share times (1 - 1/PROFILER_SLOWDOWN), measured."""
-    if not ev.env("script_tools").get("profiler_enabled"):
+    if not ev.script_tools().profiler_enabled:
         return None
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
     share = compute * (1 - 1 / PROFILER_SLOWDOWN)
@@ -40,8 +40,8 @@ def script_profiler_on(ev: Evidence) -> Hit | None:
 def gradcheck_in_loop(ev: Evidence) -> Hit | None:
     """torch.autograd.gradcheck/gradgradcheck runs inside the measured steps. Upside: the measured
     time of those calls over the timing window."""
-    tools = ev.env("script_tools")
-    calls, spent_s = tools.get("gradcheck_calls") or 0, tools.get("gradcheck_s") or 0.0
+    tools = ev.script_tools()
+    calls, spent_s = tools.gradcheck_calls or 0, tools.gradcheck_s or 0.0
     if not calls:
         return None
     share, window_s = ev.gradcheck_fraction(), ev.summary("window_s")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from torchdoctor.accounting.explain import UNEXPLAINED_ID, explaining
 from torchdoctor.errors import TorchDoctorError
 from torchdoctor.finding import LAYERS, Finding, Fix
 from torchdoctor.record import Record
@@ -75,6 +76,25 @@ def _lint_hints(evidence: Evidence, covered_topics: set[str], select: Iterable[s
     return hints
 
 
+def _explained_elsewhere(findings: list[Finding]) -> list[Finding]:
+    """The findings less the generic speed-of-light one where another finding explains its slice
+    (accounting.explain): the specific finding says more."""
+    others = [f for f in findings if f.id != UNEXPLAINED_ID]
+    return [f for f in findings if f.id != UNEXPLAINED_ID or not explaining(str(f.evidence.get("slice")), others)]
+
+
+def _with_sources(findings: list[Finding], evidence: Evidence) -> list[Finding]:
+    """Each finding about an operator (`evidence["operator"]`) with the script's line that runs it,
+    where the operator-costs probe found one (`evidence["source"]`)."""
+    try:
+        sources = {c.name: c.source for s in evidence.accounting().slices for c in s.ops if c.source}
+        sources |= {c.name: c.source for c in evidence.accounting().cost_centres if c.source}
+    except MissingEvidence:
+        return findings
+    return [replace(f, evidence={**f.evidence, "source": sources[f.evidence["operator"]]})
+            if f.evidence.get("operator") in sources and "source" not in f.evidence else f for f in findings]
+
+
 def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Diagnosis:
     """Findings of the selected rules on `record`, ranked by upside then severity."""
     select, ignore = tuple(select), tuple(ignore)
@@ -98,6 +118,7 @@ def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str
             if lint and "lint" not in finding.evidence:
                 finding = replace(finding, evidence={**finding.evidence, "lint": lint})
         result.findings.append(finding)
+    result.findings = _with_sources(_explained_elsewhere(result.findings), evidence)
     result.findings.extend(_lint_hints(evidence, covered, select, ignore))
     result.findings.sort(key=lambda f: (*f.rank_key, f.id.startswith(LINT_PREFIX)))  # hints last on ties
     return result

@@ -9,9 +9,13 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, TypeVar, cast
 
+from torchdoctor.accounting import Accounting
 from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.distributed.section import DistributedSection
+from torchdoctor.environment import (Cpu, DataLoaderFacts, Devices, Environment, ForwardState, LayerShape, ModelFacts,
+                                     OptimizerFacts, RuntimeFacts, ScriptTools, SystemSection, SystemSummary,
+                                     TorchSwitches)
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
@@ -29,6 +33,13 @@ from torchdoctor.trace.summary.window import Window
 T = TypeVar("T")
 
 REPRESENTATIVE_RATIO = 1.5  # profiled step / median timed step above which the profile was disturbed
+
+
+def known(value: T | None, what: str) -> T:
+    """`value`, measured; MissingEvidence naming `what` (`env.torch.num_threads`) when it is None."""
+    if value is None:
+        raise MissingEvidence(what)
+    return value
 
 
 class Evidence:
@@ -106,28 +117,68 @@ class Evidence:
         return self.record.step_detection
 
     # -- environment facts ----------------------------------------------------------------------
-    def env(self, key: str) -> Any:
-        if key not in self.record.env or self.record.env[key] is None:
-            raise MissingEvidence(f"env.{key}")
-        return self.record.env[key]
+    def environment(self) -> Environment:
+        """`record.env` (docs/record-schema.md) read once; its parts the Record lacks are None or
+        empty. MissingEvidence when it does not fit its type."""
+        return self._section("env", Environment.from_dict)
 
-    def env_section(self, section: str, key: str) -> Any:
-        value = (self.env(section) or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"env.{section}.{key}")
+    def _env_part(self, name: str) -> Any:
+        """The part `name` of the environment; MissingEvidence when the Record lacks it or holds null
+        (an empty list is a measured none)."""
+        environment = self.environment()
+        value = getattr(environment, name)
+        if name not in environment.keys or value is None:
+            raise MissingEvidence(f"env.{name}")
         return value
 
-    def layer_shapes(self) -> list[dict[str, Any]]:
+    def switches(self) -> TorchSwitches:
+        """torch's switches as the script left them (`env.torch`)."""
+        return cast(TorchSwitches, self._env_part("torch"))
+
+    def devices(self) -> Devices:
+        """The accelerators torch saw (`env.devices`)."""
+        return cast(Devices, self._env_part("devices"))
+
+    def models(self) -> tuple[ModelFacts, ...]:
+        """The outermost modules the script called (`env.models`; empty: it called none)."""
+        return cast("tuple[ModelFacts, ...]", self._env_part("models"))
+
+    def optimizers(self) -> tuple[OptimizerFacts, ...]:
+        """The optimizers the script stepped (`env.optimizers`)."""
+        return cast("tuple[OptimizerFacts, ...]", self._env_part("optimizers"))
+
+    def env_vars(self) -> dict[str, str]:
+        """The performance-relevant environment variables the script ran with (`env.env_vars`)."""
+        return cast("dict[str, str]", self._env_part("env_vars"))
+
+    def forward_state(self) -> ForwardState:
+        """The switches in effect while the outermost module ran (`env.forward_state`)."""
+        return cast(ForwardState, self._env_part("forward_state"))
+
+    def script_tools(self) -> ScriptTools:
+        """The script's own debugging tools in the timing window (`env.script_tools`)."""
+        return cast(ScriptTools, self._env_part("script_tools"))
+
+    def compile_used(self) -> bool:
+        """Whether the script compiled something (`env.compile_used`)."""
+        return bool(self._env_part("compile_used"))
+
+    def step_elements(self) -> tuple[int, ...]:
+        """The outermost model's input elements per step (`env.distributed_runtime.step_elements`)."""
+        runtime: RuntimeFacts = self._env_part("distributed_runtime")
+        return known(runtime.step_elements, "env.distributed_runtime.step_elements")
+
+    def layer_shapes(self) -> list[LayerShape]:
         """Linear/Conv shapes of every observed outermost model (`env.models[].layer_shapes`)."""
-        models = self.env("models")
-        if not models or any("layer_shapes" not in m for m in models):
+        models = self.models()
+        if not models or any(m.layer_shapes is None for m in models):
             raise MissingEvidence("env.models[].layer_shapes")
-        return [shape for m in models for shape in m["layer_shapes"]]
+        return [shape for m in models for shape in m.layer_shapes or ()]
 
     def runs_on_cpu_only(self) -> bool:
         """Every observed model keeps all its parameters on the CPU."""
-        models = self.env("models")
-        return bool(models) and all(set(m.get("parameter_devices") or {}) <= {"cpu"} for m in models)
+        models = self.models()
+        return bool(models) and all(set(m.parameter_devices) <= {"cpu"} for m in models)
 
     def compile(self) -> CompileReport:
         """`record.compile` (docs/compile.md): only when the script compiled something."""
@@ -143,48 +194,49 @@ class Evidence:
     def anomaly_detection(self) -> bool:
         """Anomaly mode was on at the timing window's start (`script_tools`, which also sees a
         `detect_anomaly()` context the stop unwinds) or when the run ended (`torch` switches)."""
-        tools = self.record.env.get("script_tools") or {}
-        at_end = (self.record.env.get("torch") or {}).get("anomaly_detection")
-        if "anomaly_detection" not in tools and at_end is None:
+        environment = self.environment()
+        tools, switches = environment.script_tools, environment.torch
+        at_start = tools.anomaly_detection if tools else None
+        at_end = switches.anomaly_detection if switches else None
+        if at_start is None and at_end is None:
             raise MissingEvidence("env.torch.anomaly_detection")
-        return bool(tools.get("anomaly_detection")) or bool(at_end)
+        return bool(at_start) or bool(at_end)
 
     def gradcheck_fraction(self) -> float:
         """Measured wall time of the script's gradcheck calls over the timing window (0 if none)."""
-        tools = self.env("script_tools")
+        tools = self.script_tools()
         window_s = self.summary("window_s")
-        return min(1.0, (tools.get("gradcheck_s") or 0.0) / window_s) if window_s > 0 else 0.0
+        return min(1.0, (tools.gradcheck_s or 0.0) / window_s) if window_s > 0 else 0.0
 
-    def dataloader(self) -> dict[str, Any]:
+    def dataloader(self) -> DataLoaderFacts:
         """The first DataLoader the script iterated (the training loader in most scripts)."""
-        loaders = self.env("dataloaders")
+        loaders = self._env_part("dataloaders")
         if not loaders:
             raise MissingEvidence("DataLoader facts")
-        return loaders[0]
+        return cast(DataLoaderFacts, loaders[0])
 
     def physical_cores(self) -> int:
-        cpu = self.env("cpu")
-        cores = cpu.get("affinity_cores") or cpu.get("physical_cores")
-        if not cores:
-            raise MissingEvidence("env.cpu.physical_cores")
-        return int(min(cores, cpu.get("physical_cores") or cores))
+        """The physical cores the script could run on (its affinity, at most the physical cores)."""
+        cpu: Cpu = self._env_part("cpu")
+        return known(cpu.usable_cores, "env.cpu.physical_cores")
 
     def uses_gpu(self) -> bool:
-        devices = self.env("devices")
-        models = self.record.env.get("models") or []
-        on_gpu = any(set(m.get("parameter_devices") or {}) & {"cuda", "xpu"} for m in models)
-        return bool(devices.get("gpu_count")) and on_gpu
+        """A GPU was there and an observed model kept parameters on it."""
+        devices = self.devices()
+        on_gpu = bool(self.environment().model_devices() & {"cuda", "xpu"})
+        return bool(devices.gpu_count) and on_gpu
 
     def worker_cpu_cores(self) -> float:
         """Cores the child processes (DataLoader workers) kept busy over the window: their CPU
         time over wall time (`system.summary.children_cpu_percent_mean` / 100)."""
-        return self.system("children_cpu_percent_mean") / 100.0
+        percent = self.system_summary().children_cpu_percent_mean
+        return known(percent, "system.summary.children_cpu_percent_mean") / 100.0
 
-    def system(self, key: str) -> float:
-        value = (self.record.system.get("summary") or {}).get(key)
-        if value is None:
-            raise MissingEvidence(f"system.summary.{key}")
-        return float(value)
+    def system_summary(self) -> SystemSummary:
+        """`record.system.summary`: the sampled machine load over the timing window, read once;
+        its figures not sampled are None (an empty summary without one)."""
+        summary = self._section("system", SystemSection.from_dict).summary
+        return summary if summary is not None else SystemSummary()
 
     # -- analyses -------------------------------------------------------------------------------
     def trace(self) -> TraceSummary:
@@ -301,10 +353,13 @@ class Evidence:
         return figures
 
     def device_memory_bytes(self) -> int:
-        gpus = self.env("devices").get("gpus") or []
-        if not gpus or not gpus[0].get("total_memory_bytes"):
-            raise MissingEvidence("env.devices.gpus[0].total_memory_bytes")
-        return int(gpus[0]["total_memory_bytes"])
+        """The first GPU's memory (`env.devices.gpus[0].total_memory_bytes`)."""
+        gpus = self.devices().gpus
+        return known(gpus[0].total_memory_bytes or None if gpus else None, "env.devices.gpus[0].total_memory_bytes")
+
+    def accounting(self) -> Accounting:
+        """`record.accounting`: the speed-of-light accounting (torchdoctor.accounting)."""
+        return self._section("accounting", Accounting.from_dict)
 
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""

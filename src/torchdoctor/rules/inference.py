@@ -49,7 +49,7 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
 
 def _size_spread(ev: Evidence) -> tuple[int, float, int]:
     """(distinct first-input sizes, share of the most common one, steps) over the observed steps."""
-    sizes = [n for n in ev.env_section("distributed_runtime", "step_elements") if n]
+    sizes = [n for n in ev.step_elements() if n]
     if len(sizes) < SHAPE_MIN_STEPS:
         raise MissingEvidence(f"input sizes of {SHAPE_MIN_STEPS} or more steps")
     counts = Counter(sizes)
@@ -62,7 +62,7 @@ def varying_input_shapes(ev: Evidence) -> Hit | None:
     step_elements`), which makes torch.compile and CUDA graphs recompile or record per shape. Not a
     cost in eager mode, so info; when the script compiles, TD-COMP-021 measures the recompiles."""
     distinct, dominant, steps = _size_spread(ev)
-    if distinct < SHAPE_MIN_DISTINCT or dominant >= SHAPE_DOMINANT or ev.env("compile_used"):
+    if distinct < SHAPE_MIN_DISTINCT or dominant >= SHAPE_DOMINANT or ev.compile_used():
         return None
     return Hit("info", f"input sizes vary: {distinct} sizes in {steps} steps", 0.0,
                {"distinct_input_sizes": distinct, "steps": steps, "most_common_size_fraction": round(dominant, 4)},

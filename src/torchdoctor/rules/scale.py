@@ -90,8 +90,8 @@ def data_parallel(ev: Evidence) -> Hit | None:
     observed models, else from a trace: `DataParallel.forward` spans with device work on several
     GPUs (the TensorBoard plugin's DataParallel rule)."""
     try:
-        models = [m for m in ev.env("models") if m.get("class") == "DataParallel"]
-        gpus = ev.env("devices").get("gpu_count") or 0 if models else 0
+        models = [m for m in ev.models() if m.class_name == "DataParallel"]
+        gpus = ev.devices().gpu_count or 0 if models else 0
         forward = ev.summary("forward_fraction") if models else 0.0
     except MissingEvidence:
         facts = ev.trace_facts()
@@ -118,7 +118,7 @@ def sampler_without_set_epoch(ev: Evidence) -> Hit | None:
         measured = ev.distributed("runtime", "sampler", "set_epoch_missing")
     except MissingEvidence:
         measured = None
-    if measured is False or not (measured or (hits and ev.dataloader().get("sampler_type") == "DistributedSampler")):
+    if measured is False or not (measured or (hits and ev.dataloader().sampler_type == "DistributedSampler")):
         return None
     return Hit("warning", "DistributedSampler without set_epoch: the same order every epoch", 0.0,
                {"sampler_type": "DistributedSampler", "set_epoch_missing_measured": measured, "lint": hits},

@@ -9,12 +9,12 @@ and PyTorch's AMP recipe ("make sure that layer sizes are multiples of 8").
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from torchdoctor.environment import LayerShape
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule
 from torchdoctor.rules.evidence import Evidence
 
-MIN_CAPABILITY = 7.0  # Volta: the first Tensor Cores
+MIN_CAPABILITY = (7, 0)  # Volta: the first Tensor Cores
 ALIGNMENT = {"float16": 8, "bfloat16": 8, "float32": 4, "int8": 16}  # elements, by weight dtype
 MIN_CONV_IN_CHANNELS = 8  # the first convolution's 1-4 image channels are padded by cuDNN itself
 UNALIGNED_WARNING = 0.25  # share of the model's Linear/Conv weights in misaligned layers
@@ -22,22 +22,15 @@ _GEMM = re.compile(r"gemm|conv|cutlass|xmma|implicit|wgrad|dgrad", re.IGNORECASE
 
 
 def _tensor_core_gpu(ev: Evidence) -> bool:
-    gpus = ev.env("devices").get("gpus") or []
-    return any(float(g.get("capability") or 0) >= MIN_CAPABILITY for g in gpus)
+    return any((g.compute_capability or (0, 0)) >= MIN_CAPABILITY for g in ev.devices().gpus)
 
 
-def _sizes(shape: dict[str, Any]) -> tuple[int, int]:
-    if "in_features" in shape:
-        return shape["in_features"], shape["out_features"]
-    return shape["in_channels"], shape["out_channels"]
-
-
-def _misaligned(shape: dict[str, Any]) -> bool:
-    align = ALIGNMENT.get(shape.get("dtype", ""))
+def _misaligned(shape: LayerShape) -> bool:
+    align = ALIGNMENT.get(shape.dtype or "")
     if align is None:
         return False  # float64 and others never run on Tensor Cores
-    n_in, n_out = _sizes(shape)
-    skip_in = "in_channels" in shape and n_in < MIN_CONV_IN_CHANNELS
+    n_in, n_out = shape.sizes
+    skip_in = shape.in_channels is not None and n_in < MIN_CONV_IN_CHANNELS
     return (n_in % align and not skip_in) or n_out % align != 0
 
 
@@ -59,7 +52,7 @@ def unaligned_tensor_core_dims(ev: Evidence) -> Hit | None:
     if not _tensor_core_gpu(ev) or not ev.uses_gpu():
         return None
     shapes = ev.layer_shapes()
-    weight = lambda s: _sizes(s)[0] * _sizes(s)[1] * s.get("count", 1)  # noqa: E731
+    weight = lambda s: s.sizes[0] * s.sizes[1] * s.count  # noqa: E731
     total = sum(weight(s) for s in shapes)
     bad = [s for s in shapes if _misaligned(s)]
     if not bad or not total:
@@ -68,7 +61,7 @@ def unaligned_tensor_core_dims(ev: Evidence) -> Hit | None:
     gemm = _gemm_share(ev)
     upside = bad_share * (gemm or 0.0)
     severity = "warning" if bad_share >= UNALIGNED_WARNING and (gemm or 0.0) >= UNALIGNED_WARNING else "info"
-    examples = [f"{s['type']}({_sizes(s)[0]}, {_sizes(s)[1]}) {s['dtype']} x{s.get('count', 1)}" for s in bad[:4]]
+    examples = [f"{s.type}({s.sizes[0]}, {s.sizes[1]}) {s.dtype} x{s.count}" for s in bad[:4]]
     return Hit(severity, f"{len(bad)} layer shape(s) not Tensor Core aligned ({bad_share:.0%} of the weights)",
                upside, {"misaligned_layers": examples, "misaligned_weight_fraction": round(bad_share, 4),
                         "gemm_kernel_share_fraction": round(gemm, 4) if gemm is not None else None},

@@ -9,7 +9,7 @@ docs/rules.md, "Workers and free cores".
 from __future__ import annotations
 
 from torchdoctor.rules.base import MissingEvidence
-from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.evidence import Evidence, known
 
 
 def busy_cores(ev: Evidence, cores: int, threads: int | None) -> int:
@@ -18,7 +18,7 @@ def busy_cores(ev: Evidence, cores: int, threads: int | None) -> int:
     without the thread count counts one, the least the step can use, so the bound stays a bound."""
     if threads is None:
         try:
-            threads = int(ev.env_section("torch", "num_threads"))
+            threads = known(ev.switches().num_threads, "env.torch.num_threads")
         except MissingEvidence:
             threads = 1
     return max(1, min(threads, cores))

@@ -21,11 +21,15 @@ from urllib.parse import urlparse
 
 import aiohttp
 import numpy as np
+import orjson
 
 from torchdoctor.serve.errors import ServeConfigError
 from torchdoctor.serve.scrape import batch_size_counts
 
 SCHEMA_VERSION = 1
+#: The longest response read (a /predict answer, /health, /metrics): a server that sends more is
+#: counted as failing that request, not read whole.
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +45,12 @@ class LoadConfig:
     request_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
-        host = urlparse(self.url).hostname or ""
+        parsed = urlparse(self.url)
+        try:
+            _ = parsed.port  # urllib checks the port when it is read
+        except ValueError:
+            raise ServeConfigError(f"{self.url!r} is not a URL with a port in 0..65535") from None
+        host = parsed.hostname or ""
         if not _is_loopback(host):
             raise ServeConfigError(f"load targets loopback only (127.0.0.1, ::1, localhost); got {host!r}")
         if self.mode not in ("open", "closed"):
@@ -76,6 +85,7 @@ class LoadResult:
     latency_s_p99: float | None
     batch_sizes: dict[int, int] = field(default_factory=dict)  # batch size -> batches run
     mean_batch_size: float | None = None
+    batch_sizes_note: str | None = None  # why `batch_sizes` is empty when it could not be read
     schema_version: int = SCHEMA_VERSION
 
 
@@ -105,7 +115,10 @@ async def run_load(config: LoadConfig) -> LoadResult:
         driver = _open_loop if config.mode == "open" else _closed_loop
         await driver(session, body, config, tally, start + config.duration_s)
         duration_s = time.perf_counter() - start
-        after = batch_size_counts(await _get_text(session, "/metrics"))
+        try:
+            after = batch_size_counts(await _get_text(session, "/metrics"))
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as exc:  # the server died meanwhile
+            return _summarise(config, tally, duration_s, {}, f"not read: /metrics failed after the run ({_why(exc)})")
     return _summarise(config, tally, duration_s, {k: after[k] - before.get(k, 0) for k in after})
 
 
@@ -120,15 +133,23 @@ def _why(exc: BaseException) -> str:
 
 
 async def _get_json(session: aiohttp.ClientSession, path: str) -> Any:
-    async with session.get(path) as response:
-        response.raise_for_status()
-        return await response.json()
+    return orjson.loads(await _get_text(session, path))
 
 
 async def _get_text(session: aiohttp.ClientSession, path: str) -> str:
     async with session.get(path) as response:
         response.raise_for_status()
-        return await response.text()
+        return (await _read_capped(response)).decode("utf-8", "replace")
+
+
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """The response body, at most MAX_RESPONSE_BYTES of it (ValueError past that)."""
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(1 << 16):
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise ValueError(f"a response longer than {MAX_RESPONSE_BYTES:,} bytes")
+    return bytes(body)
 
 
 async def _one(session: aiohttp.ClientSession, body: Any, tally: _Tally) -> None:
@@ -136,13 +157,15 @@ async def _one(session: aiohttp.ClientSession, body: Any, tally: _Tally) -> None
     start = time.perf_counter()
     try:
         async with session.post("/predict", json=body) as response:
-            await response.read()
+            await _read_capped(response)
             if response.status == 200:
                 tally.latencies_s.append(time.perf_counter() - start)
             else:
                 tally.error(str(response.status))
     except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
         tally.error(type(exc).__name__)
+    except ValueError:
+        tally.error("response too large")
 
 
 async def _open_loop(session: aiohttp.ClientSession, body: Any, config: LoadConfig, tally: _Tally,
@@ -167,7 +190,8 @@ async def _closed_loop(session: aiohttp.ClientSession, body: Any, config: LoadCo
     await asyncio.gather(*(client() for _ in range(config.clients)))
 
 
-def _summarise(config: LoadConfig, tally: _Tally, duration_s: float, batches: dict[int, int]) -> LoadResult:
+def _summarise(config: LoadConfig, tally: _Tally, duration_s: float, batches: dict[int, int],
+               note: str | None = None) -> LoadResult:
     latencies = tally.latencies_s
     p50, p99 = (float(x) for x in np.percentile(latencies, [50, 99])) if latencies else (None, None)
     counted = {size: n for size, n in sorted(batches.items()) if n > 0}
@@ -184,4 +208,5 @@ def _summarise(config: LoadConfig, tally: _Tally, duration_s: float, batches: di
         latency_s_p99=p99,
         batch_sizes=counted,
         mean_batch_size=sum(s * n for s, n in counted.items()) / total if total else None,
+        batch_sizes_note=note,
     )

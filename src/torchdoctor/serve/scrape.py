@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -16,11 +18,23 @@ def batch_size_counts(metrics_text: str) -> dict[int, int]:
         if family.name != "torchdoctor_batch_size":
             continue
         for sample in family.samples:
-            le = sample.labels.get("le")
-            if sample.name.endswith("_bucket") and le not in (None, "+Inf"):
-                cumulative[int(float(le))] = sample.value
+            size = _bucket_size(sample.labels.get("le"))
+            if sample.name.endswith("_bucket") and size is not None and math.isfinite(sample.value):
+                cumulative[size] = sample.value
     counts, previous = {}, 0.0
     for size in sorted(cumulative):
         counts[size] = int(cumulative[size] - previous)
         previous = cumulative[size]
     return counts
+
+
+def _bucket_size(le: str | None) -> int | None:
+    """The batch size a bucket's upper bound names; None for +Inf and for what no batch size is
+    (a fraction, a negative or non-finite bound, one beyond any batch: a server not ours)."""
+    try:
+        bound = float(le) if le is not None else math.nan
+    except ValueError:
+        return None
+    if not (math.isfinite(bound) and 0 <= bound <= 2**31 and bound == int(bound)):
+        return None
+    return int(bound)

@@ -13,13 +13,15 @@ from or written to it (writing into a damaged file would spread the damage).
 from __future__ import annotations
 
 import functools
+import stat
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import orjson
 
 from torchdoctor.errors import StoreError
+from torchdoctor.inputs import file_kind
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
 from torchdoctor.record import Record, RunRow
 from torchdoctor.store.folder import OWN_FOLDER, make_store_folder
@@ -28,8 +30,23 @@ DEFAULT_STORE = Path(OWN_FOLDER) / "runs.db"
 
 
 def run_dir_for(store_path: str | Path, run_id: str) -> Path:
-    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it."""
+    """Artefacts (traces, per-rank results) of a run live beside the store that indexes it;
+    StoreError when the store path is not one (`check_store_path`), so nothing is made beside
+    a device or a folder."""
+    check_store_path(Path(store_path))
     return Path(store_path).parent / "runs" / run_id
+
+
+def check_store_path(path: Path) -> None:
+    """StoreError unless `path` is a regular file or does not exist yet (`--store /dev/null`
+    would otherwise write runs into /dev/runs/)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent (made on first save) or unreachable (opening it says why)
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"the run store {path} is {file_kind(mode)}, not a regular file: pass --store with a "
+                         "path to an SQLite file (it is made if absent)")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -81,8 +98,13 @@ def _store_errors(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 class RunStore:
-    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, create: bool = True) -> None:
+        """Open the store at `path`, made (with its folder) when absent and `create`; a command
+        that only reads passes create=False and gets a StoreError instead of a new empty store."""
         self.path = Path(path)
+        check_store_path(self.path)
+        if not create and not self.path.exists():
+            raise StoreError(f"no run store at {self.path}: nothing was saved there (pass --store PATH)")
         try:
             make_store_folder(self.path.parent)
             self._db = sqlite3.connect(self.path)
@@ -169,7 +191,7 @@ class RunStore:
             "samples_per_s, tag FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [RunRow(r[0], r[1], r[2], r[3], orjson.loads(r[4]), *r[5:]) for r in rows]
+        return [run_row(row) for row in rows]
 
     # -- tuner trials ----------------------------------------------------------------------
     @_store_errors
@@ -218,3 +240,31 @@ class RunStore:
     @_store_errors
     def baselines(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM baselines ORDER BY name")]
+
+
+#: The runs table's columns that `runs list` reads, in order, with the types they must hold.
+_ROW_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("run_id", (str,)), ("created_at", (str,)), ("kind", (str,)), ("script", (str, type(None))),
+    ("argv", (str, bytes)), ("exit_status", (int,)), ("exit_reason", (str,)),
+    ("step_s", (int, float, type(None))), ("samples_per_s", (int, float, type(None))), ("tag", (str, type(None))),
+)  # fmt: skip
+
+
+def run_row(columns: Sequence[Any]) -> RunRow:
+    """One line of `runs list` from the runs table's columns; a row damaged outside torchdoctor (text
+    in a number column, `argv` that is not a JSON list of strings) becomes a RunRow that says so,
+    its columns as text, so that the other runs are still listed."""
+    wrong = [name for (name, types), value in zip(_ROW_TYPES, columns) if not isinstance(value, types)]
+    argv: Any = None
+    if "argv" not in wrong:
+        try:
+            argv = orjson.loads(columns[4])
+        except orjson.JSONDecodeError:
+            pass
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            wrong.append("argv")
+    if not wrong:
+        return RunRow(*columns[:4], argv, *columns[5:])
+    text = ["" if value is None else str(value) for value in columns]
+    return RunRow(text[0], text[1], text[2], text[3] or None, [], 0, text[6], None, None, text[9] or None,
+                  damaged=f"damaged row: {', '.join(name for name, _ in _ROW_TYPES if name in wrong)} of the wrong type")

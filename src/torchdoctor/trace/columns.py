@@ -10,7 +10,6 @@ written as text. Each repair is counted, so the loader can say how many events i
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from typing import Any

@@ -36,6 +36,7 @@ from typing import Any
 
 import torchdoctor
 from torchdoctor.errors import TraceLoadError
+from torchdoctor.inputs import open_regular
 from torchdoctor.trace import fastload
 from torchdoctor.trace.columns import Columns
 from torchdoctor.trace.dialect import DialectNotes
@@ -65,7 +66,7 @@ def split_point(path: Path) -> int | None:
         size = path.stat().st_size
         if size < MIN_BYTES:
             return None
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             if f.read(2) == b"\x1f\x8b":
                 return None
             middle = size // 2 + min(HEAD_START, size // 16)
@@ -80,7 +81,7 @@ def file_tail(path: Path, size: int, read_bytes: int) -> bytes:
     """The file's last two reads of `read_bytes` counted from its start: the tail a reader that read
     the whole file remembers (its trailing metadata), which the two halves' readers do not hold."""
     start = max(0, (-(-size // read_bytes) - 2) * read_bytes)
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         f.seek(start)
         return f.read(size - start)
 
@@ -122,7 +123,8 @@ class Child:
         errors = tempfile.TemporaryFile()  # a file, not a pipe: a child that writes much cannot block
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_SRC, os.environ.get("PYTHONPATH"))))}
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(split), str(int(include_python))],
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(split), str(int(include_python)),
+                                     str(os.getpid())],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env)
         except (OSError, ValueError):
             errors.close()

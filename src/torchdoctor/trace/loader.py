@@ -32,13 +32,14 @@ import re
 import zlib
 from pathlib import Path
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import ijson
 import numpy as np
 import orjson
 
 from torchdoctor.errors import TraceFormatError
+from torchdoctor.inputs import open_regular
 from torchdoctor.jsonguard import JsonBoundError, JsonGuard, JsonLimits
 from torchdoctor.trace import fastload, halves
 from torchdoctor.trace.columns import ON_DEVICE_TIMELINE, Columns
@@ -65,11 +66,12 @@ class _EdgeReader:
     `start` and `stop` bound the bytes read to one half of a large plain trace (trace/halves.py);
     the second half's guard resumes where an event starts (JsonGuard.resume)."""
 
-    def __init__(self, raw: IO[bytes], path: Path, expand_limit: int | None, root: str, start: int = 0,
+    def __init__(self, raw: IO[bytes], path: Path, expand_limit: Callable[[], int] | None, root: str, start: int = 0,
                  stop: int | None = None) -> None:
         self.raw, self.path, self.expand_limit = raw, path, expand_limit
         self.head, self.last, self.bytes_read = b"", b"", 0
         self._previous = b""  # the chunk before `last`
+        self._cut: EOFError | None = None  # a gzip stream's end, met after text still to hand over
         self.at_end = False
         limits = _ARRAY_LIMITS if root == "array" else LIMITS
         self.guard = JsonGuard.resume(limits, start) if start else JsonGuard(limits)
@@ -78,15 +80,16 @@ class _EdgeReader:
     def read(self, size: int = -1) -> bytes:
         if self.left is not None:
             size = self.left if size < 0 else min(size, self.left)
-        chunk = self.raw.read(size)
+        chunk = self.raw.read(size) if self.expand_limit is None else self._read_gzip(size)
         if self.left is not None:
             self.left -= len(chunk)
         self.at_end = not chunk
-        if self.expand_limit is not None and self.bytes_read + len(chunk) > self.expand_limit:
+        if self.expand_limit is not None and self.bytes_read + len(chunk) > (allowed := self.expand_limit()):
             raise TraceFormatError(
-                f"{self.path}: the gzip stream expands to more than {self.expand_limit:,} bytes "
-                f"({MAX_GZIP_RATIO}x the file; real traces compress 7x-19x), refused as a possible "
-                "gzip bomb; if you trust it, decompress it (gunzip -k) and pass the .json")
+                f"{self.path}: the gzip stream expands to more than {allowed:,} bytes "
+                f"({MAX_GZIP_RATIO}x the compressed bytes read so far; real traces compress 7x-19x), "
+                "refused as a possible gzip bomb; if you trust it, decompress it (gunzip -k) and "
+                "pass the .json")
         self.guard.feed(chunk)
         self.bytes_read += len(chunk)
         if len(self.head) < _EDGE_BYTES:
@@ -94,6 +97,29 @@ class _EdgeReader:
         if chunk:
             self._previous, self.last = self.last, chunk
         return chunk
+
+    def _read_gzip(self, size: int) -> bytes:
+        """Up to `size` decompressed bytes, gathered one decompressed piece at a time (`read1`):
+        GzipFile.read drops the text it decompressed in the call that meets a stream cut short
+        (up to a whole read), so a cut .json.gz lost up to 1 MiB of events, and one under 1 MiB
+        read as an empty file. The cut is raised on the next read, after that text."""
+        if self._cut is not None:
+            raise self._cut
+        parts: list[bytes] = []
+        got = 0
+        while size < 0 or got < size:
+            try:
+                piece = self.raw.read1(size - got if size >= 0 else _EDGE_BYTES)
+            except EOFError as exc:
+                if not parts:
+                    raise
+                self._cut = exc
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        return b"".join(parts)
 
     @property
     def tail(self) -> bytes:
@@ -107,23 +133,30 @@ class _EdgeReader:
         self._previous, self.last = text, b""
 
 
-def _open(path: Path) -> tuple[IO[bytes], int | None]:
-    """The byte stream of the JSON text, and how far a gzip file may expand (None: plain file)."""
+def _open(path: Path) -> tuple[IO[bytes], Callable[[], int] | None]:
+    """The byte stream of the JSON text, and for a gzip file how far it may expand by now (None:
+    plain file). The allowance grows with the compressed bytes read so far, not with the file's
+    size: zero padding after a small bomb (which the decompressor skips) earns it nothing."""
     try:
-        raw = path.open("rb")
-        size = path.stat().st_size
+        raw = open_regular(path)
     except OSError as exc:
         raise TraceFormatError(f"cannot read trace {path}: {exc.strerror}") from None
     magic = raw.read(2)
     raw.seek(0)
     if magic != b"\x1f\x8b":
         return raw, None
-    # A GzipFile given a file object leaves it open when closed: one file leaked per trace read.
-    return _GzipOwningFile(fileobj=raw, mode="rb"), max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * size)
+    stream = _GzipOwningFile(fileobj=raw, mode="rb")
+    return stream, stream.allowance
 
 
 class _GzipOwningFile(gzip.GzipFile):
-    """A GzipFile that closes the file it reads when it is closed."""
+    """A GzipFile that closes the file it reads when it is closed (a GzipFile given a file object
+    leaves it open: one file leaked per trace read), and says how far it may expand."""
+
+    def allowance(self) -> int:
+        """The most decompressed bytes the compressed bytes read so far may give (the
+        decompressor reads ahead by 128 KiB: padding beyond that earns nothing)."""
+        return max(_MIN_GZIP_ALLOWANCE, MAX_GZIP_RATIO * self.fileobj.tell())
 
     def close(self) -> None:
         raw = self.fileobj

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import psutil
+
+from torchdoctor.process.lifeline import die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -71,7 +74,7 @@ def _shared_round(fn: Callable[[T], R], items: Sequence[T], todo: list[int], job
     context = multiprocessing.get_context("spawn")
     started = context.SimpleQueue()  # each worker says which task it starts, before running it
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context,
-                             initializer=_remember, initargs=(started,)) as pool:
+                             initializer=_remember, initargs=(started, os.getpid())) as pool:
         futures = {pool.submit(_tagged, fn, i, items[i]): i for i in todo}
         for future in as_completed(futures):
             if not isinstance(future.exception(), BrokenProcessPool):
@@ -87,9 +90,12 @@ def _shared_round(fn: Callable[[T], R], items: Sequence[T], todo: list[int], job
 _STARTED: Any = None  # in a worker: the queue its starts are told on
 
 
-def _remember(queue: Any) -> None:
+def _remember(queue: Any, parent_pid: int) -> None:
+    """A worker's start: where it tells its tasks' starts, and killed should the caller die first
+    (Ctrl-C, SIGTERM or SIGKILL of torchdoctor): what it computes is for nobody then."""
     global _STARTED
     _STARTED = queue
+    die_with_parent(signal.SIGKILL, parent_pid)
 
 
 def _tagged(fn: Callable[[T], R], index: int, item: T) -> R:
@@ -103,7 +109,9 @@ def _outcome(future: Future[R]) -> Outcome[R]:
 
 
 def _alone(fn: Callable[[T], R], item: T) -> Outcome[R]:
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_remember,
+                             initargs=(context.SimpleQueue(), os.getpid())) as pool:
         future = pool.submit(fn, item)
         wait([future])
     if isinstance(future.exception(), BrokenProcessPool):

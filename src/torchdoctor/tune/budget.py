@@ -28,9 +28,7 @@ def fits_in_budget(config: TuneConfig, runs: Sequence[Run], wall_s: float, count
     """Whether `count` more runs, and the confirmation (reserved), fit in the time budget, after
     `runs` and `wall_s` seconds of wall time (the longer of the two counts); `confirmation` False:
     the runs are the confirmation's own (nothing is left to reserve, each may time a longer window)."""
-    budget = config.time_budget_s
-    if budget is None:
-        return True
+    budget = config.budget_s
     estimate = run_estimate(runs)
     confirming = estimate + config.confirm_window_s  # its windows may be that much longer
     reserve = max(2 * config.confirm_rounds * confirming, config.confirm_span_s) if confirmation else 0.0

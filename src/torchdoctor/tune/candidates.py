@@ -10,6 +10,9 @@ and `batch_size` only with `allow_batch_size`.
 
 from __future__ import annotations
 
+import re
+from typing import Any, Sequence
+
 from torchdoctor.finding import Finding
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.record import Record
@@ -48,9 +51,32 @@ def named_knobs(record: Record) -> list[str]:
     return sorted(upside, key=lambda n: -upside[n])
 
 
-def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str]) -> list[str]:
-    """Knob names to try, best first (each still checked with `applies` when its turn comes)."""
-    named = named_knobs(record)
+#: A setting a finding's fix names beside its own knob, and the knob that applies it: the
+#: workers fix of a small machine (TD-DATA-002) also gives the step one intra-op thread, and the
+#: two are one fix (workers alone contend with the step's threads for the cores).
+_FIX_SETTINGS = (("threads", re.compile(r"torch\.set_num_threads\((\d+)\)")),)
+
+
+def fix_companions(record: Record) -> dict[str, dict[str, Any]]:
+    """Knob -> the other knobs its finding's fix sets with it (name -> value), so that the fix is
+    tried as a whole: TD-DATA-002's `num_workers` with `threads=1`."""
+    found: dict[str, dict[str, Any]] = {}
+    for finding in findings_of(record):
+        if finding.knob not in REGISTRY:
+            continue
+        for name, pattern in _FIX_SETTINGS:
+            match = pattern.search(finding.fix.code or "")
+            if match and name != finding.knob:
+                found.setdefault(finding.knob, {})[name] = int(match.group(1))
+    return found
+
+
+def ordered_candidates(record: Record, *, allow_batch_size: bool, only: list[str],
+                       first: Sequence[str] = ()) -> list[str]:
+    """Knob names to try, best first (each still checked with `applies` when its turn comes):
+    `first` (the knobs the script's structure requires), then those the findings name, then the
+    rest of DEFAULT_ORDER."""
+    named = list(dict.fromkeys([*first, *named_knobs(record)]))
     order = named + [n for n in DEFAULT_ORDER if n not in named]
     if only:
         unknown = sorted(set(only) - set(REGISTRY))

@@ -23,7 +23,12 @@ class TuneConfig:
     max_trials: int = 20
     """Trials after the baseline, at most."""
     time_budget_s: float | None = None
-    """Stop starting trials once the next one would end after this many seconds (None: no limit)."""
+    """Stop starting trials once the next one would end after this many seconds (None: the
+    default budget, `default_budget_s`). An explicit budget is also used: diminishing returns do
+    not end the search while more than half of it is left."""
+    default_budget_s: float = 1200.0
+    """The budget when no `time_budget_s` is given: the search stops once another trial and the
+    confirmation would end after it, and the output names it."""
     trial_timeout_s: float = 300.0
     """A trial running longer is stopped and marked failed ("timed out")."""
     min_effect: float = 0.02
@@ -70,6 +75,9 @@ class TuneConfig:
     accept_unchecked_numerics: bool = False
     """Keep a precision- or compile-changing knob even when its numerics cannot be checked (no
     loss and no model output seen); the result marks such knobs."""
+    max_memory_growth: float = 0.10
+    """A faster knob raising the step's peak memory (GPU memory in use, else resident memory) by
+    more than this share is not kept; its trial says by how much."""
     min_gain: float = 0.02
     """Diminishing returns: a knob that improves the best step time by less counts as no gain."""
     patience: int = 4
@@ -110,14 +118,23 @@ class TuneConfig:
             raise ValueError(f"confirm_span_s must be a number of seconds >= 0, got {self.confirm_span_s}")
         if not 0 < self.run_tolerance < 1:
             raise ValueError(f"run_tolerance must be in (0, 1), got {self.run_tolerance}")
+        if not (math.isfinite(self.max_memory_growth) and self.max_memory_growth >= 0):
+            raise ValueError(f"max_memory_growth must be a share >= 0, got {self.max_memory_growth}")
         if self.int_trials < 1:
             raise ValueError(f"int_trials must be >= 1, got {self.int_trials}")
         if self.nproc_per_node is not None and self.nproc_per_node < 1:
             raise ValueError(f"nproc_per_node must be >= 1, got {self.nproc_per_node}")
         if self.time_budget_s is not None and not (math.isfinite(self.time_budget_s) and self.time_budget_s > 0):
             raise ValueError(f"time_budget_s must be a number of seconds > 0, got {self.time_budget_s}")
+        if not (math.isfinite(self.default_budget_s) and self.default_budget_s > 0):
+            raise ValueError(f"default_budget_s must be a number of seconds > 0, got {self.default_budget_s}")
         if not (math.isfinite(self.trial_timeout_s) and self.trial_timeout_s > 0):
             raise ValueError(f"trial_timeout_s must be a number of seconds > 0, got {self.trial_timeout_s}")
+
+    @property
+    def budget_s(self) -> float:
+        """The time budget in force: the user's, else the default."""
+        return self.time_budget_s if self.time_budget_s is not None else self.default_budget_s
 
     def confirm_steps(self, step_s: float | None) -> int:
         """Timed steps of a confirmation run of a configuration whose steps take `step_s` (its

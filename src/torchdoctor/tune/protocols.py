@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from torchdoctor.record import Record
+from torchdoctor.tune.plan import SearchPlan
 from torchdoctor.tune.trial import Trial
 
 
 class TuneProgress(Protocol):
-    """Told of each run, trial, settled knob and the confirmation as they happen (a progress bar)."""
+    """Told of the plan, then each run, trial, settled knob and the confirmation as they happen
+    (a progress bar)."""
 
+    def planned(self, plan: SearchPlan) -> None: ...
     def trial_started(self, index: int, label: str) -> None: ...
     def run_started(self, label: str, role: str) -> None: ...
     def trial_finished(self, trial: Trial, best: Trial) -> None: ...

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 import orjson
 
 from torchdoctor.bench import geometric_median
+from torchdoctor.inputs import read_capped
+from torchdoctor.outputs import dumps_json, write_atomic
 from torchdoctor.jsonguard import JsonBoundError, JsonLimits, loads_bounded
 from torchdoctor.knobs import REGISTRY
 from torchdoctor.knobs.diff import knob_changes
@@ -63,13 +65,17 @@ RESULT_LIMITS = JsonLimits(max_depth=32)
 class Conclusion:
     """How a tune ended, beside its search: the `confirmation` of what was kept (None when nothing
     was), the script's `noise` (baseline.noise_report), the diagnosis's `findings` with a knob, each
-    with its claim against the measurement (tune/claims.py), and `exit_status`: 128 + the signal
-    that interrupted the search, 0 when none did."""
+    with its claim against the measurement (tune/claims.py), `exit_status`: 128 + the signal
+    that interrupted the search, 0 when none did; `search`: what ordered the search and the load
+    seen (the result's `search`); `load_dependent`: kept knobs decided under other processes'
+    load, left out of the permanent edits."""
 
     confirmation: dict[str, Any] | None
     noise: dict[str, Any]
     findings: Sequence[dict[str, Any]] = ()
     exit_status: int = 0
+    search: dict[str, Any] = field(default_factory=dict)
+    load_dependent: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -101,6 +107,12 @@ class TuneResult:
     """The sha256 of the script tuned: `run --apply` refuses another script unless --force."""
     exit_status: int = 0
     """0, or 128 + the signal that interrupted the search (130 for Ctrl-C): `tune`'s exit status."""
+    diff_check: dict[str, Any] | None = None
+    """The diff checked by running the patched script (tune/patched.py): `ok`, `reason`, `run_id`;
+    null when there is no diff."""
+    search: dict[str, Any] = field(default_factory=dict)
+    """What ordered the search: the knobs the script's structure required, its counts, whether the
+    baseline was re-diagnosed, the plan (docs/tune.md, "search")."""
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -123,9 +135,11 @@ class TuneResult:
         elif kept and status == "unconfirmed":
             ratio = confirmation.get("estimate_ratio")
             speedup = 1.0 / ratio if ratio else None
-        intercepted = [item for trial in trials if trial.status == KEPT for item in trial.intercepted()
-                       if item.get("knob") in kept]
-        changes, diff = knob_changes(script, kept, intercepted, best.record)
+        intercepted = kept_intercepted(state)
+        # A knob decided under other processes' load (threads, workers) may hold only under it:
+        # run --apply applies it, but no permanent edit is offered until it is re-confirmed quiet.
+        changes, diff = knob_changes(script, permanent_knobs(state, conclusion.load_dependent), intercepted,
+                                     best.record)
         result = cls(
             tune_id=setup.tune_id, script=str(script), args=list(setup.args),
             baseline_step_s=baseline_s, best_step_s=best_s, speedup=speedup, speedup_ci=speedup_ci,
@@ -139,6 +153,7 @@ class TuneResult:
             trials=[t.to_dict() for t in trials], stop_reason=state.stop_reason, noise=conclusion.noise,
             confirmation=confirmation, changes=changes, diff=diff, findings=list(conclusion.findings),
             script_sha256=_sha256_if_readable(script), exit_status=conclusion.exit_status,
+            search=dict(conclusion.search),
         )
         result.summary = summary_line(result)
         return result
@@ -147,9 +162,18 @@ class TuneResult:
         return asdict(self)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2, default=str))
-        return path
+        return write_atomic(path, dumps_json(self.to_dict(), option=orjson.OPT_INDENT_2, default=str), what="--json")
+
+
+def kept_intercepted(state: TuneState) -> list[dict[str, Any]]:
+    """The guard's records of the kept trials, for the kept knobs: the lines the diff edits."""
+    return [item for trial in state.trials if trial.status == KEPT for item in trial.intercepted()
+            if item.get("knob") in state.kept]
+
+
+def permanent_knobs(state: TuneState, load_dependent: Sequence[str]) -> dict[str, Any]:
+    """The kept knobs a permanent edit is offered for: all but those decided under load."""
+    return {name: value for name, value in state.kept.items() if name not in load_dependent}
 
 
 def _central(runs: list[dict[str, Any]], per_sample: bool) -> float | None:
@@ -165,10 +189,11 @@ def summary_line(result: TuneResult) -> str:
     if not result.kept:
         if result.noise.get("too_noisy"):
             return (f"nothing kept: the machine is too noisy to decide anything within the budget: "
-                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)")
+                    f"{result.noise['too_noisy']} (only effects beyond that spread could have been decided)"
+                    f"{_load_and_rerun(result)}")
         if (result.confirmation or {}).get("reason"):
             return f"nothing kept: the search's best was not confirmed: {result.confirmation['reason']}"
-        return "nothing kept: no knob made the script measurably faster side by side"
+        return _nothing_kept(result)
     if result.confirmed:
         ci = f" (95% CI x{result.speedup_ci[0]:.2f}-x{result.speedup_ci[1]:.2f})" if result.speedup_ci else ""
         rounds = result.confirmation["rounds"]
@@ -176,6 +201,30 @@ def summary_line(result: TuneResult) -> str:
                 f"{rounds} interleaved rounds against the unmodified script")
     estimate = f"x{result.speedup:.2f}" if result.speedup else "unknown"
     return f"kept {kept}: UNCONFIRMED, estimated {estimate} ({(result.confirmation or {}).get('reason', status)})"
+
+
+def _nothing_kept(result: TuneResult) -> str:
+    """Why nothing was kept when the search ran its trials: no knob measurably faster, or, when no
+    trial could be decided (runs of one configuration disagreed), that nothing could be decided,
+    the load seen and how to rerun."""
+    tried = [t for t in result.trials if t["knob"] is not None]
+    undecided = [t for t in tried if (t["verdict"] or {}).get("decided") is False]
+    if not tried:
+        return f"nothing kept: no knob was tried ({result.stop_reason or 'no knob applies'})"
+    if len(undecided) < len(tried):
+        text = "nothing kept: no knob made the script measurably faster side by side"
+        return text + (f" ({len(undecided)} of {len(tried)} trials undecided: too noisy)" if undecided else "")
+    which = "the only trial was" if len(tried) == 1 else f"each of the {len(tried)} trials was"
+    return (f"nothing could be decided: {which} too noisy (runs of one configuration disagreed)"
+            f"{_load_and_rerun(result)}")
+
+
+def _load_and_rerun(result: TuneResult) -> str:
+    """The load the runs saw and how to rerun, for a summary that could decide nothing."""
+    load = (result.search.get("load") or {}).get("text")
+    return (f"{'; ' + load if load else ''}. Rerun on a quieter machine, or with more rounds per trial "
+            f"(--rounds 3) and a longer --time-budget; `torchdoctor bench --clock cpu` times a CPU-bound "
+            f"statement by its CPU time, which other processes disturb less")
 
 
 def load_result(path: str | Path, script: str | Path, *, force: bool = False) -> tuple[dict[str, Any], list[str]]:
@@ -201,11 +250,7 @@ def load_result(path: str | Path, script: str | Path, *, force: bool = False) ->
 
 def _read_result(path: Path) -> dict[str, Any]:
     try:
-        size = path.stat().st_size
-        if size > MAX_RESULT_BYTES:
-            raise TuneInputError(f"{path} is {size} bytes: not a `torchdoctor tune --json` result "
-                                 f"(at most {MAX_RESULT_BYTES} bytes)")
-        data = loads_bounded(path.read_bytes(), RESULT_LIMITS)
+        data = loads_bounded(read_capped(path, MAX_RESULT_BYTES), RESULT_LIMITS)
     except OSError as exc:
         raise TuneInputError(f"cannot read tune result {path}: {exc.strerror or exc}") from None
     except (JsonBoundError, orjson.JSONDecodeError) as exc:

@@ -81,8 +81,11 @@ class Runner:
     def room(self, count: int, *, confirmation: bool = True) -> bool:
         """Whether `count` more runs, and the confirmation (reserved), fit in the time budget
         (`budget.fits_in_budget`)."""
-        wall_s = time.perf_counter() - self.started_s
-        return fits_in_budget(self.config, self.runs, wall_s, count, confirmation=confirmation)
+        return fits_in_budget(self.config, self.runs, self.elapsed_s(), count, confirmation=confirmation)
+
+    def elapsed_s(self) -> float:
+        """Wall time since the tune started."""
+        return time.perf_counter() - self.started_s
 
     def save(self, trial: Trial) -> None:
         """Store `trial` as it stands (a trial saved again replaces its earlier row)."""

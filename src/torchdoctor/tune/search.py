@@ -1,12 +1,18 @@
 """The search: which knob next, which value next, when to stop.
 
-Knobs named by the findings come first, by decreasing upside (`torchdoctor.tune.candidates`);
+Knobs the script's structure requires come first, then those the findings name, by decreasing
+upside (`torchdoctor.tune.candidates`);
 bool knobs take one trial, choice knobs one per choice, integer knobs an Optuna ask/tell search.
 Each value is a trial on top of what was kept (`torchdoctor.tune.trial_runner`); the fastest
 accepted value of a knob is kept. Two passes: the second retries what the first did not keep on
 top of what it kept. The search stops on `max_trials`, when the budget leaves no room for another
-trial and the confirmation, or on diminishing returns (`patience` knobs in a row not kept or
-gaining less than `min_gain`, only once every knob the findings name was considered).
+trial and the confirmation, or on diminishing returns: `patience` knobs in a row not kept or
+gaining less than `min_gain`, and only once every knob the findings name was considered, every
+knob whose structural precondition holds (`torchdoctor.tune.structure`) was tried to a decision,
+and, under an explicit `--time-budget`, no more than half of it is left. A knob whose every trial
+came back undecided (too noisy) counts as untried: it neither ends a run of no gain nor settles
+a precondition. A knob whose finding's fix sets other knobs with it (TD-DATA-002's workers with
+one intra-op thread) is tried, and kept, together with them.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ import optuna
 
 from torchdoctor.knobs import REGISTRY, IntRange, Knob
 from torchdoctor.tune.budget import runs_per_trial
+from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.runner import Runner
 from torchdoctor.tune.state import TuneState
-from torchdoctor.tune.trial import ACCEPTED, FAILED, KEPT, REJECTED, Trial
+from torchdoctor.tune.trial import ACCEPTED, FAILED, KEPT, REJECTED, Trial, undecided
 from torchdoctor.tune.trial_runner import try_value
 from torchdoctor.tune.wording import speed
 
@@ -28,24 +35,36 @@ from torchdoctor.tune.wording import speed
 #: cores), so a knob rejected before another was kept is tried once more on top of it.
 PASSES = 2
 
-__all__ = ["PASSES", "SearchHistory", "search", "settle", "stop_reason"]
+__all__ = ["PASSES", "SearchHistory", "budget_name", "diminishing", "search", "settle", "stop_reason"]
 
 
 @dataclass(slots=True)
 class SearchHistory:
     """What the search went through. `named`: knobs the findings name, considered before any stop
-    rule but the limits; `considered`: knobs it reached; `tried_on`: knob -> the kept knobs it was
+    rule but the limits; `required`: knob -> its structural precondition, tried to a decision
+    before diminishing returns may end the search; `considered`: knobs it reached; `decided`:
+    knobs with a decided trial, or that do not apply; `tried_on`: knob -> the kept knobs it was
     last tried on; `no_gain`: knobs in a row not kept or gaining less than `min_gain`;
-    `outcomes`: what each knob tried came to, in words, for the stop reason."""
+    `outcomes`: what each knob tried came to, in words, for the stop reason; `companions`: knob
+    -> the other knobs its finding's fix sets with it, tried and kept together with it."""
 
     named: list[str]
+    required: dict[str, str] = field(default_factory=dict)
+    companions: dict[str, dict[str, Any]] = field(default_factory=dict)
     considered: set[str] = field(default_factory=set)
+    decided: set[str] = field(default_factory=set)
     tried_on: dict[str, dict[str, Any]] = field(default_factory=dict)
     no_gain: int = 0
     outcomes: list[str] = field(default_factory=list)
 
     def record(self, knob: str, winner: Trial | None, group: Sequence[Trial], min_gain: float) -> None:
-        """Count a settled knob's gain against `min_gain` and note its outcome."""
+        """Count a settled knob's gain against `min_gain` and note its outcome; a knob whose trials
+        were all undecided counts as untried."""
+        if group and winner is None and all(undecided(t) for t in group):
+            self.outcomes.append(f"{knob}: undecided (too noisy), counted as untried")
+            return
+        if group:
+            self.decided.add(knob)
         gain = 1.0 - winner.ratio if winner is not None and winner.ratio else 0.0
         self.no_gain = 0 if gain >= min_gain else self.no_gain + 1
         if winner is not None:
@@ -69,18 +88,35 @@ def search(runner: Runner, state: TuneState, order: Sequence[str], history: Sear
 
 def stop_reason(runner: Runner, state: TuneState, history: SearchHistory) -> str | None:
     """Why the search must stop before another trial, or None: `max_trials` trials run, no room in
-    the budget for another trial and the confirmation, or diminishing returns once every named
-    knob was considered."""
+    the budget for another trial and the confirmation, or diminishing returns (`diminishing`)."""
     config = runner.config
     if sum(t.knob is not None for t in state.trials) >= config.max_trials:
         return f"--max-trials {config.max_trials} reached"
     if not runner.room(runs_per_trial(config)):
-        return f"--time-budget {config.time_budget_s:.0f} s: no room for another trial and the confirmation"
-    if history.no_gain >= config.patience and set(history.named) <= history.considered:
+        return f"{budget_name(config)}: no room for another trial and the confirmation"
+    if diminishing(history, config, runner.elapsed_s()):
         recent = "; ".join(history.outcomes[-config.patience:])
         return (f"diminishing returns: none of the last {config.patience} knobs tried gained "
                 f"{config.min_gain:.0%} or more ({recent})")
     return None
+
+
+def diminishing(history: SearchHistory, config: TuneConfig, elapsed_s: float) -> bool:
+    """Whether diminishing returns may end the search: `patience` knobs in a row without gain,
+    every named knob considered, every required one decided, and, under an explicit time budget,
+    at least half of it spent."""
+    if history.no_gain < config.patience or not set(history.named) <= history.considered:
+        return False
+    if not set(history.required) <= history.decided:
+        return False
+    return config.time_budget_s is None or elapsed_s >= config.time_budget_s / 2
+
+
+def budget_name(config: TuneConfig) -> str:
+    """The budget in force, in words: the user's `--time-budget`, or the default one."""
+    if config.time_budget_s is not None:
+        return f"--time-budget {config.time_budget_s:.0f} s"
+    return f"the default budget of {config.budget_s:.0f} s (no --time-budget given)"
 
 
 def _stopping(runner: Runner, state: TuneState, history: SearchHistory) -> bool:
@@ -103,6 +139,8 @@ def _search_pass(runner: Runner, state: TuneState, names: Sequence[str], history
         history.considered.add(name)
         if knob.applies(state.best.record):
             _tune_knob(runner, state, knob, history)
+        else:
+            history.decided.add(name)  # nothing to try: its precondition cannot hold a search back
 
 
 def _tune_knob(runner: Runner, state: TuneState, knob: Knob, history: SearchHistory) -> None:
@@ -110,22 +148,25 @@ def _tune_knob(runner: Runner, state: TuneState, knob: Knob, history: SearchHist
     accepted one; the values tried so far are settled even when a stop ends it."""
     history.tried_on[knob.name] = dict(state.kept)
     group: list[Trial] = []
+    companions = {name: value for name, value in history.companions.get(knob.name, {}).items()
+                  if name not in state.kept and name in REGISTRY}
     try:
         if knob.kind == "int":
-            _search_int(runner, state, knob, group, history)
+            _search_int(runner, state, knob, group, history, companions)
         else:
             for value in knob.choices(state.best.record):
                 if group and _stopping(runner, state, history):
                     break
-                group.append(try_value(runner, state, knob, value))
+                group.append(try_value(runner, state, knob, value, companions))
     finally:
         winner = settle(runner, state, knob, group)
     history.record(knob.name, winner, group, runner.config.min_gain)
 
 
-def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial], history: SearchHistory) -> None:
+def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial], history: SearchHistory,
+                companions: dict[str, Any]) -> None:
     """An integer knob's values by Optuna's TPE (ask/tell), from the knob's first value, up to
-    `int_trials` trials into `group`; a value the best configuration already runs counts as ratio
+    `int_trials` trials into `group`, each with `companions`; a value the best configuration already runs counts as ratio
     1, a failed trial or failed numerics as a failed Optuna trial."""
     config, record = runner.config, state.best.record
     span = knob.int_range(record)
@@ -143,7 +184,7 @@ def _search_int(runner: Runner, state: TuneState, knob: Knob, group: list[Trial]
         asked = study.ask(distribution)
         value = asked.params[knob.name]
         if value not in seen:
-            trial = try_value(runner, state, knob, value)
+            trial = try_value(runner, state, knob, value, companions)
             group.append(trial)
             numerics_failed = trial.numerics is not None and not trial.numerics["ok"]
             seen[value] = None if trial.status == FAILED or numerics_failed or not trial.ratio else trial.ratio
@@ -164,7 +205,7 @@ def settle(runner: Runner, state: TuneState, knob: Knob, group: Sequence[Trial])
             trial.reason = f"faster ({speed(trial.ratio)}), but {knob.name}={winner.value!r} was faster still"
     if winner is not None:
         winner.status = KEPT
-        state.kept[knob.name] = winner.value
+        state.kept.update(winner.knobs)  # the knob and what its fix set with it
         state.best = winner
         if not (winner.numerics or {}).get("checked"):
             state.unchecked_kept.append(knob.name)

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import geometric_median
+from torchdoctor.environment import Environment
 from torchdoctor.knobs import knob_env
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.launch.log import log_tail
@@ -76,8 +77,10 @@ class Run:
         return [s.loss for s in self.record.steps] if self.record else []
 
     def intercepted(self) -> list[dict[str, Any]]:
-        """Calls of the script that would have undone a knob, held off and recorded (file:line)."""
-        return list((self.record.env.get("knob_guard") or []) if self.record else [])
+        """Calls of the script that would have undone a knob, held off and recorded (file:line), as
+        the Record's `env.knob_guard` holds them."""
+        guarded = Environment.or_empty(self.record.env).knob_guard if self.record else ()
+        return [call.to_dict() for call in guarded]
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "role": self.role, "step_s": self.step_s, "sample_s": self.sample_s,
@@ -104,6 +107,7 @@ class Trial:
     numerics: dict[str, Any] | None = None
     overridden: str | None = None
     ratio: float | None = None  # candidate / reference, side by side (< 1: faster)
+    memory: dict[str, Any] | None = None  # peak memory of both sides (tune/memory.py)
 
     @property
     def record(self) -> Record | None:
@@ -141,12 +145,18 @@ class Trial:
         return {"step_s": self.step_s, "sample_s": self.sample_s, "reference_step_s": self.reference_step_s,
                 "ratio": self.ratio, "duration_s": self.duration_s, "verdict": self.verdict,
                 "numerics": self.numerics, "overridden": self.overridden, "status": self.status,
-                "intercepted": self.intercepted(),
+                "intercepted": self.intercepted(), "memory": self.memory,
                 "runs": [r.to_dict() for r in self.runs], "reference": [r.to_dict() for r in self.reference]}
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "knob": self.knob, "value": self.value, "knobs": self.knobs,
                 "status": self.status, "reason": self.reason, "run_id": self.run_id, **self.figures()}
+
+
+def undecided(trial: Trial) -> bool:
+    """Whether the trial measured without a decision: runs of one configuration disagreed (too
+    noisy to decide). Such a trial says nothing about the knob: the search counts it as untried."""
+    return trial.verdict is not None and trial.verdict.get("decided") is False
 
 
 def speedup_interval(verdict: dict[str, Any] | None) -> list[float] | None:
@@ -204,7 +214,8 @@ class RunRequest:
     """What one run is asked to do: apply `knobs`, in the role `role`, its outputs written under
     `out_dir`; time `timing_steps` (the config's unless given: the confirmation's longer windows);
     with `steps_only`, be observed by the step hooks alone and sample no outputs
-    (ObserveConfig.steps_only); with `diagnose`, also profile and diagnose (`observe_run`)."""
+    (ObserveConfig.steps_only); with `diagnose`, also profile and diagnose (`observe_run`);
+    `python_path`: folders put on the script's import path after its own."""
 
     knobs: dict[str, Any]
     role: str
@@ -212,6 +223,7 @@ class RunRequest:
     diagnose: bool = False
     timing_steps: int | None = None
     steps_only: bool = False
+    python_path: tuple[str, ...] = ()
 
 
 def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: RunRequest) -> Run:
@@ -231,7 +243,8 @@ def observe_run(script: Path, args: Sequence[str], config: TuneConfig, request: 
     torchrun_args = (list(config.torchrun_args) or ["--standalone"]) if config.nproc_per_node else []
     log = request.out_dir / SCRIPT_LOG  # the script's own output, kept off tune's terminal
     launch = LaunchConfig(extra_env=trial_env(knobs, config), timeout_s=config.trial_timeout_s,
-                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args, log_path=str(log))
+                          nproc_per_node=config.nproc_per_node, torchrun_args=torchrun_args, log_path=str(log),
+                          python_path=list(request.python_path))
     start = time.perf_counter()
     record = observe(script, args, observe_config, launch, out_dir=request.out_dir)
     elapsed = time.perf_counter() - start

@@ -1,8 +1,11 @@
 """`torchdoctor tune`'s steps in order: the baseline, the search, the confirmation, the result.
 
-1. Baseline: the script without knobs, profiled and diagnosed (the findings order the knobs),
-   then run again (unless `repeat_baseline` is off) until two runs agree: the script's own noise
-   (`torchdoctor.tune.baseline`).
+1. Baseline: the script without knobs, profiled and diagnosed, then run again (unless
+   `repeat_baseline` is off) until two runs agree: the script's own noise
+   (`torchdoctor.tune.baseline`). When the profiled run disagrees with the others (disturbed), it
+   is profiled and diagnosed once more before the search. The script's structure
+   (`torchdoctor.tune.structure`, counts that load does not change) puts the knobs whose
+   precondition holds first, then the findings' knobs; the plan (trials, time, budget) is told.
 2. Search: one knob at a time on top of what was kept, each value a trial judged side by side
    against the best configuration so far (`torchdoctor.tune.search`, `torchdoctor.tune.trial_runner`).
 3. Confirmation: baseline and best configuration interleaved until the speed-up is precise
@@ -16,22 +19,48 @@ one arrived between runs) keeps and reports the trials so far, unconfirmed, and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from torchdoctor.record import new_run_id
+from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.baseline import measure_baseline, noise_report
-from torchdoctor.tune.candidates import findings_of, named_knobs, ordered_candidates
+from torchdoctor.tune.budget import run_estimate
+from torchdoctor.tune.candidates import findings_of, fix_companions, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
 from torchdoctor.tune.confirmation import confirmation
 from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
 from torchdoctor.tune.config import TuneConfig
+from torchdoctor.tune.load import decided_under_load, load_notes, load_seen
+from torchdoctor.tune.plan import SearchPlan, search_plan
 from torchdoctor.tune.protocols import TrialStore, TuneProgress
-from torchdoctor.tune.result import Conclusion, TuneResult
+from torchdoctor.tune.patched import check_patched
+from torchdoctor.tune.result import Conclusion, TuneResult, kept_intercepted, permanent_knobs
 from torchdoctor.tune.runner import Interrupted, Runner, TuneSetup
 from torchdoctor.tune.search import SearchHistory, search
 from torchdoctor.tune.state import TuneState
+from torchdoctor.tune.structure import preconditions, script_structure
 from torchdoctor.tune.trial import BASELINE_RUN, Run, Trial
+
+
+@dataclass(slots=True)
+class SearchEvidence:
+    """What orders the search: the `diagnosis` (the profiled baseline run's Record, its findings
+    naming knobs), the knobs `required` by the script's structure (name -> why), whether the
+    diagnosis was `rediagnosed` (its first run disturbed), and the `plan` told before the trials."""
+
+    diagnosis: Record
+    required: dict[str, str]
+    rediagnosed: bool = False
+    plan: SearchPlan | None = None
+
+    def to_dict(self, history: SearchHistory) -> dict[str, Any]:
+        """The result's `search` (docs/tune.md): the required knobs and whether each was tried to
+        a decision, the structure's counts, the re-diagnosis and the plan."""
+        return {"required": [{"knob": n, "why": why, "decided": n in history.decided}
+                             for n, why in history.required.items()],
+                "structure": script_structure(self.diagnosis).to_dict(), "rediagnosed": self.rediagnosed,
+                "plan": self.plan.to_dict() if self.plan else None}
 
 
 class Tuner:
@@ -56,12 +85,14 @@ class Tuner:
         state = TuneState(baseline=Trial(index=0, knob=None, value=None, knobs={}, runs=[first]),
                           trial_steps=(self.config.confirm_steps(first.step_s) if self.config.repeat_baseline
                                        else self.config.timing_steps))
-        order = ordered_candidates(first.record, allow_batch_size=self.config.allow_batch_size,
-                                   only=self.config.only)
-        history = SearchHistory(named=[n for n in named_knobs(first.record) if n in order])
+        evidence = SearchEvidence(diagnosis=first.record, required=preconditions(script_structure(first.record)))
+        order, history = self._order(evidence)
         interrupted = False
         try:
             measure_baseline(runner, state)
+            evidence = _rediagnosed(runner, state, evidence)
+            order, history = self._order(evidence)
+            self._tell_plan(runner, state, order, evidence)
             search(runner, state, order, history)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
@@ -70,11 +101,52 @@ class Tuner:
             state.stop_reason = (f"the machine is too noisy to decide anything within the budget: "
                                  f"{state.noise.too_noisy}; nothing kept (the search: {state.stop_reason})")
         confirmed = confirmation(runner, state, search_interrupted=interrupted) if state.kept else None
-        claims = check_claims(findings_of(first.record), state.trials, considered=history.considered,
+        claims = check_claims(findings_of(evidence.diagnosis), state.trials, considered=history.considered,
                               candidates=order)
+        loaded = decided_under_load(state.trials)
+        load = load_seen(runner.runs)
+        search_section = {**evidence.to_dict(history), "load": {**load.to_dict(), "text": load.text()} if load else None,
+                          "load_dependent": load_notes(loaded, state.kept)}
         conclusion = Conclusion(confirmation=confirmed, noise=noise_report(state.baseline, state.noise),
-                                findings=claims, exit_status=runner.exit_status)
-        return TuneResult.build(runner.setup, state, conclusion)
+                                findings=claims, exit_status=runner.exit_status, search=search_section,
+                                load_dependent=list(loaded))
+        result = TuneResult.build(runner.setup, state, conclusion)
+        if result.diff and not interrupted and runner.setup.stop_signal() is None:
+            result.diff_check = check_patched(runner.setup, permanent_knobs(state, conclusion.load_dependent),
+                                              kept_intercepted(state), state.best.record)
+        return result
+
+    def _order(self, evidence: SearchEvidence) -> tuple[list[str], SearchHistory]:
+        """The knobs in the order tried (structural preconditions, then findings, then the
+        default order) and a fresh history knowing which are named and which required."""
+        order = ordered_candidates(evidence.diagnosis, allow_batch_size=self.config.allow_batch_size,
+                                   only=self.config.only, first=list(evidence.required))
+        required = {n: why for n, why in evidence.required.items() if n in order}
+        return order, SearchHistory(named=[n for n in named_knobs(evidence.diagnosis) if n in order],
+                                    required=required, companions=fix_companions(evidence.diagnosis))
+
+    def _tell_plan(self, runner: Runner, state: TuneState, order: list[str], evidence: SearchEvidence) -> None:
+        """Estimate the search (trials, time, the budget that stops it), keep it in `evidence` and
+        tell the progress before the first trial."""
+        run_s = run_estimate(state.baseline.runs)
+        evidence.plan = search_plan(order, state.baseline.record or evidence.diagnosis, self.config, run_s)
+        if self.progress:
+            self.progress.planned(evidence.plan)
+
+
+def _rediagnosed(runner: Runner, state: TuneState, evidence: SearchEvidence) -> SearchEvidence:
+    """When the profiled baseline run disagrees with the others (disturbed: its diagnosis timed
+    another job's load), profile and diagnose the script once more, budget permitting; the knobs
+    required by either run's structure stay required. `evidence` unchanged otherwise."""
+    runs = state.baseline.runs
+    if not runs[0].disturbed or len(runs) < 2 or not runner.room(1):
+        return evidence
+    again = runner.observe({}, BASELINE_RUN, diagnose=True)
+    if not again.ok:
+        return evidence
+    again.record.findings = findings_of(again.record)
+    required = {**preconditions(script_structure(again.record)), **evidence.required}
+    return SearchEvidence(diagnosis=again.record, required=required, rediagnosed=True)
 
 
 def _first_baseline_run(runner: Runner) -> Run:

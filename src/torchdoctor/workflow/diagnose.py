@@ -8,15 +8,17 @@ from typing import Sequence
 
 from rich.console import Console
 
-from torchdoctor.analyse import analyse_record, qualify_findings, record_caveats
+from torchdoctor.analyse import accounting_section, analyse_record, explained_section, qualify_findings, record_caveats
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.launch.run import external_rank, shared_run_id
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.rules import diagnose_record
 from torchdoctor.report.base import write_report
 from torchdoctor.report.console import render_record
+from torchdoctor.report.safe_text import markup
 from torchdoctor.store import DEFAULT_STORE, run_dir_for
 from torchdoctor.errors import StoreError
+from torchdoctor.outputs import OutputError
 from torchdoctor.workflow.observation import ObserveRequest, observe_with_progress, try_store
 
 
@@ -59,6 +61,7 @@ def diagnose_traces(traces: Sequence[Path], outputs: DiagnoseOutputs = DiagnoseO
     record = Record(kind="traces", artifacts={"traces": [str(t) for t in files]})
     with ranks_progress() as progress:
         record.trace = analyse_traces([str(t) for t in files], progress=progress, jobs=jobs, cluster=cluster).to_dict()
+    record.accounting = accounting_section(record)
     return diagnose_and_report(record, outputs)
 
 
@@ -68,19 +71,36 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     console = outputs.console or Console()
     findings = diagnose_record(record, select=outputs.select, ignore=outputs.ignore)
     record.findings = qualify_findings(findings, record_caveats(record))
+    record.accounting = explained_section(record.accounting, record.findings)
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
-    if outputs.json_out:
-        record.save(outputs.json_out)
-    if outputs.html_out:
-        write_report(record, outputs.html_out, "html")
     render_record(record, console)
+    written, failed = write_outputs(record, outputs)
     if store_error is not None:
-        written = ", ".join(["the report above", *(["--json"] if outputs.json_out else []),
-                             *(["--html"] if outputs.html_out else [])])
-        error = StoreError(f"{store_error}; {written} still written")
+        error = StoreError("; ".join([f"{store_error}", *failed,
+                                      f"{', '.join(['the report above', *written])} still written"]))
         error.exit_code = record.exit.status or StoreError.exit_code
         raise error
     if outputs.save:
-        console.print(f"[dim]stored as {record.run_id}; show it again with "
-                      f"`torchdoctor runs show {record.run_id}`[/dim]")
+        console.print(f"[dim]stored as {markup(record.run_id)}; show it again with "
+                      f"`torchdoctor runs show {markup(record.run_id)}`[/dim]")
+    if failed:
+        error = OutputError("; ".join(failed))
+        error.exit_code = record.exit.status or OutputError.exit_code
+        raise error
     return record
+
+
+def write_outputs(record: Record, outputs: DiagnoseOutputs) -> tuple[list[str], list[str]]:
+    """Write --json and --html, each whole or not at all: the options written, and why the others
+    were not (one failed output does not stop the next)."""
+    written, failed = [], []
+    for option, path, write in (("--json", outputs.json_out, lambda p: record.save(p, what="--json")),
+                                ("--html", outputs.html_out, lambda p: write_report(record, p, "html", what="--html"))):
+        if path is None:
+            continue
+        try:
+            write(path)
+            written.append(option)
+        except OutputError as exc:
+            failed.append(str(exc))
+    return written, failed

@@ -2,13 +2,17 @@
 progress display, then `torchdoctor.observe.observe`; and the one way to keep Records in the store.
 
 The artefact folder is the run's folder beside the store, except when the run is not to be saved
-(`--no-save` never touches the store, not even to create its folder) or when that folder cannot be
+(`--no-save` never touches the store, not even to create its folder, and its temporary folder
+is removed when the command ends) or when that folder cannot be
 written (a read-only or misplaced store): then a temporary folder, and the Record says so. A store
 that cannot be written is a StoreError raised after everything else was written, by the caller.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +38,16 @@ def run_folder(store_path: Path, run_id: str, *, save: bool = True) -> tuple[Pat
     else:
         reason = None
     temporary = Path(tempfile.mkdtemp(prefix=f"torchdoctor-{run_id}-"))
+    if reason is None:  # --no-save: nothing of the run outlives the command
+        atexit.register(_remove_folder, temporary, os.getpid())
     return temporary, (f"{reason}; the run's artefacts are in {temporary}" if reason else None)
+
+
+def _remove_folder(folder: Path, owner: int) -> None:
+    """Remove a --no-save run's temporary folder when the command ends (in the process that made
+    it only: a process forked from it ends without touching it)."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ script (forwarded to it), and is never raised in the middle of writing the resul
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +19,9 @@ from torchdoctor.knobs import knob_env
 from torchdoctor.launch.apply import KNOBS_ENV, command as knobs_command
 from torchdoctor.launch.child import run_owned
 from torchdoctor.launch.stops import held_stops
+from torchdoctor.process.signals import signal_name
 from torchdoctor.report.tune import render_result, tune_progress
+from torchdoctor.report.safe_text import markup
 from torchdoctor.store import RunStore
 from torchdoctor.tune import TuneConfig, Tuner, TuneResult, load_result
 
@@ -29,7 +32,7 @@ def tune_script(script: str, args: Sequence[str], config: TuneConfig, *, store_p
     result; an interrupted search reports the trials so far with `exit_status` 128 + the signal."""
     console = console or Console()
     with held_stops() as stops:
-        bar = tune_progress(console, config.max_trials + 2, config.time_budget_s)
+        bar = tune_progress(console, config.max_trials + 2, config.budget_s)
         with RunStore(store_path) as store, bar as progress:
             result = Tuner(script, args, config, store=store, work_dir=Path(store_path).parent / "tune",
                            progress=progress, stop_signal=lambda: stops.first).run()
@@ -37,7 +40,7 @@ def tune_script(script: str, args: Sequence[str], config: TuneConfig, *, store_p
             result.save(json_out)
         render_result(result, console)
         if json_out:
-            console.print(f"[dim]result written to {json_out}; trials stored as {result.tune_id} in {store_path}[/]")
+            console.print(f"[dim]result written to {markup(json_out)}; trials stored as {markup(result.tune_id)} in {markup(store_path)}[/]")
     return result
 
 
@@ -48,8 +51,18 @@ def run_applied(script: str, args: Sequence[str], result_path: Path, *, force: b
     console = console or Console(stderr=True)
     kept, warnings = load_result(result_path, script, force=force)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/] {markup(warning)}", highlight=False)
     env = {**os.environ, **knob_env(kept), KNOBS_ENV: orjson.dumps(kept).decode()}
     with held_stops():
         end = run_owned(knobs_command(script, list(args)), env)
+    if end.returncode < 0 and not end.signals and not end.killed:  # no stop of torchdoctor's own ended it
+        console.print("[red]error:[/] " + markup(_ended_by_a_signal(-end.returncode, kept)), highlight=False)
     return 128 - end.returncode if end.returncode < 0 else end.returncode
+
+
+def _ended_by_a_signal(signum: int, kept: dict[str, object]) -> str:
+    """Why the script may have died, in words: the kernel's out-of-memory killer sends SIGKILL."""
+    knobs = ", ".join(f"{name}={value!r}" for name, value in kept.items()) or "no knob"
+    cause = " (the out-of-memory killer sends it: a knob such as batch_size can need more memory)" \
+        if signum == signal.SIGKILL else ""
+    return f"the script was ended by {signal_name(signum)}{cause} while running with {knobs}"

@@ -1,0 +1,58 @@
+"""`record.system` as one frozen value: the machine load sampled in the background of the observed
+process (observe/system.py writes it; docs/record-schema.md).
+
+Readers take it through `SystemSection.from_dict(record.system)`; `summary`'s means and maxima are
+over the timing window (`over`: "window", or "run" without one). A figure not sampled (no GPU, an
+older Record) is None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from torchdoctor.jsonfields import Keyed, readable
+
+
+@dataclass(frozen=True, slots=True)
+class SystemSummary(Keyed):
+    """Means and maxima of the samples; CPU figures in % of one core (`machine_`: of all cores),
+    disk reads in bytes per second."""
+
+    num_samples: int = 0
+    over: str | None = None
+    process_cpu_percent_mean: float | None = None
+    process_cpu_percent_max: float | None = None
+    machine_cpu_percent_mean: float | None = None
+    machine_cpu_percent_max: float | None = None
+    children_cpu_percent_mean: float | None = None
+    children_cpu_percent_max: float | None = None
+    gpu_util_percent_mean: float | None = None
+    gpu_util_percent_max: float | None = None
+    rss_bytes_max: float | None = None
+    children_rss_bytes_max: float | None = None
+    gpu_memory_bytes_max: float | None = None
+    disk_read_bytes_per_s: float | None = None
+    process_read_bytes_per_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SystemSection(Keyed):
+    """The sampler's settings, its samples as columns (`t_s`, `process_cpu_percent`, ...; a sample
+    it could not take is None) and their summary."""
+
+    WHERE: ClassVar[str] = "system"
+    interval_s: float | None = None
+    gpu_sampled: bool | None = None
+    gpu_uuids: tuple[str, ...] = ()
+    window_start_s: float | None = None
+    window_end_s: float | None = None
+    samples: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    summary: SystemSummary | None = None
+
+    @classmethod
+    def summary_of(cls, data: Any) -> SystemSummary:
+        """The summary of a Record's `system`; an empty one when absent or when the section does
+        not fit its type (a hand-edited Record)."""
+        section = readable(cls.from_dict, data)
+        return section.summary if section is not None and section.summary is not None else SystemSummary()

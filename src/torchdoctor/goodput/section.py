@@ -1,0 +1,66 @@
+"""The whole run's Record section (`Record.whole_run`): its wall time broken down, and what changed
+over time. Frozen values with `to_dict`/`from_dict`; docs/record-schema.md has the schema."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchdoctor.jsonfields import value_of
+
+#: Kinds of part; `steady` is the goodput, every other kind badput (or the script's own set-up).
+PART_KINDS = ("startup", "top_level", "warmup", "steady", "windows", "slow", "slow_epoch", "tail", "exit",
+              "no_steps")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A share of the wall time: what it was (`kind`, `label` in words), how long, and its evidence."""
+
+    kind: str
+    label: str
+    seconds: float
+    steps: int | None = None
+    period_steps: int | None = None
+    every_s: float | None = None
+    cause: str | None = None
+    first_steps: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """A finding over time: what, the evidence, the fix, and the run time it would save."""
+
+    kind: str
+    title: str
+    evidence: str
+    advice: str
+    upside_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WholeRun:
+    """The run from the process's start to its exit."""
+
+    wall_s: float
+    ended: str
+    steps: int
+    step_s: float | None
+    goodput_s: float
+    parts: list[Part]
+    trends: list[Trend]
+    timeline: dict[str, list[float | None]] = field(default_factory=dict)
+    disk_bytes: int = 0
+
+    @property
+    def goodput_share(self) -> float:
+        return self.goodput_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WholeRun:
+        """The section of a saved Record; RecordFormatError naming a field of the wrong type."""
+        return value_of(cls, data, "whole_run")

@@ -1,0 +1,103 @@
+"""What changed over a whole run, each with its evidence, its fix and the run time at stake:
+memory that grows with the step count, periodic stalls (checkpoints, evaluation), step time that
+drifts, a slow epoch."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from typing import Sequence
+
+from torchdoctor.goodput.section import Part, Trend
+from torchdoctor.goodput.stream import RunStream
+
+GROWTH_MIN_BYTES = 32 * 2**20  # less growth than this over the run is not reported
+DRIFT = 1.15  # the last tenth's median step this many times the first tenth's is a drift
+_CHECKPOINT = re.compile(r"save|checkpoint|ckpt|serializ", re.IGNORECASE)
+_EVALUATION = re.compile(r"eval|valid|test|infer", re.IGNORECASE)
+
+
+def memory_bytes(reading: tuple[int, float, int | None, int | None]) -> float | None:
+    """The CUDA allocator's allocated bytes where CUDA was in use, else the process's RSS."""
+    value = reading[3] if reading[3] is not None else reading[2]
+    return float(value) if value is not None else None
+
+
+def _fit(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares slope of y over x, and r² of the line."""
+    slope, intercept = statistics.linear_regression(x, y)
+    mean = statistics.fmean(y)
+    total = sum((v - mean) ** 2 for v in y)
+    residual = sum((v - (slope * u + intercept)) ** 2 for u, v in zip(x, y))
+    return slope, 1 - residual / total if total > 0 else 0.0
+
+
+def memory_growth(run: RunStream) -> Trend | None:
+    """Memory rising with the step count, steadily (a line through the readings, r² >= 0.8)."""
+    readings = [(m[0], memory_bytes(m)) for m in run.memory if m[0] > run.first_step + 1]
+    points = [(float(step), value) for step, value in readings if value is not None]
+    if len(points) < 5 or points[-1][0] - points[0][0] < 20:
+        return None
+    steps, values = zip(*points)
+    slope, r2 = _fit(steps, values)
+    grown = slope * (steps[-1] - steps[0])
+    if grown < GROWTH_MIN_BYTES or r2 < 0.8:
+        return None
+    what = "CUDA allocated memory" if run.memory[-1][3] is not None else "the process's RSS"
+    return Trend("memory_growth", f"memory grows by {slope / 2**20:.2f} MiB a step",
+                 f"{what} from {values[0] / 2**20:.0f} MiB at step {steps[0]:.0f} to "
+                 f"{values[-1] / 2**20:.0f} MiB at step {steps[-1]:.0f} (a line fits it, r² {r2:.2f})",
+                 "something keeps each step's tensors alive: a list of losses or outputs kept without "
+                 ".item() or .detach(), a cache or history that grows; a longer run runs out of memory")
+
+
+def step_drift(index: Sequence[int], duration: Sequence[float], median: float | None) -> Trend | None:
+    """Steady steps getting slower as the run goes on (the last tenth against the first)."""
+    steady = [d for d in duration if median is not None and d < 2 * median]
+    if len(steady) < 100:
+        return None
+    tenth = len(steady) // 10
+    first, last = statistics.median(steady[:tenth]), statistics.median(steady[-tenth:])
+    if last < DRIFT * first:
+        return None
+    upside = sum(max(0.0, d - first) for d in steady)
+    return Trend("step_drift", f"steps slow down over the run: {first * 1e3:.2f} ms to {last * 1e3:.2f} ms",
+                 f"median of the first tenth of the steady steps {first * 1e3:.2f} ms, of the last "
+                 f"{last * 1e3:.2f} ms", "a growing Python structure walked each step, memory "
+                 "fragmentation, or thermal throttling; compare a profile of an early and a late step",
+                 upside)
+
+
+def periodic_stall(part: Part, wall_s: float) -> Trend | None:
+    """A periodic group of slow steps named by its cause: checkpoints and evaluation get their fix."""
+    if part.kind != "slow" or part.cause is None or not part.period_steps or not part.steps:
+        return None
+    each = part.seconds / part.steps
+    share = part.seconds / wall_s if wall_s else 0.0
+    evidence = (f"every {part.period_steps} steps, {each:.3f} s in {part.cause}: {part.seconds:.1f} s, "
+                f"{100 * share:.1f}% of the run ({part.steps} times)")
+    function = part.cause.split(" (")[0]  # the function's name, not its file's
+    if _CHECKPOINT.search(function):
+        return Trend("checkpoint", f"checkpoints take {100 * share:.1f}% of the run", evidence,
+                     "save less often, from rank 0 only, or asynchronously "
+                     "(torch.distributed.checkpoint.async_save): half as often saves the half shown",
+                     part.seconds / 2)
+    if _EVALUATION.search(function):
+        return Trend("evaluation", f"evaluation takes {100 * share:.1f}% of the run", evidence,
+                     "evaluate less often or on a subset, under torch.no_grad() (or inference_mode) "
+                     "with model.eval(); half as often saves the half shown", part.seconds / 2)
+    return Trend("periodic", f"a periodic stall takes {100 * share:.1f}% of the run", evidence,
+                 f"look at what {part.cause} does every {part.period_steps} steps", part.seconds)
+
+
+def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float], parts: Sequence[Part],
+                median: float | None, wall_s: float) -> list[Trend]:
+    """Every trend the run shows, the largest upside first."""
+    found = [memory_growth(run), step_drift(index, duration, median),
+             *(periodic_stall(p, wall_s) for p in parts)]
+    for part in parts:
+        if part.kind == "slow_epoch" and part.seconds > 0.01 * wall_s:
+            found.append(Trend("slow_epoch", f"a slow epoch costs {part.seconds:.1f} s", part.label,
+                               "a first epoch reading cold storage or filling a cache: cache the dataset "
+                               "or warm it before timing; later epochs show the steady cost", part.seconds))
+    return sorted((t for t in found if t is not None), key=lambda t: -(t.upside_s or 0.0))

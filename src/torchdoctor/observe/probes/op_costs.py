@@ -1,0 +1,278 @@
+"""The operator-costs probe: two more of the script's steps profiled with FLOPs, shapes and Python
+stacks, then this machine's speed of light (observe/probes/peaks.py), for the speed-of-light
+accounting (torchdoctor.accounting).
+
+Why steps of their own: FLOPs, shapes and stacks cost the profiled steps time (the Python tracer
+most), and the profiler window's steps are read as the script's profile by the trace analysis; so
+they are recorded here, after every window, one warm-up step then two recorded ones, and none of
+that overhead reaches a timed or a profiled step.
+
+Its value (`Record.probes["op_costs"]`, docs/record-schema.md) is per recorded step: the operators
+grouped by name, dtype and input shapes with their self time, FLOPs (the profiler's `with_flops`
+formulas: matrix products and convolutions) and the line of the script that runs them; the totals
+of the small operators (under SMALL_OP_US each) and of the synchronising ones; and the peaks.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from torchdoctor.accounting.operators import is_matrix
+from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
+from torchdoctor.observe.probes.peaks import measure_peaks, peaks_cache_path
+from torchdoctor.observe.probes.profiled_ops import SMALL_OP_US, _self_ns
+from torchdoctor.probe_values import OP_COSTS
+
+WARMUP, ACTIVE = 1, 2
+#: Operator groups kept in the value, largest self time first (the rest are summed in the totals).
+MAX_GROUPS = 40
+#: Operators whose time is a wait for the device or a copy of a device value to the host.
+SYNC_OPS = frozenset({"aten::item", "aten::_local_scalar_dense", "cudaDeviceSynchronize",
+                      "cudaStreamSynchronize", "cudaEventSynchronize", "aten::equal", "aten::is_nonzero"})
+DTYPES = {"float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half": "fp16",
+          "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8", "long int": "int64", "int": "int32"}
+ELEMENT_BYTES = {"double": 8, "long int": 8, "float": 4, "int": 4, "c10::BFloat16": 2, "c10::Half": 2,
+                 "short int": 2, "bool": 1, "signed char": 1, "unsigned char": 1}
+_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
+
+
+@dataclass
+class _Group:
+    count: int = 0
+    self_ns: int = 0
+    flops: int = 0
+    bytes: int = 0
+    sources: Counter[str] = field(default_factory=Counter)
+
+
+class ScriptFiles:
+    """Tells the script's own files from Python's, torch's and the installed packages' in the Python
+    tracer's frame names, which give a file relative to the `sys.path` entry it was found under: a
+    frame is the script's when its file is in the script's folder (`script_dir`)."""
+
+    def __init__(self, script_dir: str) -> None:
+        self._dir = script_dir
+        self._known: dict[str, str | None] = {}
+
+    def path(self, name: str) -> str | None:
+        """The frame's file as a path under the script's folder, or None for a library's."""
+        if name not in self._known:
+            roots = [""] if os.path.isabs(name) else [self._dir, *(p for p in sys.path if p)]
+            found = (os.path.abspath(os.path.join(root, name)) for root in roots)
+            inside = [c for c in found if self._dir and c.startswith(self._dir + os.sep) and os.path.isfile(c)]
+            self._known[name] = os.path.relpath(inside[0], self._dir) if inside and name.endswith(".py") else None
+        return self._known[name]
+
+
+def _frames(events: list[Any], files: ScriptFiles) -> dict[int, list[tuple[int, int, str]]]:
+    """The Python tracer's frames in the script's own files, per thread: (start, end, 'file:line
+    (func)'), by start; the line is where the function starts (the tracer records calls)."""
+    frames: dict[int, list[tuple[int, int, str]]] = {}
+    for e in events:
+        if not e.is_python_function():
+            continue
+        match = _FRAME.match(e.name())
+        path = files.path(match["file"]) if match else None
+        if match and path:
+            frames.setdefault(e.start_thread_id(), []).append(
+                (e.start_ns(), e.end_ns(), f"{path}:{match['line']} ({match['func']})"))
+    return {thread: sorted(f, key=lambda x: (x[0], -x[1])) for thread, f in frames.items()}
+
+
+def _sources(ordered: list[Any], frames: dict[int, list[tuple[int, int, str]]]) -> list[str | None]:
+    """The innermost script frame around each operator (`ordered` by thread, then start), in one
+    sweep per thread: frames nest, so a stack of the open ones holds the answer."""
+    out: list[str | None] = []
+    thread, stack, index = None, [], 0
+    pending: list[tuple[int, int, str]] = []
+    for e in ordered:
+        if e.start_thread_id() != thread:
+            thread, stack, index = e.start_thread_id(), [], 0
+            pending = frames.get(thread, [])
+        start = e.start_ns()
+        while index < len(pending) and pending[index][0] <= start:
+            stack.append(pending[index])
+            index += 1
+        while stack and stack[-1][1] < e.end_ns():
+            stack.pop()
+        out.append(stack[-1][2] if stack else None)
+    return out
+
+
+def _dtype(event: Any) -> str:
+    names = [d for d in event.dtypes() if d and d != "Scalar"]
+    return DTYPES.get(names[0], names[0]) if names else "-"
+
+
+def _shapes(event: Any) -> str:
+    return "x".join(str(list(s)) for s in event.shapes() if s) or "-"
+
+
+def _flops(event: Any) -> int:
+    """The profiler's FLOPs of a matrix product or convolution; 0 for any other operator (the profiler
+    also counts an elementwise add or mul, a FLOP an element: memory-bound work that a matrix
+    product's peak does not measure)."""
+    return max(0, event.flops()) if is_matrix(event.name()) else 0
+
+
+def _bytes(event: Any) -> int:
+    """Bytes an operator moves at least: its tensor inputs read and as much written (the profiler
+    records no output shapes, so the output is taken as large as the largest input)."""
+    sizes = [math.prod(s) * ELEMENT_BYTES.get(d, 4) for s, d in zip(event.shapes(), event.dtypes()) if s]
+    return sum(sizes) + max(sizes, default=0)
+
+
+def _kind(name: str, flops: int, self_ns: int) -> str:
+    """What bounds an operator: 'sync', 'compute' (it has FLOPs), 'small' (shorter than dispatching
+    it), else 'memory'."""
+    if name in SYNC_OPS:
+        return "sync"
+    if flops > 0 or is_matrix(name):
+        return "compute"  # a convolution's backward has no FLOPs counted, and is compute all the same
+    return "small" if self_ns < SMALL_OP_US * 1e3 else "memory"
+
+
+def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dict[str, Any]:
+    """The value of the probe from the profiler's raw events of `len(steps_ns)` recorded steps."""
+    cpu = [e for e in events if e.device_type() == torch.autograd.DeviceType.CPU
+           and not e.is_python_function() and not e.is_user_annotation()]
+    ordered = sorted(cpu, key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
+    spans = [(e.start_thread_id(), e.start_ns(), e.end_ns()) for e in ordered]
+    own, owner = _self_ns(spans), _flop_owners(ordered, spans)
+    groups: dict[tuple[str, str, str], _Group] = {}
+    by_kind: Counter[str] = Counter()
+    small_count = 0
+    for index, (event, self_ns, where) in enumerate(zip(ordered, own, _sources(ordered, _frames(events, files)))):
+        head = ordered[owner[index]] if owner[index] is not None else event
+        group = groups.setdefault((head.name(), _dtype(head), _shapes(head)), _Group())
+        flops = _flops(event)
+        group.count += head is event
+        group.self_ns += self_ns
+        group.flops += flops
+        group.bytes += _bytes(event) if head is event else 0
+        if where and head is event:
+            group.sources[where] += 1
+        kind = "compute" if owner[index] is not None else _kind(event.name(), flops, self_ns)
+        by_kind[kind] += self_ns
+        small_count += kind == "small"
+    return _value(groups, steps_ns, by_kind, small_count)
+
+
+def _flop_owners(ordered: list[Any], spans: list[tuple[int, int, int]]) -> list[int | None]:
+    """For each operator (sorted as `_self_ns` sorts them), the index of the outermost operator around
+    it, itself included, that has FLOPs, or None: the profiler counts a convolution's FLOPs on
+    `aten::conv2d` while its time is in the backend's operator below it, so the time below an
+    operator with FLOPs is that operator's compute."""
+    owners: list[int | None] = []
+    stack: list[int] = []
+    for index, (thread, start, _end) in enumerate(spans):
+        while stack and (spans[stack[-1]][0] != thread or spans[stack[-1]][2] <= start):
+            stack.pop()
+        parent = owners[stack[-1]] if stack else None
+        owners.append(parent if parent is not None else (index if _flops(ordered[index]) > 0 else None))
+        stack.append(index)
+    return owners
+
+
+def _value(groups: dict[tuple[str, str, str], _Group], steps_ns: list[int], by_kind: Counter[str],
+           small_count: int) -> dict[str, Any]:
+    n = max(1, len(steps_ns))
+    flops_by_dtype: Counter[str] = Counter()
+    for (_, dtype, _), g in groups.items():
+        flops_by_dtype[dtype] += g.flops
+    ranked = sorted(groups.items(), key=lambda kv: -kv[1].self_ns)[:MAX_GROUPS]
+    return {
+        "steps": len(steps_ns),
+        "step_s": sum(steps_ns) / n / 1e9,
+        "ops_self_s": sum(g.self_ns for g in groups.values()) / n / 1e9,
+        "ops_count": sum(g.count for g in groups.values()) / n,
+        "small_ops_count": small_count / n,
+        "self_s_by_kind": {k: by_kind[k] / n / 1e9 for k in ("compute", "memory", "small", "sync")},
+        "flops": sum(flops_by_dtype.values()) / n,
+        "flops_by_dtype": {k: v / n for k, v in flops_by_dtype.items() if v},
+        "ops": [{"name": name, "dtype": dtype, "shapes": shapes, "count": g.count / n,
+                 "self_s": g.self_ns / n / 1e9, "flops": g.flops / n, "bytes": g.bytes / n,
+                 "source": g.sources.most_common(1)[0][0] if g.sources else None}
+                for (name, dtype, shapes), g in ranked],
+    }
+
+
+class OpCostProbe:
+    """Profiles WARMUP + ACTIVE of the script's steps, then measures the peaks (a StepProbe)."""
+
+    label = "measuring operator costs and this machine's peak"
+
+    def __init__(self, device: str, cache: Path | None, files: ScriptFiles) -> None:
+        self._device, self._cache, self._files = device, cache, files
+        self._ended = 0
+        self._profiler: torch.profiler.profile | None = None
+        self._value: dict[str, Any] | None = None
+        self._reason: str | None = None
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        return self._ended, WARMUP + ACTIVE
+
+    def begin(self) -> None:
+        self._profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, with_flops=True,
+            with_stack=True, schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=ACTIVE, repeat=1))
+        self._profiler.start()
+
+    def step_end(self) -> bool:
+        assert self._profiler is not None
+        self._ended += 1
+        self._profiler.step()
+        if self._ended < WARMUP + ACTIVE:
+            return False
+        self._finish()
+        return True
+
+    def _finish(self) -> None:
+        profiler, self._profiler = self._profiler, None
+        assert profiler is not None
+        profiler.stop()
+        try:
+            events = profiler.profiler.kineto_results.events()  # type: ignore[union-attr]
+        except (AttributeError, RuntimeError) as exc:
+            self._reason = f"the profiler's events could not be read ({exc})"
+            return
+        steps = [e.duration_ns() for e in events
+                 if e.is_user_annotation() and e.name().startswith("ProfilerStep")]
+        value = summarise(list(events), steps, self._files)
+        dtypes = sorted(value["flops_by_dtype"]) or ["fp32"]
+        value["peaks"] = measure_peaks(self._device, dtypes, self._cache)
+        self._value = value
+
+    def close(self, reason: str | None) -> None:
+        if self._profiler is not None:
+            self._profiler.stop()
+            self._profiler = None
+        if self._value is None:
+            self._reason = reason
+
+    def to_dict(self) -> dict[str, Any] | None:
+        if self._value is not None:
+            return {**self._value, "complete": True, "reason": None}
+        return {"complete": False, "reason": self._reason} if self._reason else None
+
+
+def _device() -> str:
+    """Where the script's model runs: 'cuda' when CUDA is in use, else 'cpu'."""
+    return "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu"
+
+
+@probe(OP_COSTS.name, Phase.AFTER_WINDOWS, order=0, applies=ProbeContext.may_probe)
+def op_costs(ctx: ProbeContext) -> OpCostProbe | None:
+    """Always, where probes run: the accounting reads it on every diagnosis."""
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return OpCostProbe(_device(), peaks_cache_path(ctx.config.out_dir), ScriptFiles(os.path.dirname(script)))

@@ -1,0 +1,53 @@
+"""The whole run (`torchdoctor watch`) on the terminal: where the wall time went, goodput and
+badput, what changed over time; and the plain progress line a pipe or a CI log gets."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from torchdoctor.goodput import WholeRun
+from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
+from torchdoctor.report.safe_text import cell, markup
+
+
+def _when(steps: int | None, period: int | None) -> str:
+    if period:
+        return f"every {period} steps"
+    return f"{steps} steps" if steps else ""
+
+
+def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = None) -> None:
+    """The breakdown table (80 columns), then each trend with its evidence, fix and upside."""
+    step = f", median step {fmt_seconds(run.step_s)}" if run.step_s else ""
+    console.print(f"\n[bold]Whole run[/bold]: {fmt_seconds(run.wall_s)} from the process's start to its "
+                  f"exit, {run.steps} steps{step}, ended: {markup(run.ended, one_line=True)}")
+    console.print(f"goodput (steady steps): {fmt_seconds(run.goodput_s)}, {fmt_percent(run.goodput_share)}")
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    table.add_column("where the time went", overflow="fold", max_width=44)
+    table.add_column("when", overflow="fold", max_width=16)
+    table.add_column("time", justify="right")
+    table.add_column("share", justify="right")
+    for part in run.parts:
+        if part.seconds <= 0 and part.kind not in ("steady", "startup"):
+            continue
+        style = "green" if part.kind == "steady" else ""
+        label = part.label if part.kind in ("slow",) or not part.cause else f"{part.label}: {part.cause}"
+        table.add_row(cell(label, style), cell(_when(part.steps, part.period_steps) if part.kind
+                                               in ("slow", "warmup", "windows") else ""),
+                      fmt_seconds(part.seconds), fmt_percent(part.seconds / run.wall_s if run.wall_s else None))
+    console.print(table)
+    for trend in run.trends:
+        upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
+        console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
+        console.print(f"  {markup(trend.evidence)}")
+        console.print(f"  fix: {markup(trend.advice)}")
+    if stream:
+        console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
+
+
+def progress_line(elapsed_s: float, steps: int, steps_per_s: float | None, memory: float | None) -> str:
+    """One line a minute for a pipe or a CI log."""
+    rate = f", {steps_per_s:.1f} steps/s" if steps_per_s is not None else ""
+    mem = f", memory {fmt_bytes(memory)}" if memory is not None else ""
+    return f"torchdoctor watch: {elapsed_s / 60:.1f} min, {steps} steps{rate}{mem}"

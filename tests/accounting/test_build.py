@@ -1,0 +1,118 @@
+"""The speed-of-light accounting of a Record: MFU from the profiled FLOPs and the measured peak,
+and a waterfall whose slices add up to the measured step, built from the timed steps and the
+operator-costs probe's value (and, for a trace-only Record, from the trace's breakdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.accounting import Accounting, account_record
+from torchdoctor.accounting.explain import explained, unexplained
+from torchdoctor.finding import Finding, Fix
+from torchdoctor.record import Record, StepSample
+
+FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "traces"
+PEAK = 50e9
+
+
+def _steps(wall: float, data: float, model: float, n: int = 4) -> list[StepSample]:
+    return [StepSample(index=i, wall_s=wall, data_wait_s=data, forward_s=model * 0.4, backward_s=model * 0.5,
+                       optimizer_s=model * 0.1) for i in range(n)]
+
+
+def _op(name: str, self_s: float, flops: float = 0.0, moved: float = 0.0, count: float = 1.0) -> dict:
+    return {"name": name, "dtype": "fp32", "shapes": "[256, 256]x[256, 256]", "count": count, "self_s": self_s,
+            "flops": flops, "bytes": moved, "source": "train.py:12 (forward)"}
+
+
+def _costs(ops: list[dict], by_kind: dict[str, float], peak: float | None = PEAK) -> dict:
+    flops = sum(o["flops"] for o in ops)
+    return {"complete": True, "reason": None, "steps": 2, "step_s": 0.1, "ops_self_s": sum(by_kind.values()),
+            "ops_count": 10, "small_ops_count": 0, "self_s_by_kind": by_kind, "flops": flops,
+            "flops_by_dtype": {"fp32": flops} if flops else {}, "ops": ops,
+            "peaks": {"device": "cpu", "threads": 2, "flops_per_s": {"fp32": peak} if peak else {},
+                      "bytes_per_s": 10e9, "cached": [], "not_measured": {} if peak else {"fp32": "could not run: busy"}}}
+
+
+def _record(costs: dict | None, wall: float = 0.1, data: float = 0.01, model: float = 0.08) -> Record:
+    return Record(steps=_steps(wall, data, model), probes={"op_costs": costs} if costs else {})
+
+
+def _seconds(accounting: Accounting) -> dict[str, float]:
+    return {s.kind: s.seconds for s in accounting.slices}
+
+
+def test_mfu_is_the_time_the_flops_take_at_the_peak_over_the_measured_step():
+    # 40 ms of matmuls doing 1 GFLOP: 20 ms at a 50 GFLOP/s peak
+    accounting = account_record(_record(_costs([_op("aten::mm", 0.04, flops=1e9)], {"compute": 0.04})))
+    assert accounting.mfu == pytest.approx(0.02 / 0.1)
+    assert accounting.achieved_flops_per_s == pytest.approx(1e9 / 0.1)
+    assert _seconds(accounting)["ideal"] == pytest.approx(0.02)
+    assert _seconds(accounting)["compute_below_peak"] == pytest.approx(0.02)
+
+
+def test_the_slices_add_up_to_the_measured_step_within_two_percent():
+    ops = [_op("aten::mm", 0.03, flops=1e9), _op("aten::add", 0.02, moved=1e8), _op("aten::view", 0.004, count=800)]
+    accounting = account_record(_record(_costs(ops, {"compute": 0.03, "memory": 0.02, "small": 0.004, "sync": 0.001})))
+    assert accounting.slices_sum_s == pytest.approx(accounting.step_s, rel=0.02)
+    seconds = _seconds(accounting)
+    assert seconds["data_wait"] == pytest.approx(0.01) and seconds["outside_model"] == pytest.approx(0.01)
+    assert seconds["between_ops"] == pytest.approx(0.1 - 0.01 - 0.01 - 0.055)
+
+
+def test_operators_longer_than_the_step_are_capped_and_the_slices_still_add_up():
+    accounting = account_record(_record(_costs([_op("aten::mm", 0.3, flops=1e9)], {"compute": 0.3})))
+    assert accounting.slices_sum_s == pytest.approx(accounting.step_s, rel=0.02)
+    assert _seconds(accounting)["compute_below_peak"] + _seconds(accounting)["ideal"] == pytest.approx(0.09)
+
+
+def test_a_matmul_near_its_peak_is_a_healthy_cost_centre_and_a_slow_copy_is_not():
+    ops = [_op("aten::mm", 0.03, flops=0.03 * PEAK * 0.8), _op("aten::copy_", 0.03, moved=0.03 * 10e9 * 0.1)]
+    accounting = account_record(_record(_costs(ops, {"compute": 0.03, "memory": 0.03})))
+    mm, copy = accounting.cost_centres
+    assert (mm.bound, mm.verdict, mm.peak_fraction) == ("compute", "healthy", pytest.approx(0.8))
+    assert mm.why == "compute-bound at 80% of this machine's fp32 peak: healthy"
+    assert (copy.bound, copy.verdict) == ("memory", "below speed of light")
+    assert copy.source == "train.py:12 (forward)"
+
+
+def test_a_peak_that_could_not_be_measured_leaves_no_mfu_and_says_why():
+    accounting = account_record(_record(_costs([_op("aten::mm", 0.04, flops=1e9)], {"compute": 0.04}, peak=None)))
+    assert accounting.mfu is None
+    assert "peak not measured for fp32: could not run: busy" in accounting.notes
+    assert accounting.slices_sum_s == pytest.approx(accounting.step_s, rel=0.02)
+
+
+def test_without_the_probe_the_step_clock_alone_is_accounted_and_the_reason_noted():
+    accounting = account_record(_record(None))
+    assert [s.kind for s in accounting.slices] == ["data_wait", "outside_model", "between_ops"]
+    assert accounting.slices_sum_s == pytest.approx(accounting.step_s)
+    assert accounting.notes[0].startswith("operators not accounted:")
+
+
+def test_a_large_slice_no_finding_explains_is_unexplained_and_a_finding_explains_it():
+    ops = [_op("aten::add", 0.075, moved=1e6)]
+    accounting = account_record(_record(_costs(ops, {"memory": 0.075})))
+    assert [s.kind for s in unexplained(explained(accounting, []))] == ["memory_bound"]
+    hot = Finding("TD-COMP-004", "compute", "warning", "hot", 0.5, {}, "", Fix(""))
+    assert unexplained(explained(accounting, [hot])) == ()
+
+
+def test_the_section_reads_back_from_its_json():
+    accounting = account_record(_record(_costs([_op("aten::mm", 0.04, flops=1e9)], {"compute": 0.04})))
+    assert Accounting.from_dict(accounting.to_dict()) == accounting
+
+
+def test_a_trace_only_record_accounts_for_its_breakdown_without_a_peak():
+    from torchdoctor.trace import analyse_traces
+
+    trace = FIXTURES / "a100-alexnet-cudasync.json.gz"
+    if not trace.exists():
+        pytest.skip("the shared fixture traces are not beside this checkout")
+    accounting = account_record(Record(kind="traces", trace=analyse_traces([str(trace)]).to_dict()))
+    assert accounting.source == "trace" and accounting.mfu is None
+    assert accounting.slices_sum_s == pytest.approx(accounting.step_s, rel=1e-6)
+    assert accounting.notes[0].startswith("peak not measured")
+    assert accounting.cost_centres[0].name == "aten::empty_strided"

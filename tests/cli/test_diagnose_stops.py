@@ -1,0 +1,63 @@
+"""`diagnose --trace` measures nothing, so it holds no stop: Ctrl-C and SIGTERM end it at once, in
+the middle of reading a large trace (a script's diagnosis holds them while it saves instead:
+tests/launch/test_process_ownership.py)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _long_trace(path: Path, steps: int = 20_000) -> None:
+    """A plain trace of `steps` profiler steps, one operator each: seconds of analysis."""
+    events = []
+    for step in range(steps):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": step * 100, "dur": 90})
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": step * 100 + 1,
+                       "dur": 50})
+    path.write_bytes(orjson.dumps({"traceEvents": events}))
+
+
+def _wait_until_reading(proc: subprocess.Popen[str], trace: Path) -> None:
+    """Until the process (or the child reading the trace's second half) has the trace open."""
+    process = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            family = [process, *process.children(recursive=True)]
+            if any(f.path == str(trace) for p in family for f in p.open_files()):
+                return
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"diagnose never opened the trace: {proc.communicate()}")
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)])
+def test_a_trace_only_diagnosis_ends_at_once_on_a_stop(tmp_path, sig, status):
+    trace = tmp_path / "long.json"
+    _long_trace(trace)
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--no-save", "--trace", str(trace)]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until_reading(proc, trace)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=20)  # held, it ran the whole analysis (minutes here)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == status, stderr  # held, it exited 128 + N after the analysis
+    assert "Traceback" not in stderr
+    if sig == signal.SIGINT:
+        assert "interrupted; nothing was measured" in stderr

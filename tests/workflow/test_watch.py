@@ -1,0 +1,92 @@
+"""`torchdoctor watch` on a real script run to its end: the whole run's wall time broken down, the
+periodic checkpoint named by its function and line with its period, the leak seen, the Ctrl-C'd
+run still reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = '''import json, sys, time
+import torch
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(3200, 32), torch.randn(3200, 1)),
+                                     batch_size=32)
+saved = []
+kept = []
+
+def save_checkpoint():
+    start = time.perf_counter()
+    time.sleep(0.25)
+    saved.append(time.perf_counter() - start)
+
+step = 0
+for epoch in range(int(sys.argv[2])):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        kept.append(torch.ones(2**18))  # 1 MiB a step, kept alive
+        step += 1
+        if step % 40 == 0:
+            save_checkpoint()
+        time.sleep(0.002)
+json.dump({"saved_s": sum(saved), "saves": len(saved)}, open(sys.argv[1], "w"))
+'''
+SAVE_LINE = SCRIPT.splitlines().index("    time.sleep(0.25)") + 1
+
+
+def _watch(tmp_path: Path, epochs: int) -> subprocess.Popen:
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    command = [sys.executable, "-m", "torchdoctor", "watch", "--store", str(tmp_path / "runs.db"),
+               "--no-profile", "--no-memory",
+               "--progress-every", "1", "--json", str(tmp_path / "record.json"), "--",
+               str(script), str(tmp_path / "truth.json"), str(epochs)]
+    return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "80"})
+
+
+@pytest.mark.slow
+def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_line(tmp_path):
+    proc = _watch(tmp_path, epochs=3)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert whole["ended"] == "script_finished" and whole["steps"] == 300
+    assert sum(p["seconds"] for p in whole["parts"]) == pytest.approx(whole["wall_s"], rel=1e-6)
+    saves = [p for p in whole["parts"] if p["cause"] == f"save_checkpoint (train.py:{SAVE_LINE})"]
+    slow = next(p for p in saves if p["kind"] == "slow")
+    assert slow["period_steps"] == 40 and slow["steps"] == 7
+    # the 7 saves within the run (the last one, after step 280, ends in the 20 steps before the end)
+    assert sum(p["seconds"] for p in saves) == pytest.approx(truth["saved_s"], rel=0.2)
+    kinds = {t["kind"] for t in whole["trends"]}
+    assert {"checkpoint", "memory_growth"} <= kinds
+    assert "Whole run" in out and "save_checkpoint (train.py:" in out
+    assert "torchdoctor watch:" in err  # the progress line, in a pipe
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+@pytest.mark.slow
+def test_a_run_stopped_with_ctrl_c_still_reports_what_it_saw(tmp_path):
+    proc = _watch(tmp_path, epochs=100)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(b'"lean_start"' in p.read_bytes()
+                                                  for p in tmp_path.rglob("*.watch.jsonl")):
+        time.sleep(0.5)  # until the lean observation has begun
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
+    assert whole["ended"] == "interrupted" and whole["steps"] > 40
+    assert any(p["kind"] == "steady" and p["seconds"] > 0 for p in whole["parts"])
