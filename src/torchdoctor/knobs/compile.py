@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from torchdoctor.capability import TorchVersion, supports
 from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, environment, register
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
@@ -37,8 +38,10 @@ class Compile(Knob):
     summary = "torch.compile the model (fused kernels, less Python overhead)"
 
     def applies(self, record: Record) -> bool:
+        """A model to compile, not compiled already, and a torch that has torch.compile (the
+        capability table: 2.0)."""
         env = environment(record)
-        return bool(env.models) and not env.compile_used
+        return bool(env.models) and not env.compile_used and bool(supports("compile", TorchVersion.exact(torch.__version__)))
 
     def choices(self, record: Record) -> list[Any]:
         modes = ["default"] + (["reduce-overhead", "max-autotune"] if environment(record).cuda_available else [])

@@ -13,6 +13,7 @@ import statistics
 
 from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.capabilities import gated_fix, precision_fix, run_precision
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.trace.summary.rank import OpFigures, RankSummary
 from torchdoctor.trace.summary.window import Window
@@ -168,8 +169,10 @@ def host_bound(ev: Evidence) -> Hit | None:
                window_evidence(window, *IDLE_KEYS),
                "The CPU side (Python, operator dispatch, launches) is slower than the kernels it feeds; "
                "time spent waiting for the next batch is left out (the data findings cover it).",
-               Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs for small steps.",
-                   "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"))
+               gated_fix(ev, "compile", Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs "
+                                            "for small steps.",
+                                            "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"),
+                         "g = torch.cuda.CUDAGraph()  # capture the step once, replay it (torch >= 1.10)"))
 
 
 @rule("TD-COMP-003", "compute", knob="compile")
@@ -236,8 +239,9 @@ def launch_bound(ev: Evidence) -> Hit | None:
         return None
     return Hit(severity, title, share, evidence,
                "Each operator pays a fixed dispatch (and on GPUs, launch) cost that here exceeds its work." + claim,
-               Fix("Fuse the small operators (torch.compile) or batch the work into fewer, larger tensors.",
-                   "model = torch.compile(model)"))
+               gated_fix(ev, "compile", Fix("Fuse the small operators (torch.compile) or batch the work into "
+                                            "fewer, larger tensors.", "model = torch.compile(model)"),
+                         "# batch the work: one operator on a stacked tensor instead of one per item"))
 
 
 @rule("TD-COMP-004", "compute")
@@ -335,14 +339,14 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 or no_tc else None)
     if severity is None:
         return None
+    fix, knob = precision_fix(ev, run_precision(ev))
     return Hit(severity, f"matmul/conv kernels without Tensor Cores take {share:.0%} of GPU time", share * util / 2,
                {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
                 "tensor_core_eligible_fraction": round(eligible, 4), "no_kernel_on_tensor_cores": no_tc,
                 "kernels": [k.name[:80] for k in fp32[:3]], "window": "kernels"},
-               "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
-               Fix("Allow TF32, or run the forward under bf16 autocast.",
-                   "torch.set_float32_matmul_precision('high')\n"
-                   "with torch.autocast('cuda', dtype=torch.bfloat16):\n    loss = model(x)"))
+               "Full-precision matmuls skip the Tensor Cores; a reduced precision the device runs on them "
+               "(TF32 or bf16 from Ampere on, fp16 on Volta and Turing) usually halves their time.",
+               fix, knob)
 
 
 def _eligible_without_tensor_cores(ev: Evidence) -> tuple[float, bool]:
