@@ -31,13 +31,14 @@ class Precision:
     fp8: bool | None = None
 
     def describe(self) -> str:
-        """"sm70: fp16" / "gfx942: fp16, bf16, fp8" / "cpu: bf16 not known", for the advice's text."""
+        """"sm70 runs fp16 on its matrix units" / "gfx942 runs fp16, bf16, fp8 on its matrix units" /
+        "the precisions of an unknown GPU are not known", for the advice's text: it names only what
+        the device is known to run."""
+        if not self.known:
+            return f"the precisions of {self.device} are not known"
         fast = [name for name in ("fp16", "bf16", "tf32", "fp8") if getattr(self, name)]
-        unknown = [name for name in ("fp16", "bf16", "tf32", "fp8") if getattr(self, name) is None]
-        parts = [", ".join(fast) or "no reduced precision on matrix units"] if fast or not unknown else []
-        if unknown:
-            parts.append(f"{', '.join(unknown)} not known")
-        return f"{self.device}: {'; '.join(parts)}"
+        return f"{self.device} runs {', '.join(fast)} on its matrix units" if fast else \
+            f"{self.device} has no reduced-precision matrix units"
 
 
 #: NVIDIA compute capability (major, minor) -> (fp16, bf16, tf32, fp8) on Tensor Cores.
