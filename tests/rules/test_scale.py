@@ -29,3 +29,11 @@ def test_fsdp_communication_gets_fsdps_own_settings_and_no_ddp_knob() -> None:
         finding = _finding(model_class)
         assert finding.knob is None and "bucket_cap_mb" not in f"{finding.fix.text}{finding.fix.code}"
         assert "backward_prefetch" in finding.fix.code and "reshard_after_forward" in finding.fix.text
+
+
+def test_the_learning_rate_hint_states_the_global_batch_on_several_ranks_only() -> None:
+    (finding,) = diagnose(Record.load(FIXTURES / "TD-SCALE-015" / "fires.json"), select=["TD-SCALE-015"]).findings
+    assert finding.severity == "info" and finding.upside == 0.0
+    assert finding.title == "4 ranks x batch 32 = global batch 128; lr 0.1"
+    assert finding.evidence == {"world_size": 4, "per_rank_batch": 32, "global_batch": 128, "lr": 0.1}
+    assert diagnose(Record.load(FIXTURES / "TD-SCALE-015" / "silent.json"), select=["TD-SCALE-015"]).findings == []

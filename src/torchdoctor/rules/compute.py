@@ -39,8 +39,13 @@ SYNC_INFO = 0.01  # below the warning, syncs that cost at least this share of th
 PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
 TENSOR_CORE_MAJOR = 7  # compute capability from which NVIDIA GPUs have Tensor Cores (Volta)
 # Operators that are expected to dominate a healthy step (dense math and communication).
+# Copies and dtype conversions (aten::copy_, aten::to) are not among them: converting tensors every step
+# is a cost worth naming (the guides' "copies at the top of the profile"). Device transfers
+# (memcpy/memset kernels) are, and have their own rules (TD-DATA-006).
 _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
-                             r"|embedding|lstm|gru|rnn|copy_|ProfilerStep", re.IGNORECASE)
+                             r"|embedding|lstm|gru|rnn|ProfilerStep", re.IGNORECASE)
+#: The operators that copy or convert a tensor (dtype or device).
+_CONVERSION = re.compile(r"^aten::(to|_to_copy|copy_|_copy_from|_copy_from_and_resize)$")
 
 
 def _median_step_us(rank: RankSummary) -> float:
@@ -270,12 +275,36 @@ def hot_operator(ev: Evidence) -> Hit | None:
     severity = severity_at(share, HOT_OP_WARNING, HOT_OP_PROBLEM)
     if severity is None or (not rank.has_device and not _hot_in_every_step(rank, name)):
         return None
-    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share,
-               {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)},
+    evidence = {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)}
+    if _CONVERSION.match(name):
+        return _conversion_hit(ev, severity, name, share, evidence)
+    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share, evidence,
                "An operator outside dense math rarely needs this much time; it is often a slow implementation "
                "or work that could be done once instead of every step.",
                Fix("Find the call in the profile and replace it (a fused/vectorised op, or compute it less often).",
                    "torchdoctor trace analyze TRACE --top 20  # with_stack=True shows where it is called"))
+
+
+def _conversion_hit(ev: Evidence, severity: str, name: str, share: float, evidence: dict) -> Hit:
+    """TD-COMP-004 when the hot operator copies or converts tensors: which tensors are converted each
+    step (the accounting's cost centres of the conversion operators: dtype, shapes, the script's
+    line), where the Record has the accounting; the operator alone otherwise."""
+    try:
+        centres = [c for c in ev.accounting().cost_centres if _CONVERSION.match(c.name)]
+    except MissingEvidence:
+        centres = []
+    converted = [{"operator": c.name, "dtype": c.dtype, "shapes": c.shapes, "share_fraction": round(c.share, 4),
+                  "source": c.source} for c in centres[:5]]
+    first = (f": {converted[0]['dtype']} {converted[0]['shapes']}"
+             + (f" at {converted[0]['source']}" if converted[0]["source"] else "")) if converted else ""
+    return Hit(severity, f"copies and conversions ({name}) take {share:.0%} of the step{first}", share,
+               {**evidence, "converted_tensors": converted},
+               "The step copies or converts tensors (dtype or device) every time it runs; the work is the same "
+               "each step and can usually be done once.",
+               Fix("Convert once, outside the loop: keep the weights and the data in the dtype and on the device "
+                   "they are used in, or convert the dataset ahead of the loop.",
+                   "data = data.to(device, dtype=torch.float32)  # once, before the loop\n"
+                   "for x in data.split(batch_size): ..."))
 
 
 def _typical_self_us(op: OpFigures) -> float:

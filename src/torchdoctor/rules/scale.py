@@ -8,6 +8,7 @@ HolisticTraceAnalysis communication/computation overlap and straggler definition
 from __future__ import annotations
 
 import re
+import statistics
 
 from torchdoctor.distributed.analysis import (STRAGGLER_EXPLANATION, STRAGGLER_FINDING, STRAGGLER_FIX,
                                               STRAGGLER_PROBLEM, STRAGGLER_WARNING, straggler_finding)
@@ -223,3 +224,30 @@ def ddp_without_nccl(ev: Evidence) -> Hit | None:
                "gloo moves GPU gradients through host memory and the CPU; NCCL reduces them on the GPUs over NVLink/PCIe.",
                Fix("Initialise the process group with the NCCL backend for GPU training.",
                    "torch.distributed.init_process_group(backend='nccl')"))
+
+
+@rule("TD-SCALE-015", "scale")
+def learning_rate_and_global_batch(ev: Evidence) -> Hit | None:
+    """Several data-parallel ranks each take a per-rank batch, so the global batch is world size x
+    per-rank batch; a learning rate tuned for one process is then usually too small (the linear
+    scaling rule with warm-up, Goyal et al. 2017, "Accurate, Large Minibatch SGD"; the guides' DDP
+    section: `batch_size` is per GPU, the global batch is batch_size x world_size). One Record does
+    not say which batch the learning rate was tuned for, so this is an info hint with upside 0 that
+    states the figures (`env.optimizers[].lr`, `steps[].batch_size`, `env.distributed.world_size`);
+    never raised for one process."""
+    placement = ev.environment().distributed
+    world = placement.world_size if placement else None
+    lrs = [o.lr for o in ev.optimizers() if o.lr]
+    if not world or world < 2 or not lrs:
+        return None
+    per_rank = int(statistics.median(ev.batch_sizes()))
+    return Hit("info", f"{world} ranks x batch {per_rank} = global batch {world * per_rank}; lr {lrs[0]:g}", 0.0,
+               {"world_size": world, "per_rank_batch": per_rank, "global_batch": world * per_rank, "lr": lrs[0]},
+               "Each optimizer step averages the gradients of the global batch, so the step is as large as "
+               f"one process taking {world * per_rank} samples. A learning rate tuned for a batch of {per_rank} "
+               "usually needs scaling (linearly for SGD, with warm-up; by about the square root for Adam) when the "
+               "world size grows; if it was tuned for this global batch, nothing is to be done.",
+               Fix("Scale the learning rate with the world size where it was tuned on fewer ranks, with a warm-up.",
+                   "lr = base_lr * world_size  # tuned at one process; warm it up over the first steps\n"
+                   "scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1 / world_size, "
+                   "total_iters=500)"))
