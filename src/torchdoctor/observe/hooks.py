@@ -17,6 +17,7 @@ Hooks, and what they feed:
   does not slow the measured steps (kept when torch.compile ran by then; see `after_step`).
 - `torch.compile`: that it was called, and how.
 - `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
+- `torch.save`: calls and their wall time (checkpoints saved inside the steps).
 - `torchdoctor.step()`: the `marker` source.
 - with `steps_only` (ObserveConfig), only the optimizer hooks and the marker.
 - with an `OutputCapture` (tune's runs): the first outermost module's inputs and outputs during
@@ -120,6 +121,7 @@ class Instrumentation:
             self._silence_own_hook_warning()
         self._patch_compile()
         self._patch_gradcheck()
+        self._patch_save()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
@@ -370,6 +372,21 @@ class Instrumentation:
 
             timed_check.__wrapped__ = original  # type: ignore[attr-defined]
             self._patch(torch.autograd, name, timed_check)
+
+    def _patch_save(self) -> None:
+        """torch.save's calls and wall time: a checkpoint saved inside the steps stalls them."""
+        facts, original = self.facts, torch.save
+
+        def timed_save(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                facts.save_calls += 1
+                facts.save_ns += time.perf_counter_ns() - start
+
+        timed_save.__wrapped__ = original  # type: ignore[attr-defined]
+        self._patch(torch, "save", timed_save)
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:
