@@ -165,6 +165,12 @@ class Facts:
     def freeze_forward_state(self) -> None:
         self._forward_noted = True
 
+    def note_gradcheck(self, ns: int) -> None:
+        self.gradcheck_calls, self.gradcheck_ns = self.gradcheck_calls + 1, self.gradcheck_ns + ns
+
+    def note_save(self, ns: int) -> None:
+        self.save_calls, self.save_ns = self.save_calls + 1, self.save_ns + ns
+
     def note_window_start(self) -> None:
         self.freeze_forward_state()
         self.script_tools = script_tools()

@@ -358,35 +358,12 @@ class Instrumentation:
         self._patch(torch, "compile", recorded_compile)
 
     def _patch_gradcheck(self) -> None:
-        facts = self.facts
         for name in ("gradcheck", "gradgradcheck"):
-            original = getattr(torch.autograd, name)
-
-            def timed_check(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
-                start = time.perf_counter_ns()
-                try:
-                    return _original(*args, **kwargs)
-                finally:
-                    facts.gradcheck_calls += 1
-                    facts.gradcheck_ns += time.perf_counter_ns() - start
-
-            timed_check.__wrapped__ = original  # type: ignore[attr-defined]
-            self._patch(torch.autograd, name, timed_check)
+            self._patch(torch.autograd, name, _timed(getattr(torch.autograd, name), self.facts.note_gradcheck))
 
     def _patch_save(self) -> None:
         """torch.save's calls and wall time: a checkpoint saved inside the steps stalls them."""
-        facts, original = self.facts, torch.save
-
-        def timed_save(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter_ns()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                facts.save_calls += 1
-                facts.save_ns += time.perf_counter_ns() - start
-
-        timed_save.__wrapped__ = original  # type: ignore[attr-defined]
-        self._patch(torch, "save", timed_save)
+        self._patch(torch, "save", _timed(torch.save, self.facts.note_save))
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:
@@ -407,3 +384,17 @@ class Instrumentation:
                 self.facts.runtime.restart_steps()
         self.after_step()
         self.phases.charge(resumed)
+
+
+def _timed(original: Callable[..., Any], note: Callable[[int], None]) -> Callable[..., Any]:
+    """`original`, calling `note` with each call's wall time in nanoseconds, raised or not."""
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter_ns()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            note(time.perf_counter_ns() - start)
+
+    timed.__wrapped__ = original  # type: ignore[attr-defined]
+    return timed
