@@ -53,11 +53,17 @@ def test_low_efficiency_and_failed_sizes_are_findings():
     assert doc["sizes"][1]["efficiency"] == pytest.approx(0.6)
     assert [f["id"] for f in doc["findings"]] == ["TD-SCALE-010", "TD-SCALE-009"]
     low, failed = doc["findings"]
-    assert low["layer"] == "scale" and low["severity"] == "warning" and low["upside"] == pytest.approx(0.4)
+    assert low["layer"] == "scale" and low["severity"] == "problem" and low["upside"] == pytest.approx(0.4)
     assert low["evidence"]["nproc"] == 2 and low["evidence"]["efficiency"] == pytest.approx(0.6)
     assert low["title"] == "at 2 processes the speed-up is 1.20x (60% efficiency)"
     assert failed["severity"] == "problem" and failed["evidence"]["nproc"] == 4
     assert failed["title"] == "at 4 processes: the script raised an exception"
+
+
+@pytest.mark.parametrize(("throughput", "severity"), [(160.0, "warning"), (180.0, None), (130.0, "problem")])
+def test_efficiency_below_the_guides_87_percent_is_a_warning_and_below_70_a_problem(throughput, severity):
+    doc = scaling_document("s.py", [], [_row(1, 100.0), _row(2, throughput)])
+    assert [f["severity"] for f in doc["findings"]] == ([severity] if severity else [])
 
 
 def _timed_row(nproc, throughput, step_s, data_wait_s, backward_s, gap_s=0.0):

@@ -89,3 +89,22 @@ def test_gradcheck_calls_in_the_timing_window_are_counted_and_timed():
         hooks.uninstall()
     assert facts.script_tools["gradcheck_calls"] == 2 and facts.script_tools["gradcheck_s"] > 0
     assert not hasattr(torch.autograd.gradcheck, "__wrapped__")  # uninstall restored the original
+
+
+def test_torch_save_calls_in_the_timing_window_are_counted_and_timed(tmp_path):
+    noop = lambda *args: None  # noqa: E731
+    facts = Facts()
+    hooks = Instrumentation(StepClock(1, 3, 0, PhaseCallbacks(noop, noop, noop, noop, noop, noop)), facts)
+    hooks.install()
+    try:
+        state = {"w": torch.randn(256, 256)}
+        torch.save(state, tmp_path / "before.pt")  # before the window: not counted
+        facts.note_window_start()
+        torch.save(state, tmp_path / "a.pt")
+        torch.save(state, tmp_path / "b.pt")
+        facts.note_window_end()
+    finally:
+        hooks.uninstall()
+    assert facts.script_tools["save_calls"] == 2 and facts.script_tools["save_s"] > 0
+    assert torch.load(tmp_path / "b.pt")["w"].shape == (256, 256)  # the save itself is unchanged
+    assert not hasattr(torch.save, "__wrapped__")

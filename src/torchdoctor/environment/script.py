@@ -108,13 +108,15 @@ class CompileCall(Keyed):
 
 @dataclass(frozen=True, slots=True)
 class ScriptTools(Keyed):
-    """The script's own debugging tools at the timing window's start, and its gradcheck calls in
-    the window (None: the window did not end)."""
+    """The script's own debugging tools at the timing window's start, and its gradcheck and
+    torch.save calls in the window (None: the window did not end, or an older Record)."""
 
     profiler_enabled: bool | None = None
     anomaly_detection: bool | None = None
     gradcheck_calls: int | None = None
     gradcheck_s: float | None = None
+    save_calls: int | None = None
+    save_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

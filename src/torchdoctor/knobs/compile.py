@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from torchdoctor.capability import TorchVersion, supports
 from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, environment, register, step_sizes
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
@@ -38,8 +39,11 @@ class Compile(Knob):
     summary = "torch.compile the model (fused kernels, less Python overhead)"
 
     def applies(self, record: Record) -> bool:
+        """A model to compile, not compiled already, and a torch that has torch.compile (the
+        capability table: 2.0): the run's torch, else this process's."""
         env = environment(record)
-        return bool(env.models) and not env.compile_used
+        version = env.versions.torch if env.versions is not None and env.versions.torch else torch.__version__
+        return bool(env.models) and not env.compile_used and bool(supports("compile", TorchVersion.exact(version)))
 
     def choices(self, record: Record) -> list[Any]:
         """Each mode the guides name for the device (on a CPU the default; on a GPU also

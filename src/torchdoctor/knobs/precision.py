@@ -14,8 +14,8 @@ import torch
 
 from torchdoctor.knobs import guard
 from torchdoctor.environment import TorchSwitches
-from torchdoctor.knobs.base import (GENERIC, Knob, ScriptNames, SiteEdit, Undo, cuda_capability, environment,
-                                    register)
+from torchdoctor.capability import Precision, cpu_precision, gpu_precision, host_isa_flags
+from torchdoctor.knobs.base import GENERIC, Knob, ScriptNames, SiteEdit, Undo, environment, register
 from torchdoctor.knobs.patching import at_first_root_forward, chain, patch_attr, wrap_forward
 from torchdoctor.record import Record
 
@@ -53,6 +53,17 @@ def _run_device(record: Record) -> str:
     return gpu[0] if gpu else "cpu" if devices else ("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def device_precision(record: Record) -> Precision:
+    """The capability table's row for the run's device: its first GPU (by compute capability and
+    name; ROCm where torch was built for HIP), else this machine's CPU by its ISA flags (the knob
+    runs where the script runs)."""
+    env = environment(record)
+    if env.gpus:
+        rocm = bool(env.versions and env.versions.hip)
+        return gpu_precision(env.gpus[0].compute_capability, env.gpus[0].name, rocm)
+    return cpu_precision(host_isa_flags())
+
+
 def _fp32_model(record: Record) -> bool:
     return any("float32" in m.parameter_dtypes for m in environment(record).models)
 
@@ -68,10 +79,10 @@ class AutocastBF16(Knob):
     device = "cuda" if torch.cuda.is_available() else "cpu"  # set by applies() from the run's models
 
     def applies(self, record: Record) -> bool:
+        """bf16 where the device runs it (the capability table: sm80 and later, MI100 and later, a
+        CPU with AVX512-BF16 or AMX), never where that is not known."""
         self.device = _run_device(record)
-        capability = cuda_capability(record)
-        gpu_ok = capability is None or capability >= (8, 0)
-        return gpu_ok and _fp32_model(record) and not _already_autocast(record)
+        return bool(device_precision(record).bf16) and _fp32_model(record) and not _already_autocast(record)
 
     def apply(self, value: Any) -> Undo:
         return _autocast_forward(torch.bfloat16)
@@ -90,8 +101,11 @@ class AutocastFP16(Knob):
     summary = "fp16 autocast with a GradScaler, for GPUs without bfloat16"
 
     def applies(self, record: Record) -> bool:
-        capability = cuda_capability(record)
-        return (capability is not None and capability < (8, 0) and _fp32_model(record)
+        """On a GPU whose fp16 runs on Tensor Cores and bf16 does not, or is not known to (sm70,
+        sm75, an unknown GPU: fp16 with a GradScaler is the conservative choice)."""
+        precision = device_precision(record)
+        on_gpu = bool(environment(record).gpus)
+        return (on_gpu and precision.fp16 is not False and not precision.bf16 and _fp32_model(record)
                 and not _already_autocast(record))
 
     def apply(self, value: Any) -> Undo:
@@ -146,9 +160,8 @@ class TF32(Knob):
     summary = "TensorFloat-32 matmuls and convolutions (Ampere and later)"
 
     def applies(self, record: Record) -> bool:
-        capability = cuda_capability(record)
         precision = (environment(record).torch or TorchSwitches()).float32_matmul_precision
-        return capability is not None and capability >= (8, 0) and (precision or "highest") == "highest"
+        return bool(device_precision(record).tf32) and (precision or "highest") == "highest"
 
     def apply(self, value: Any) -> Undo:
         """TF32 on, and held on: the script's `set_float32_matmul_precision("highest")`,

@@ -130,6 +130,8 @@ class Facts:
     script_tools: dict[str, Any] | None = None  # script_tools() at the timing window's start
     gradcheck_calls: int = 0  # torch.autograd.gradcheck/gradgradcheck calls in the timing window
     gradcheck_ns: int = 0  # their wall time
+    save_calls: int = 0  # torch.save calls in the timing window
+    save_ns: int = 0  # their wall time
     batch_layout: Layout | None = None  # the first batch's tensors (observe/batch_layout.py); not in the Record
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
@@ -163,15 +165,24 @@ class Facts:
     def freeze_forward_state(self) -> None:
         self._forward_noted = True
 
+    def note_gradcheck(self, ns: int) -> None:
+        self.gradcheck_calls, self.gradcheck_ns = self.gradcheck_calls + 1, self.gradcheck_ns + ns
+
+    def note_save(self, ns: int) -> None:
+        self.save_calls, self.save_ns = self.save_calls + 1, self.save_ns + ns
+
     def note_window_start(self) -> None:
         self.freeze_forward_state()
         self.script_tools = script_tools()
         self.gradcheck_calls, self.gradcheck_ns = 0, 0
+        self.save_calls, self.save_ns = 0, 0
 
     def note_window_end(self) -> None:
-        """The gradcheck figures of the timing window join the tools (later calls do not count)."""
+        """The gradcheck and torch.save figures of the timing window join the tools (later calls do
+        not count)."""
         if self.script_tools is not None and "gradcheck_calls" not in self.script_tools:
-            self.script_tools.update(gradcheck_calls=self.gradcheck_calls, gradcheck_s=self.gradcheck_ns / 1e9)
+            self.script_tools.update(gradcheck_calls=self.gradcheck_calls, gradcheck_s=self.gradcheck_ns / 1e9,
+                                     save_calls=self.save_calls, save_s=self.save_ns / 1e9)
 
     def note_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         target = args[0] if args else kwargs.get("model")

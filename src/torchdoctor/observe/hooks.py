@@ -17,6 +17,7 @@ Hooks, and what they feed:
   does not slow the measured steps (kept when torch.compile ran by then; see `after_step`).
 - `torch.compile`: that it was called, and how.
 - `torch.autograd.gradcheck` / `gradgradcheck`: calls and their wall time (not on the hot path).
+- `torch.save`: calls and their wall time (checkpoints saved inside the steps).
 - `torchdoctor.step()`: the `marker` source.
 - with `steps_only` (ObserveConfig), only the optimizer hooks and the marker.
 - with an `OutputCapture` (tune's runs): the first outermost module's inputs and outputs during
@@ -122,6 +123,7 @@ class Instrumentation:
             self._silence_own_hook_warning()
         self._patch_compile()
         self._patch_gradcheck()
+        self._patch_save()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
@@ -401,20 +403,12 @@ class Instrumentation:
         self._patch(torch, "compile", recorded_compile)
 
     def _patch_gradcheck(self) -> None:
-        facts = self.facts
         for name in ("gradcheck", "gradgradcheck"):
-            original = getattr(torch.autograd, name)
+            self._patch(torch.autograd, name, _timed(getattr(torch.autograd, name), self.facts.note_gradcheck))
 
-            def timed_check(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
-                start = time.perf_counter_ns()
-                try:
-                    return _original(*args, **kwargs)
-                finally:
-                    facts.gradcheck_calls += 1
-                    facts.gradcheck_ns += time.perf_counter_ns() - start
-
-            timed_check.__wrapped__ = original  # type: ignore[attr-defined]
-            self._patch(torch.autograd, name, timed_check)
+    def _patch_save(self) -> None:
+        """torch.save's calls and wall time: a checkpoint saved inside the steps stalls them."""
+        self._patch(torch, "save", _timed(torch.save, self.facts.note_save))
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:
@@ -435,3 +429,17 @@ class Instrumentation:
                 self.facts.runtime.restart_steps()
         self.after_step()
         self.phases.charge(resumed)
+
+
+def _timed(original: Callable[..., Any], note: Callable[[int], None]) -> Callable[..., Any]:
+    """`original`, calling `note` with each call's wall time in nanoseconds, raised or not."""
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter_ns()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            note(time.perf_counter_ns() - start)
+
+    timed.__wrapped__ = original  # type: ignore[attr-defined]
+    return timed

@@ -46,6 +46,7 @@ class Hit:
     evidence: dict[str, Any]
     explanation: str
     fix: Fix
+    knob: str | None = None  # the knob tune tries for this fix where it is not the rule's own; "": none
 
 
 def hit_of(finding: Finding | None) -> Hit | None:
@@ -69,7 +70,8 @@ class Rule:
 
     def finding(self, hit: Hit) -> Finding:
         return new_finding(self.id, self.layer, hit.severity, hit.title, hit.upside, hit.evidence,
-                           hit.explanation, hit.fix, self.knob)
+                           hit.explanation, hit.fix,
+                           self.knob if hit.knob is None else hit.knob or None)
 
 
 REGISTRY: dict[str, Rule] = {}

@@ -13,6 +13,7 @@ import statistics
 
 from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.capabilities import gated_fix, precision_fix, run_precision
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.trace.summary.rank import OpFigures, RankSummary
 from torchdoctor.trace.summary.window import Window
@@ -38,8 +39,13 @@ SYNC_INFO = 0.01  # below the warning, syncs that cost at least this share of th
 PHASE_WARNING, PHASE_PROBLEM = 0.20, 0.40  # optimizer / outside-phase shares of a step
 TENSOR_CORE_MAJOR = 7  # compute capability from which NVIDIA GPUs have Tensor Cores (Volta)
 # Operators that are expected to dominate a healthy step (dense math and communication).
+# Copies and dtype conversions (aten::copy_, aten::to) are not among them: converting tensors every step
+# is a cost worth naming (the guides' "copies at the top of the profile"). Device transfers
+# (memcpy/memset kernels) are, and have their own rules (TD-DATA-006).
 _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
-                             r"|embedding|lstm|gru|rnn|copy_|ProfilerStep", re.IGNORECASE)
+                             r"|embedding|lstm|gru|rnn|ProfilerStep", re.IGNORECASE)
+#: The operators that copy or convert a tensor (dtype or device).
+_CONVERSION = re.compile(r"^aten::(to|_to_copy|copy_|_copy_from|_copy_from_and_resize)$")
 
 
 def _median_step_us(rank: RankSummary) -> float:
@@ -168,8 +174,10 @@ def host_bound(ev: Evidence) -> Hit | None:
                window_evidence(window, *IDLE_KEYS),
                "The CPU side (Python, operator dispatch, launches) is slower than the kernels it feeds; "
                "time spent waiting for the next batch is left out (the data findings cover it).",
-               Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs for small steps.",
-                   "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"))
+               gated_fix(ev, "compile", Fix("Cut host work per kernel: fuse with torch.compile, use CUDA graphs "
+                                            "for small steps.",
+                                            "model = torch.compile(model)  # or mode='reduce-overhead' for CUDA graphs"),
+                         "g = torch.cuda.CUDAGraph()  # capture the step once, replay it (torch >= 1.10)"))
 
 
 @rule("TD-COMP-003", "compute", knob="compile")
@@ -236,8 +244,9 @@ def launch_bound(ev: Evidence) -> Hit | None:
         return None
     return Hit(severity, title, share, evidence,
                "Each operator pays a fixed dispatch (and on GPUs, launch) cost that here exceeds its work." + claim,
-               Fix("Fuse the small operators (torch.compile) or batch the work into fewer, larger tensors.",
-                   "model = torch.compile(model)"))
+               gated_fix(ev, "compile", Fix("Fuse the small operators (torch.compile) or batch the work into "
+                                            "fewer, larger tensors.", "model = torch.compile(model)"),
+                         "# batch the work: one operator on a stacked tensor instead of one per item"))
 
 
 @rule("TD-COMP-004", "compute")
@@ -266,12 +275,36 @@ def hot_operator(ev: Evidence) -> Hit | None:
     severity = severity_at(share, HOT_OP_WARNING, HOT_OP_PROBLEM)
     if severity is None or (not rank.has_device and not _hot_in_every_step(rank, name)):
         return None
-    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share,
-               {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)},
+    evidence = {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)}
+    if _CONVERSION.match(name):
+        return _conversion_hit(ev, severity, name, share, evidence)
+    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share, evidence,
                "An operator outside dense math rarely needs this much time; it is often a slow implementation "
                "or work that could be done once instead of every step.",
                Fix("Find the call in the profile and replace it (a fused/vectorised op, or compute it less often).",
                    "torchdoctor trace analyze TRACE --top 20  # with_stack=True shows where it is called"))
+
+
+def _conversion_hit(ev: Evidence, severity: str, name: str, share: float, evidence: dict) -> Hit:
+    """TD-COMP-004 when the hot operator copies or converts tensors: which tensors are converted each
+    step (the accounting's cost centres of the conversion operators: dtype, shapes, the script's
+    line), where the Record has the accounting; the operator alone otherwise."""
+    try:
+        centres = [c for c in ev.accounting().cost_centres if _CONVERSION.match(c.name)]
+    except MissingEvidence:
+        centres = []
+    converted = [{"operator": c.name, "dtype": c.dtype, "shapes": c.shapes, "share_fraction": round(c.share, 4),
+                  "source": c.source} for c in centres[:5]]
+    first = (f": {converted[0]['dtype']} {converted[0]['shapes']}"
+             + (f" at {converted[0]['source']}" if converted[0]["source"] else "")) if converted else ""
+    return Hit(severity, f"copies and conversions ({name}) take {share:.0%} of the step{first}", share,
+               {**evidence, "converted_tensors": converted},
+               "The step copies or converts tensors (dtype or device) every time it runs; the work is the same "
+               "each step and can usually be done once.",
+               Fix("Convert once, outside the loop: keep the weights and the data in the dtype and on the device "
+                   "they are used in, or convert the dataset ahead of the loop.",
+                   "data = data.to(device, dtype=torch.float32)  # once, before the loop\n"
+                   "for x in data.split(batch_size): ..."))
 
 
 def _typical_self_us(op: OpFigures) -> float:
@@ -335,14 +368,14 @@ def fp32_matmuls(ev: Evidence) -> Hit | None:
     severity = severity_at(share * util, 0.10, 0.30) or ("info" if share >= 0.1 or no_tc else None)
     if severity is None:
         return None
+    fix, knob = precision_fix(ev, run_precision(ev))
     return Hit(severity, f"matmul/conv kernels without Tensor Cores take {share:.0%} of GPU time", share * util / 2,
                {"fp32_gemm_kernel_share_fraction": round(share, 4), "gpu_utilisation_fraction": round(util, 4),
                 "tensor_core_eligible_fraction": round(eligible, 4), "no_kernel_on_tensor_cores": no_tc,
                 "kernels": [k.name[:80] for k in fp32[:3]], "window": "kernels"},
-               "Full-precision matmuls skip the Tensor Cores; TF32 or bf16 autocast usually halve their time.",
-               Fix("Allow TF32, or run the forward under bf16 autocast.",
-                   "torch.set_float32_matmul_precision('high')\n"
-                   "with torch.autocast('cuda', dtype=torch.bfloat16):\n    loss = model(x)"))
+               "Full-precision matmuls skip the Tensor Cores; a reduced precision the device runs on them "
+               "(TF32 or bf16 from Ampere on, fp16 on Volta and Turing) usually halves their time.",
+               fix, knob)
 
 
 def _eligible_without_tensor_cores(ev: Evidence) -> tuple[float, bool]:

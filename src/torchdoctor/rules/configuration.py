@@ -6,6 +6,8 @@ and NCCL_DEBUG; the torch.amp docs (torch.cuda.amp.* deprecated); the guides' RE
 
 from __future__ import annotations
 
+from torchdoctor.capability import requirement, supports
+from torchdoctor.rules.capabilities import run_precision, run_torch
 from torchdoctor.rules.base import Fix, Hit, rule
 from torchdoctor.rules.evidence import Evidence
 
@@ -34,13 +36,19 @@ def debug_environment(ev: Evidence) -> Hit | None:
 
 @rule("TD-CONF-002", "config", lint_topic="config.deprecated_api")
 def deprecated_amp(ev: Evidence) -> Hit | None:
-    """torch.cuda.amp.* is deprecated in favour of torch.amp.* (lint proves the call); a hint only."""
+    """torch.cuda.amp.* is deprecated in favour of torch.amp.* (lint proves the call); a hint only.
+    Not raised where the run's torch is known to predate torch.amp.GradScaler (2.3): there
+    torch.cuda.amp is the API. The autocast dtype named is one the device runs (bf16 from Ampere on,
+    fp16 otherwise and where the device is not known)."""
     hits = ev.lint_hits("config.deprecated_api")
-    if not hits:
+    if not hits or supports("amp_grad_scaler", run_torch(ev)) is False:
         return None
+    dtype = "bfloat16" if run_precision(ev).bf16 else "float16"
     return Hit("info", "deprecated torch.cuda.amp API", 0.0, {"lint": hits},
                "torch.cuda.amp.autocast/GradScaler warn and will be removed; torch.amp takes the device.",
-               Fix("Use torch.amp.", "with torch.amp.autocast('cuda', dtype=torch.bfloat16): ...\n"
+               Fix("Use torch.amp" + (f" ({needs})." if (needs := requirement("amp_grad_scaler", run_torch(ev)))
+                                      else "."),
+                   f"with torch.amp.autocast('cuda', dtype=torch.{dtype}): ...\n"
                    "scaler = torch.amp.GradScaler('cuda')"))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from torchdoctor.rules.capabilities import gated_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import OVERHEAD_PROBLEM, OVERHEAD_WARNING, gpu_utilisation, host_overhead_share
 from torchdoctor.rules.evidence import Evidence
@@ -56,7 +57,11 @@ def _size_spread(ev: Evidence) -> tuple[int, float, int]:
     return len(counts), counts.most_common(1)[0][1] / len(sizes), len(sizes)
 
 
-@rule("TD-COMP-019", "compute")
+_PAD = ("length = min(b for b in (64, 128, 256, 512) if b >= x.shape[1])\n"
+        "x = torch.nn.functional.pad(x, (0, length - x.shape[1]))")
+
+
+@rule("TD-COMP-019", "compute", knob="compile")
 def varying_input_shapes(ev: Evidence) -> Hit | None:
     """The outermost model's first input changes size from step to step (`env.distributed_runtime.
     step_elements`), which makes torch.compile and CUDA graphs recompile or record per shape. Not a
@@ -68,9 +73,10 @@ def varying_input_shapes(ev: Evidence) -> Hit | None:
                {"distinct_input_sizes": distinct, "steps": steps, "most_common_size_fraction": round(dominant, 4)},
                "torch.compile specialises on shapes: each new shape recompiles (until it marks the dimension "
                "dynamic), and CUDA graphs record once per shape.",
-               Fix("Before compiling, pad or bucket inputs to a few fixed lengths, or compile with dynamic=True.",
-                   "length = min(b for b in (64, 128, 256, 512) if b >= x.shape[1])\n"
-                   "x = torch.nn.functional.pad(x, (0, length - x.shape[1]))"))
+               gated_fix(ev, "compile", Fix("Before compiling, pad or bucket inputs to a few fixed lengths, or "
+                                            "torch.compile(model, dynamic=True) (what tune's compile knob tries when "
+                                            "shapes vary).", _PAD), _PAD))
+
 
 
 @rule("TD-COMP-020", "compute")

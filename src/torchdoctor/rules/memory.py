@@ -8,6 +8,8 @@ the limit -> activations or optimizer state -> gradient checkpointing" and troub
 
 from __future__ import annotations
 
+from torchdoctor.capability import TorchVersion, requirement, supports
+from torchdoctor.rules.capabilities import run_torch
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, measured, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
@@ -84,8 +86,19 @@ def optimizer_state_dominates(ev: Evidence) -> Hit | None:
     return Hit(severity, f"optimizer state is {share:.0%} of peak memory", share,
                {"optimizer_state_bytes": part, "peak_bytes": peak},
                "Every parameter carries optimizer state; with several ranks it can be sharded instead of copied.",
-               Fix("Shard the optimizer state across ranks (FSDP) or use an 8-bit optimizer.",
-                   "model = torch.distributed.fsdp.fully_shard(model)"))
+               _sharding_fix(run_torch(ev)))
+
+
+def _sharding_fix(torch: TorchVersion) -> Fix:
+    """FSDP2's `fully_shard` where the run's torch has it at its public path (2.6), FSDP1 where the
+    torch is known older, and FSDP2 with its requirement said where the version is not known."""
+    summary = "Shard the optimizer state across ranks (FSDP) or use an 8-bit optimizer."
+    if supports("fully_shard", torch) is False and supports("fsdp", torch):
+        return Fix(summary, "from torch.distributed.fsdp import FullyShardedDataParallel\n"
+                            "model = FullyShardedDataParallel(model)")
+    needs = requirement("fully_shard", torch)
+    return Fix(summary + (f" ({needs}; FullyShardedDataParallel from 1.11.)" if needs else ""),
+               "model = torch.distributed.fsdp.fully_shard(model)")
 
 
 @rule("TD-MEM-004", "memory")

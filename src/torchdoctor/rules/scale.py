@@ -7,6 +7,9 @@ HolisticTraceAnalysis communication/computation overlap and straggler definition
 
 from __future__ import annotations
 
+import re
+import statistics
+
 from torchdoctor.distributed.analysis import (STRAGGLER_EXPLANATION, STRAGGLER_FINDING, STRAGGLER_FIX,
                                               STRAGGLER_PROBLEM, STRAGGLER_WARNING, straggler_finding)
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, hit_of, rule, severity_at
@@ -36,9 +39,45 @@ def exposed_communication(ev: Evidence) -> Hit | None:
                 "communication_exposed_fraction": round(exposed, 4),
                 "comm_comp_overlap_fraction": overlap_fraction,
                 "window": window.kind, "window_us": round(window.span_us, 1)},
-               "Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
-               Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
-                   "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"))
+               *_overlap_advice(_sharded(ev)))
+
+
+#: FSDP's collectives: parameters all-gathered before use, gradients reduce-scattered (DDP all-reduces).
+_FSDP_KERNEL = re.compile(r"all_?gather|reduce_?scatter", re.I)
+_ALL_REDUCE = re.compile(r"all_?reduce", re.I)
+
+
+def _sharded(ev: Evidence) -> bool:
+    """The exposed communication is FSDP's: a model wrapped in FullyShardedDataParallel or made an
+    FSDP module by `fully_shard` (its class renamed `FSDP<name>`), or, in a trace alone, collective
+    kernels that all-gather or reduce-scatter and none that all-reduces."""
+    try:
+        if any((m.class_name or "").startswith(("FullyShardedDataParallel", "FSDP")) for m in ev.models()):
+            return True
+    except MissingEvidence:
+        pass
+    try:
+        names = [k.name for k in ev.device().kernels.top]
+    except MissingEvidence:
+        return False
+    return any(_FSDP_KERNEL.search(n) for n in names) and not any(_ALL_REDUCE.search(n) for n in names)
+
+
+def _overlap_advice(sharded: bool) -> tuple[str, Fix, str | None]:
+    """(explanation, fix, knob) for DDP's gradient all-reduce, or FSDP's all-gathers and
+    reduce-scatters, whose own settings are its prefetching and when it reshards (FSDP docs:
+    `backward_prefetch`, `forward_prefetch`; FSDP2's `reshard_after_forward`); DDP's `bucket_cap_mb`
+    does not apply to FSDP, so no knob is named there."""
+    if sharded:
+        return ("FSDP all-gathers each block's parameters before it runs and reduce-scatters its gradients; "
+                "those that are not prefetched wait in line with compute.",
+                Fix("Prefetch FSDP's all-gathers: backward_prefetch and forward_prefetch (FSDP1), or keep the "
+                    "last blocks unsharded after forward (FSDP2: reshard_after_forward=False); larger per-rank "
+                    "batches hide more.",
+                    "FSDP(model, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)"), "")
+    return ("Gradient all-reduce that runs after compute, rather than during backward, adds to every step.",
+            Fix("Overlap it: tune DDP buckets, larger per-rank batches, or gradient accumulation with no_sync.",
+                "DDP(model, bucket_cap_mb=50, gradient_as_bucket_view=True)"), None)
 
 
 @rule(STRAGGLER_FINDING, "scale")
@@ -185,3 +224,30 @@ def ddp_without_nccl(ev: Evidence) -> Hit | None:
                "gloo moves GPU gradients through host memory and the CPU; NCCL reduces them on the GPUs over NVLink/PCIe.",
                Fix("Initialise the process group with the NCCL backend for GPU training.",
                    "torch.distributed.init_process_group(backend='nccl')"))
+
+
+@rule("TD-SCALE-015", "scale")
+def learning_rate_and_global_batch(ev: Evidence) -> Hit | None:
+    """Several data-parallel ranks each take a per-rank batch, so the global batch is world size x
+    per-rank batch; a learning rate tuned for one process is then usually too small (the linear
+    scaling rule with warm-up, Goyal et al. 2017, "Accurate, Large Minibatch SGD"; the guides' DDP
+    section: `batch_size` is per GPU, the global batch is batch_size x world_size). One Record does
+    not say which batch the learning rate was tuned for, so this is an info hint with upside 0 that
+    states the figures (`env.optimizers[].lr`, `steps[].batch_size`, `env.distributed.world_size`);
+    never raised for one process."""
+    placement = ev.environment().distributed
+    world = placement.world_size if placement else None
+    lrs = [o.lr for o in ev.optimizers() if o.lr]
+    if not world or world < 2 or not lrs:
+        return None
+    per_rank = int(statistics.median(ev.batch_sizes()))
+    return Hit("info", f"{world} ranks x batch {per_rank} = global batch {world * per_rank}; lr {lrs[0]:g}", 0.0,
+               {"world_size": world, "per_rank_batch": per_rank, "global_batch": world * per_rank, "lr": lrs[0]},
+               "Each optimizer step averages the gradients of the global batch, so the step is as large as "
+               f"one process taking {world * per_rank} samples. A learning rate tuned for a batch of {per_rank} "
+               "usually needs scaling (linearly for SGD, with warm-up; by about the square root for Adam) when the "
+               "world size grows; if it was tuned for this global batch, nothing is to be done.",
+               Fix("Scale the learning rate with the world size where it was tuned on fewer ranks, with a warm-up.",
+                   "lr = base_lr * world_size  # tuned at one process; warm it up over the first steps\n"
+                   "scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1 / world_size, "
+                   "total_iters=500)"))
