@@ -23,14 +23,16 @@ GROWTH_PROBLEM = 0.5  # memory grown over the run / the last reading: half the m
 
 def _run_time_hit(ev: Evidence, kind: str, explanation: str, fix: Fix) -> Hit | None:
     """The Hit of the whole run's largest `kind` trend: its title, its figures and the run time at
-    stake; info below SHARE_WARNING of the run."""
+    stake. Severity by the share of the run it takes (a periodic stall's whole time, else what the
+    fix saves): info below SHARE_WARNING."""
     found = ev.trend(kind)
     if found is None:
         return None
     trend, wall = found
     saved = trend.upside_s or 0.0
     share = min(1.0, saved / wall)
-    severity = severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
+    cost = trend.figures.get("run_share_fraction", share)  # what it takes of the run, not what a fix saves
+    severity = severity_at(cost, SHARE_WARNING, SHARE_PROBLEM) or "info"
     evidence: dict[str, Any] = {"cause": trend.evidence, "saved_s": saved, "run_wall_s": wall,
                                 **trend.figures}
     return Hit(severity, trend.title, share, evidence, f"{explanation} {trend.advice}.", fix)
@@ -65,7 +67,7 @@ def checkpoint_stalls(ev: Evidence) -> Hit | None:
     """Over a whole run, periodic slow steps spent in a function named like a checkpoint save
     (`save`, `checkpoint`, `ckpt`, `serializ`; `whole_run.trends` kind `checkpoint`): the period, the
     time each save takes and its share of the run. Upside: half the saves' time (saving half as
-    often), over the run's wall time; warning from 5%, problem from 20%. Guides: "saving a
+    often), over the run's wall time; warning when the saves take 5% of the run, problem from 20%. Guides: "saving a
     checkpoint to a shared file system can take longer than the training itself"; PyTorch docs for
     torch.distributed.checkpoint.async_save."""
     found = ev.trend("checkpoint")
@@ -85,7 +87,7 @@ def evaluation_stalls(ev: Evidence) -> Hit | None:
     """Over a whole run, periodic slow steps spent in a function named like an evaluation (`eval`,
     `valid`, `test`, `infer`; `whole_run.trends` kind `evaluation`): the period, each pass's time and
     its share of the run. Upside: half the passes' time (evaluating half as often), over the run's
-    wall time; warning from 5%, problem from 20%. PyTorch docs for torch.inference_mode and
+    wall time; warning when the passes take 5% of the run, problem from 20%. PyTorch docs for torch.inference_mode and
     Module.eval; guides' advice to time the whole loop."""
     found = ev.trend("evaluation")
     every = 2 * _period(found[0]) if found else 0
