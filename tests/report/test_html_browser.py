@@ -116,3 +116,28 @@ def test_two_ranks_traces_draw_one_lane_group_per_rank(gpu_traces: Path, tmp_pat
     assert got["bars"] == sum(len(t["events"]) for t in trace["rank_timelines"])
     assert (got["hostile"], got["images"]) == (1, 0)
     print(f"screenshot: {shot}")
+
+
+WHOLE_RUN = {
+    "bands": "[...document.querySelectorAll('#td-whole-run rect.band title')].map(t => t.textContent)",
+    "lines": "document.querySelectorAll('#td-whole-run polyline').length",
+    "images": "document.images.length",
+}  # fmt: skip
+
+
+def test_the_whole_run_is_drawn_with_its_badput_bands(tmp_path: Path) -> None:
+    from tests.report.test_whole_run_html import CAUSE, whole_run_record
+
+    record = whole_run_record(tmp_path)
+    for part in record.whole_run["parts"]:
+        if part["cause"] == CAUSE:
+            part["cause"] = HOSTILE  # a function name from the script stays text
+    page = write_report(record, tmp_path / "whole.html")
+    shot = tmp_path / "whole.png"
+    result = visit(page, tmp_path / "profile", shot, list(WHOLE_RUN.values()))
+    assert result.console_errors == [] and result.dialogs == [] and result.requests == [page.resolve().as_uri()]
+    bands = result.results[WHOLE_RUN["bands"]]
+    assert bands[0] == "start-up and the script's top level" and bands[-1] == "after the last step, and the exit"
+    assert sum(f": {HOSTILE}, " in b for b in bands) == 12
+    assert result.results[WHOLE_RUN["lines"]] == 2 and result.results[WHOLE_RUN["images"]] == 0
+    print(f"screenshot: {shot}")

@@ -72,6 +72,10 @@ def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_lin
     assert sum(p["seconds"] for p in saves) == pytest.approx(truth["saved_s"], rel=0.2)
     kinds = {t["kind"] for t in whole["trends"]}
     assert {"checkpoint", "memory_growth"} <= kinds
+    findings = {f["id"]: f for f in json.loads((tmp_path / "record.json").read_text())["findings"]}
+    assert {"TD-COMP-030", "TD-MEM-006"} <= set(findings)  # ranked among the windows' findings
+    assert findings["TD-COMP-030"]["evidence"]["period_steps"] == 40
+    assert "TD-COMP-030" in out
     assert "Whole run" in out and "save_checkpoint (train.py:" in out
     assert "torchdoctor watch:" in err  # the progress line, in a pipe
     assert all(len(line) <= 80 for line in out.splitlines())

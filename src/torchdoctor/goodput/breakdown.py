@@ -347,14 +347,16 @@ def _group_part(key: tuple, members: list[_Slow], sampled: _Sampled) -> Part:
 
 
 def _timeline(run: RunStream, steps: _Steps, clock: Clock, points: int = 400) -> dict[str, list[float | None]]:
-    """At most `points` points of step time (the slowest of each stretch) and of memory over the run."""
+    """At most `points` points of step time (the slowest of each stretch, with its step index) and
+    of memory over the run."""
     stride = max(1, len(steps.end) // points)
-    t, step_s = [], []
+    t, step_s, index = [], [], []
     for k in range(0, len(steps.end), stride):
         j = max(range(k, min(k + stride, len(steps.end))), key=lambda n: steps.duration[n])
         t.append(round(steps.end[j], 4))
         step_s.append(steps.duration[j])
+        index.append(steps.index[j])
     mem_stride = max(1, len(run.memory) // points)
     memory = run.memory[::mem_stride]
-    return {"t_s": t, "step_s": step_s, "memory_t_s": [round(m[1] + clock.offset_s, 3) for m in memory],
+    return {"t_s": t, "step_s": step_s, "step": index, "memory_t_s": [round(m[1] + clock.offset_s, 3) for m in memory],
             "memory_bytes": [memory_bytes(m) for m in memory]}

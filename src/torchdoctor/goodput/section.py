@@ -30,13 +30,16 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Trend:
-    """A finding over time: what, the evidence, the fix, and the run time it would save."""
+    """A finding over time: what, the evidence (in words, and its numbers in `figures`, units in the
+    keys), the fix, and the run time it would save. The rules of torchdoctor.rules.whole_run turn
+    each into a Finding."""
 
     kind: str
     title: str
     evidence: str
     advice: str
     upside_s: float | None = None
+    figures: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,9 @@ def memory_growth(run: RunStream) -> Trend | None:
                  f"{what} from {values[0] / 2**20:.0f} MiB at step {steps[0]:.0f} to "
                  f"{values[-1] / 2**20:.0f} MiB at step {steps[-1]:.0f} (a line fits it, r² {r2:.2f})",
                  "something keeps each step's tensors alive: a list of losses or outputs kept without "
-                 ".item() or .detach(), a cache or history that grows; a longer run runs out of memory")
+                 ".item() or .detach(), a cache or history that grows; a longer run runs out of memory",
+                 figures={"growth_bytes_per_step": slope, "first_bytes": values[0], "last_bytes": values[-1],
+                          "first_step": steps[0], "last_step": steps[-1], "line_fit_r2": r2})
 
 
 def step_drift(index: Sequence[int], duration: Sequence[float], median: float | None) -> Trend | None:
@@ -65,7 +67,7 @@ def step_drift(index: Sequence[int], duration: Sequence[float], median: float | 
                  f"median of the first tenth of the steady steps {first * 1e3:.2f} ms, of the last "
                  f"{last * 1e3:.2f} ms", "a growing Python structure walked each step, memory "
                  "fragmentation, or thermal throttling; compare a profile of an early and a late step",
-                 upside)
+                 upside, {"first_tenth_step_s": first, "last_tenth_step_s": last, "steady_steps": len(steady)})
 
 
 def periodic_stall(part: Part, wall_s: float) -> Trend | None:
@@ -76,18 +78,20 @@ def periodic_stall(part: Part, wall_s: float) -> Trend | None:
     share = part.seconds / wall_s if wall_s else 0.0
     evidence = (f"every {part.period_steps} steps, {each:.3f} s in {part.cause}: {part.seconds:.1f} s, "
                 f"{100 * share:.1f}% of the run ({part.steps} times)")
+    figures = {"period_steps": float(part.period_steps), "each_s": each, "total_s": part.seconds,
+               "times": float(part.steps), "run_share_fraction": share}
     function = part.cause.split(" (")[0]  # the function's name, not its file's
     if _CHECKPOINT.search(function):
         return Trend("checkpoint", f"checkpoints take {100 * share:.1f}% of the run", evidence,
                      "save less often, from rank 0 only, or asynchronously "
                      "(torch.distributed.checkpoint.async_save): half as often saves the half shown",
-                     part.seconds / 2)
+                     part.seconds / 2, figures)
     if _EVALUATION.search(function):
         return Trend("evaluation", f"evaluation takes {100 * share:.1f}% of the run", evidence,
                      "evaluate less often or on a subset, under torch.no_grad() (or inference_mode) "
-                     "with model.eval(); half as often saves the half shown", part.seconds / 2)
+                     "with model.eval(); half as often saves the half shown", part.seconds / 2, figures)
     return Trend("periodic", f"a periodic stall takes {100 * share:.1f}% of the run", evidence,
-                 f"look at what {part.cause} does every {part.period_steps} steps", part.seconds)
+                 f"look at what {part.cause} does every {part.period_steps} steps", part.seconds, figures)
 
 
 def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float], parts: Sequence[Part],
@@ -99,5 +103,6 @@ def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float],
         if part.kind == "slow_epoch" and part.seconds > 0.01 * wall_s:
             found.append(Trend("slow_epoch", f"a slow epoch costs {part.seconds:.1f} s", part.label,
                                "a first epoch reading cold storage or filling a cache: cache the dataset "
-                               "or warm it before timing; later epochs show the steady cost", part.seconds))
+                               "or warm it before timing; later epochs show the steady cost", part.seconds,
+                               {"extra_s": part.seconds, "run_share_fraction": part.seconds / wall_s}))
     return sorted((t for t in found if t is not None), key=lambda t: -(t.upside_s or 0.0))

@@ -2,8 +2,9 @@
 
 The page is a Jinja2 template (`static/report.html.j2`, autoescaped: every string from a trace,
 a script or a path goes through HTML escaping) with the CSS and the script of `static/` inlined.
-Tables and the breakdown bars are drawn here; the per-step chart, the step timeline and the
-memory chart are drawn in the browser by `static/report.js` from the Record's JSON, embedded in a
+Tables and the breakdown bars are drawn here; the per-step chart, the step timeline, the memory
+chart and the whole run's timeline (report/whole_run_html.py prepares its bands) are drawn in the
+browser by `static/report.js` from the Record's JSON (and the whole run's view), embedded in a
 `<script type="application/json">` block with `<`, `>`, `&`, U+2028 and U+2029 written as `\\uXXXX`
 escapes, and put into the page with `textContent` only. A Content-Security-Policy allows only that
 one inline script (by its hash) and inline styles, so even a missed escape could not load anything.
@@ -30,6 +31,7 @@ from torchdoctor.jsonfields import Keyed, readable
 from torchdoctor.report.accounting_html import accounting_view
 from torchdoctor.report.rank_heatmap import rank_step_heatmap
 from torchdoctor.report.distributed_html import rank_bars
+from torchdoctor.report.whole_run_html import whole_run_view
 from torchdoctor.rules import all_rules
 from torchdoctor.record import Record
 from torchdoctor.trace.summary.rank import RankSummary
@@ -186,12 +188,14 @@ class HtmlRenderer:
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
         script = _static("report.js")
         digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+        whole_run = whole_run_view(record)
         return env.from_string(_static("report.html.j2")).render(
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
             accounting=accounting_view(record, len(all_rules())),
             environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
             timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), record_json=script_json(record.to_dict()),
+            whole_run=whole_run, whole_run_json=script_json(whole_run),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
             script=Markup(script), script_hash=digest,
         )  # fmt: skip

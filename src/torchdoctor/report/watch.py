@@ -18,7 +18,8 @@ def _when(steps: int | None, period: int | None) -> str:
 
 
 def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = None) -> None:
-    """The breakdown table (80 columns), then each trend with its evidence, fix and upside."""
+    """The breakdown table (80 columns), then each trend's title and upside (the findings, printed
+    before it, carry their evidence and fix)."""
     step = f", median step {fmt_seconds(run.step_s)}" if run.step_s else ""
     console.print(f"\n[bold]Whole run[/bold]: {fmt_seconds(run.wall_s)} from the process's start to its "
                   f"exit, {run.steps} steps{step}, ended: {markup(run.ended, one_line=True)}")
@@ -37,11 +38,9 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
                                                in ("slow", "warmup", "windows") else ""),
                       fmt_seconds(part.seconds), fmt_percent(part.seconds / run.wall_s if run.wall_s else None))
     console.print(table)
-    for trend in run.trends:
+    for trend in run.trends:  # each is a finding above, with its evidence and fix
         upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
         console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
-        console.print(f"  {markup(trend.evidence)}")
-        console.print(f"  fix: {markup(trend.advice)}")
     if stream:
         console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
 

@@ -17,6 +17,7 @@ from torchdoctor.environment import (Cpu, DataLoaderFacts, Devices, Environment,
                                      OptimizerFacts, RuntimeFacts, ScriptTools, SystemSection, SystemSummary,
                                      TorchSwitches)
 from torchdoctor.errors import RecordFormatError
+from torchdoctor.goodput.section import Trend, WholeRun
 from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
@@ -360,6 +361,18 @@ class Evidence:
     def accounting(self) -> Accounting:
         """`record.accounting`: the speed-of-light accounting (torchdoctor.accounting)."""
         return self._section("accounting", Accounting.from_dict)
+
+    def whole_run(self) -> WholeRun:
+        """`record.whole_run`: the whole run's breakdown and trends (`torchdoctor watch`)."""
+        return self._section("whole_run", WholeRun.from_dict)
+
+    def trend(self, kind: str) -> tuple[Trend, float] | None:
+        """The whole run's largest trend of `kind` and the run's wall time in seconds; None when the
+        run shows none (MissingEvidence without a whole-run section or its wall time)."""
+        run = self.whole_run()
+        wall = known(run.wall_s if run.wall_s > 0 else None, "whole_run.wall_s")
+        found = [t for t in run.trends if t.kind == kind]
+        return (max(found, key=lambda t: t.upside_s or 0.0), wall) if found else None
 
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""

@@ -1,5 +1,5 @@
-// torchdoctor HTML report: draws the per-step chart, the step timeline (per rank) and the memory chart from
-// the embedded Record. Every string goes into the page through textContent (never innerHTML),
+// torchdoctor HTML report: draws the per-step chart, the step timeline (per rank), the memory chart
+// and the whole run's timeline from the embedded Record (and the whole run's view). Every string goes into the page through textContent (never innerHTML),
 // so names taken from traces or scripts stay text.
 (function () {
   "use strict";
@@ -172,6 +172,62 @@
     legend(root, names.map(function (k, j) { return [k, MEMORY_COLOURS[j % MEMORY_COLOURS.length]]; }));
   }
 
+  function fmtClock(seconds) {
+    if (seconds < 120) return seconds.toFixed(seconds < 10 ? 1 : 0) + " s";
+    if (seconds < 7200) return (seconds / 60).toFixed(1) + " min";
+    return (seconds / 3600).toFixed(1) + " h";
+  }
+  var BAND_COLOURS = { startup: "#9a9a9a", end: "#9a9a9a", slow: "#d9534f", warmup: "#e6a700", windows: "#8e44ad" };
+
+  // The run's clock on x; above, each step's time (log scale: steady steps and stalls both show);
+  // below, memory; shaded bands across both where the badput lies, each with its cause on hover.
+  function drawWholeRun(root, view) {
+    if (!root || !view || !(view.wall_s > 0)) return;
+    var W = 1100, left = 70, top = 8, H1 = 150, gap = 26, H2 = 100, wall = view.wall_s;
+    var chart = svg(W, top + H1 + gap + H2 + 20), x = function (t) { return left + t / wall * (W - left); };
+    view.bands.forEach(function (b) {
+      chart.appendChild(tip(el("rect", { x: x(b.start_s), y: top, width: Math.max(x(b.end_s) - x(b.start_s), 1),
+        height: H1 + gap + H2, fill: BAND_COLOURS[b.kind] || "#d9534f", opacity: 0.25, "class": "band band-" + b.kind }), b.label));
+    });
+    for (var i = 0; i <= 4; i++)
+      chart.appendChild(el("text", { x: x(wall * i / 4), y: top + H1 + gap + H2 + 14, "text-anchor": i === 0 ? "start" : i === 4 ? "end" : "middle", "class": "axis" }, fmtClock(wall * i / 4)));
+    stepLine(chart, view, x, top, H1, left);
+    memoryLine(chart, view, x, top + H1 + gap, H2, left);
+    root.appendChild(chart);
+    legend(root, [["step time", "#3366cc"], ["memory", "#2e9e50"], ["slow steps", BAND_COLOURS.slow],
+      ["start-up and the end", BAND_COLOURS.startup]]);
+  }
+
+  function stepLine(chart, view, x, top, H, left) {
+    var pts = [], t = view.t_s || [], d = view.step_s || [];
+    var values = d.filter(function (v) { return v > 0; });
+    if (!values.length) return;
+    var lo = Math.log10(Math.min.apply(null, values)), hi = Math.log10(Math.max.apply(null, values));
+    if (hi - lo < 1) hi = lo + 1;
+    var y = function (v) { return top + H - (Math.log10(v) - lo) / (hi - lo) * H; };
+    for (var i = 0; i < t.length; i++) {  // a staircase: each step flat from its start to its end
+      if (!(d[i] > 0)) continue;
+      pts.push(x(t[i] - d[i]).toFixed(1) + "," + y(d[i]).toFixed(1), x(t[i]).toFixed(1) + "," + y(d[i]).toFixed(1));
+    }
+    chart.appendChild(el("polyline", { points: pts.join(" "), fill: "none", stroke: "#3366cc", "stroke-width": 1.2, "class": "step-line" }));
+    chart.appendChild(el("text", { x: left - 6, y: top + 10, "text-anchor": "end", "class": "axis" }, fmt(Math.pow(10, hi))));
+    chart.appendChild(el("text", { x: left - 6, y: top + H, "text-anchor": "end", "class": "axis" }, fmt(Math.pow(10, lo))));
+    chart.appendChild(el("text", { x: left + 4, y: top + 10, "class": "axis" }, "step time (log scale)"));
+  }
+
+  function memoryLine(chart, view, x, top, H, left) {
+    var pts = [], t = view.memory_t_s || [], m = view.memory_bytes || [];
+    var max = Math.max.apply(null, m.filter(function (v) { return v !== null; }).concat([0]));
+    if (!(max > 0)) return;
+    for (var i = 0; i < t.length; i++) if (m[i] !== null) pts.push(x(t[i]).toFixed(1) + "," + (top + H - m[i] / max * H).toFixed(1));
+    chart.appendChild(el("polyline", { points: pts.join(" "), fill: "none", stroke: "#2e9e50", "stroke-width": 1.2, "class": "memory-line" }));
+    chart.appendChild(el("text", { x: left - 6, y: top + 10, "text-anchor": "end", "class": "axis" }, fmtBytes(max)));
+    chart.appendChild(el("text", { x: left - 6, y: top + H, "text-anchor": "end", "class": "axis" }, "0"));
+    chart.appendChild(el("text", { x: left + 4, y: top + 10, "class": "axis" }, "memory"));
+  }
+
+  var wholeRun = document.getElementById("td-whole-run-data");
+  drawWholeRun(document.getElementById("td-whole-run"), wholeRun ? JSON.parse(wholeRun.textContent) : null);
   drawSteps(document.getElementById("td-steps"), record.steps);
   var trace = record.trace || {}, ranks = trace.rank_timelines || [];
   drawTimelines(document.getElementById("td-timeline"), ranks.length >= 2 ? ranks : [trace.timeline]);
