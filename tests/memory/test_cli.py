@@ -76,3 +76,17 @@ def test_an_unreadable_budget_is_a_clear_error(tmp_path):
     proc, _ = run_memory(tmp_path, "--memory-budget", "lots")
     assert proc.returncode == 2 and "write it like 16GiB" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_loop_that_evaluates_first_has_its_training_step_measured(tmp_path):
+    """nanoGPT's loop: `estimate_loss()` under no_grad at iteration 0, then AdamW steps. The step
+    measured is a training step, its peak holding gradients and optimizer state, and it says so."""
+    proc, record = run_memory(tmp_path, script=SCRIPTS / "nanogpt_loop.py",
+                              script_args=("--max-iters", "8", "--eval-interval", "5", "--eval-iters", "5"))
+    assert proc.returncode == 0, proc.stderr
+    assert record.step_detection == "optimizer" and record.memory["measured_step"] == "optimizer"
+    b = record.memory["breakdown"]
+    assert b["phase"] in ("backward", "optimizer")
+    assert b["categories_bytes"]["gradients"] > 0 and b["categories_bytes"]["optimizer_state"] > 0
+    assert "measured step: a training step (optimizer.step)" in proc.stdout

@@ -166,3 +166,29 @@ def test_our_hooks_are_never_compiled_frames_of_the_users_program():
     _train_compiled(Broken(), steps=6)
     frames = [(m.co_name, m.co_filename) for m in list(get_compilation_metrics())[before:]]
     assert frames and not [f for f in frames if "torchdoctor" in f[1]], frames
+
+
+def test_a_forward_under_no_grad_is_an_evaluation_once_the_script_has_an_optimizer():
+    clock, instrumentation = _installed()
+    try:
+        model = torch.nn.Linear(4, 1)
+        with torch.no_grad():
+            model(torch.randn(2, 4))  # an inference script's forward: counted
+        assert (clock.source, clock.held) == ("forward", 0)
+    finally:
+        instrumentation.uninstall()
+    clock, instrumentation = _installed()
+    try:
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.AdamW(model.parameters())
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn(2, 4))  # evaluation before training: held
+        assert (clock.source, clock.count, clock.held) == (None, 0, 3)
+        model(torch.randn(2, 4)).sum().backward()
+        optimizer.step()
+        assert (clock.source, clock.count) == ("optimizer", 1)
+    finally:
+        instrumentation.uninstall()
+    assert instrumentation.optimizers_made == 1
+    assert "counted_init" not in torch.optim.Optimizer.__init__.__qualname__  # uninstall undid the patch

@@ -83,3 +83,41 @@ def test_the_output_sample_takes_the_steps_after_the_timing_window_beside_the_pr
     assert timed == [3, 4, 5] and sampled == [6, 7, 8, 9]
     assert clock.done and [e[0] for e in events].count("profile_step") == profile
     assert clock.count == 2 + 3 + max(profile, 4)
+
+
+def test_evaluation_forwards_before_the_first_training_step_are_held_not_counted(fake_time):
+    """nanoGPT evaluates under no_grad before its first optimizer step: those forwards are neither
+    the steps counted nor the windows' steps; the first optimizer step starts the count."""
+    events: list = []
+    clock = make_clock(events)
+    for _ in range(40):
+        clock.boundary("forward", evaluation=True)
+    assert (clock.source, clock.count, clock.held, events) == (None, 0, 40, [])
+    clock.boundary("forward")  # the training forward, then its backward and optimizer step
+    clock.boundary("backward")
+    clock.boundary("optimizer")
+    assert (clock.source, clock.count, clock.note) == ("optimizer", 1, None)
+
+
+def test_the_wait_for_a_training_step_is_bounded_and_said(fake_time):
+    clock = make_clock([])
+    clock.evaluation_wait = 3
+    for _ in range(5):
+        clock.boundary("forward", evaluation=True)
+    assert (clock.source, clock.count, clock.held) == ("forward", 2, 3)
+    assert "no training step" in clock.note and "first 3 forwards" in clock.note
+
+
+def test_forwards_of_an_inference_script_count_at_once(fake_time):
+    """Without an optimizer the hooks never report an evaluation forward: the forwards are the steps."""
+    clock = make_clock([])
+    for _ in range(3):
+        clock.boundary("forward")
+    assert (clock.source, clock.count, clock.held, clock.note) == ("forward", 3, 0, None)
+
+
+def test_evaluation_forwards_after_the_count_began_are_counted_by_their_source(fake_time):
+    clock = make_clock([])
+    clock.boundary("optimizer")
+    clock.boundary("forward", evaluation=True)
+    assert (clock.source, clock.count, clock.held) == ("optimizer", 1, 0)

@@ -31,6 +31,9 @@ class MemoryReport:
     timeline: MemoryTimeline | None = None
     """MemTracker's timeline of the step, else the snapshot's."""
     snapshot_timeline: MemoryTimeline | None = None
+    measured_step: str | None = None
+    """How the measured step was detected, as `Record.step_detection` spells it: "optimizer",
+    "backward", "marker" (a training step) or "forward" (a call of the outermost module)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +44,7 @@ class MemoryReport:
             "snapshot_note": self.snapshot_note,
             "timeline": _dict(self.timeline),
             "snapshot_timeline": _dict(self.snapshot_timeline),
+            "measured_step": self.measured_step,
         }
 
     @classmethod

@@ -98,6 +98,7 @@ class Instrumentation:
         self._first_optimizer: torch.optim.Optimizer | None = None
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
+        self.optimizers_made = 0  # optimizers constructed: a forward under no_grad may then be an evaluation
         self.optimizer_steps = 0  # steps ended by any optimizer (`_follow_replaced_steps` compares)
         self.loaders_aside = False  # while a probe iterates a DataLoader of its own (probes/handoff.py)
 
@@ -118,6 +119,7 @@ class Instrumentation:
         if not steps_only:
             self._patch_dataloader()
             self._patch_backward()
+            self._count_optimizers()
             self._discovery = torch.nn.modules.module.register_module_forward_pre_hook(self._discover)
             self._undo.append(self._remove_discovery)
             self._silence_own_hook_warning()
@@ -251,6 +253,22 @@ class Instrumentation:
         self._undo_optimizer.append(register_optimizer_step_pre_hook(pre).remove)
         self._follow_replaced_steps()
 
+    def _count_optimizers(self) -> None:
+        """Counts the optimizers the script constructs (every torch optimizer runs Optimizer.__init__)."""
+        original = torch.optim.Optimizer.__init__
+
+        def counted_init(optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
+            self.optimizers_made += 1
+            original(optimizer, *args, **kwargs)
+
+        counted_init.__wrapped__ = original  # type: ignore[attr-defined]
+        self._patch(torch.optim.Optimizer, "__init__", counted_init)
+
+    def evaluating(self) -> bool:
+        """Whether the forward that just ended is an evaluation inside a training script: it ran
+        under no_grad or inference_mode, and the script has constructed an optimizer."""
+        return self.optimizers_made > 0 and (not torch.is_grad_enabled() or torch.is_inference_mode_enabled())
+
     def _optimizer_step_ended(self, optimizer: torch.optim.Optimizer, start: int) -> None:
         """An optimizer's step ended (the hook's body began at `start`): the first optimizer's ends
         its training step."""
@@ -377,7 +395,7 @@ class Instrumentation:
             if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_output(output)
             if module is self._first_root:
-                self._boundary("forward", start)
+                self._boundary("forward", start, evaluation=self.evaluating())
             else:
                 self.phases.charge(start)
 
@@ -414,13 +432,14 @@ class Instrumentation:
         if os.getpid() == self.pid:
             self._boundary("marker", time.perf_counter_ns())
 
-    def _boundary(self, source: str, start_ns: int) -> None:
+    def _boundary(self, source: str, start_ns: int, *, evaluation: bool = False) -> None:
         """A step of `source` may have ended; the calling hook's body began at `start_ns`: its time
-        until here is the ending step's, its time after the clock's the next step's."""
+        until here is the ending step's, its time after the clock's the next step's. `evaluation`:
+        see StepClock.boundary."""
         self.phases.charge(start_ns)
         before = self.clock.count
         try:
-            self.clock.boundary(source)
+            self.clock.boundary(source, evaluation=evaluation)
         finally:  # the clock raises StopObservation once every window is measured
             resumed = time.perf_counter_ns()
             if self.clock.count > before:

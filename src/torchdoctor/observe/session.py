@@ -211,7 +211,8 @@ class ObservationSession:
         self._stop_profiler()
         self._stop_compile_capture()  # MemTracker's dispatch mode would make Dynamo recompile
         self.probes.windows_ended(script_compiles=self.compile_summary is not None)
-        if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer):
+        if self.memory is not None and self.memory.begin(self.hooks._first_root, self.hooks._first_optimizer,
+                                                         step=self.clock.source):
             return  # the next step is measured; `_extra_step` goes on from there
         self._start_next_probe()
 
@@ -321,6 +322,7 @@ class ObservationSession:
             "signal": signal_name(self.stop_signal) if self.stop_signal is not None else None,
             "compile_error": self.compile_error,
             "step_detection": clock.source,
+            "step_note": clock.note,
             "steps_seen": clock.count,
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,
             "profiled": bool(traces),

@@ -10,6 +10,13 @@ Phases, counted in steps of the chosen source: warm-up (not measured), timing wi
 times; the device is synchronised only at the window's two edges), profiler window, then stop.
 This module only does arithmetic on perf_counter_ns timestamps; the hooks feed it.
 
+Evaluation before training: a loop like nanoGPT's evaluates (forwards under `no_grad`) before its
+first optimizer step. Those forwards are not the script's step, so while no step was counted and an
+optimizer exists, the hooks report them as evaluation forwards and the clock holds them: not counted,
+not measured, its windows not begun. The first backward or optimizer step then starts the count.
+The wait is bounded (`evaluation_wait` forwards); past it the clock takes the forwards as the steps
+and `note` says so. Every command observes through this clock, so all of them measure the same step.
+
 Parts nest: `optimizer.step(closure)` (LBFGS, Lightning's automatic optimisation) runs forward and
 backward inside the optimizer step. `PhaseTimer` gives each part its exclusive time (a part's wall
 time less the parts timed inside it), so the parts of a step never overlap and add up to at most
@@ -30,6 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PREFERENCE = {"forward": 0, "backward": 1, "optimizer": 2, "marker": 3}
+
+EVALUATION_WAIT = 2000
+"""Evaluation forwards held while waiting for a training step (nanoGPT's first evaluation runs
+2 x eval_iters = 400 forwards by default)."""
 
 
 @dataclass(slots=True)
@@ -115,12 +126,18 @@ class StepClock:
     window_ns: int | None = None
     _window_start_ns: int = 0
     done: bool = False
+    evaluation_wait: int = EVALUATION_WAIT
+    held: int = 0  # evaluation forwards held while waiting for a training step
+    note: str | None = None  # set when the wait ran out: the steps are evaluation forwards
 
-    def boundary(self, source: str) -> None:
-        """A step of `source` just ended."""
+    def boundary(self, source: str, *, evaluation: bool = False) -> None:
+        """A step of `source` just ended; `evaluation`: a forward under no_grad while the script has
+        an optimizer (a training step may come: the forward is held, see the module's docstring)."""
         if self.done:
             if source == self.source and self.callbacks.on_extra_step is not None:
                 self.callbacks.on_extra_step()
+            return
+        if evaluation and self._holds_evaluation():
             return
         now = time.perf_counter_ns()
         if self.source is None or PREFERENCE[source] > PREFERENCE[self.source]:
@@ -131,6 +148,18 @@ class StepClock:
         self.count += 1
         self.total_events += 1
         self._close_step(now)
+
+    def _holds_evaluation(self) -> bool:
+        """Whether an evaluation forward is held (True) or counted as a step (False)."""
+        if self.source is not None:
+            return False
+        if self.held < self.evaluation_wait:
+            self.held += 1
+            self.callbacks.on_progress("waiting for a training step", self.held, self.evaluation_wait)
+            return True
+        self.note = (f"no training step (optimizer.step() or backward()) came within the first {self.held} "
+                     "forwards, which ran under no_grad: the steps measured are these evaluation forwards")
+        return False
 
     def _switch(self, source: str, now: int) -> None:
         # The event that reveals a better source also ends that source's first step.

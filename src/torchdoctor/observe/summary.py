@@ -192,4 +192,6 @@ def build_record(results: list[dict[str, Any]], returncode: int, invocation: Inv
             record.exit.message = f"rank {failed[0]['rank']} failed first: {record.exit.message}"
     if record.exit.reason not in ("completed",) and record.steps:
         record.warnings.append(record.exit.message)
+    if main.get("step_note"):
+        record.warnings.append(main["step_note"])
     return record

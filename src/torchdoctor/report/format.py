@@ -66,6 +66,20 @@ def fmt_phase(phase: str | None) -> str:
     return "outside the model's calls" if phase == "outside" else f"during {phase}"
 
 
+_STEPS = {
+    "optimizer": "a training step (optimizer.step)",
+    "backward": "a training step (backward)",
+    "marker": "a step marked by torchdoctor.step()",
+    "forward": "a call of the outermost module (forward)",
+}
+
+
+def fmt_step(detection: str | None) -> str:
+    """Which step a measurement is of, from its step detection ("optimizer", ...): 'a training step
+    (optimizer.step)'; 'unknown' when none was detected."""
+    return _STEPS.get(detection or "", "unknown")
+
+
 def fmt_shares(fractions: Sequence[float]) -> list[str]:
     """Fractions that make up a whole as '12.3%' each, rounded so that the written shares add up to
     what the fractions add up to (largest remainder: 33.4% + 33.3% + 33.3%, never 100.1% nor 101.3%)."""

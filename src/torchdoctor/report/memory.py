@@ -12,7 +12,7 @@ from rich.table import Table
 from torchdoctor.memory.breakdown import MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
 from torchdoctor.memory.whatif import WhatIf
-from torchdoctor.report.format import fmt_bytes, fmt_phase
+from torchdoctor.report.format import fmt_bytes, fmt_phase, fmt_step
 from torchdoctor.report.safe_text import cell, markup
 
 
@@ -57,6 +57,7 @@ def render_memory(memory: MemoryReport | None, console: Console) -> None:
         console.print("[yellow]no memory measurement: the script did not reach the memory window[/yellow]")
         return
     b = memory.breakdown
+    console.print(f"measured step: {fmt_step(memory.measured_step)}")
     if b.reason:
         console.print(f"[yellow]note:[/yellow] {markup(b.reason)}")
     if b.categories_bytes:

@@ -33,15 +33,19 @@ class MemoryWindow:
         self.snapshot_note: str | None = None
         self._state = "waiting"  # -> "tracking" | "fallback" -> "done"
         self._reason: str | None = None
+        self.step: str | None = None  # the step detection of the measured step (StepClock.source)
 
     @property
     def measuring(self) -> bool:
         return self._state in ("tracking", "fallback")
 
-    def begin(self, root: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None) -> bool:
-        """Start measuring the next step; False once a step was measured."""
+    def begin(self, root: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None, *,
+              step: str | None = None) -> bool:
+        """Start measuring the next step, one of `step`'s (how steps are detected: StepClock.source);
+        False once a step was measured."""
         if self._state != "waiting":
             return False
+        self.step = step
         self._maybe_start_history()
         cuda.reset_peak()
         try:
@@ -96,6 +100,7 @@ class MemoryWindow:
             snapshot_note=self.snapshot_note if self.snapshot_path else None,
             timeline=self.tracker.timeline if self.tracker.timeline is not None else snapshot_timeline,
             snapshot_timeline=snapshot_timeline,
+            measured_step=self.step,
         ).to_dict()
 
 
