@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from torchdoctor.trace.loader import MAX_GZIP_RATIO
+
 FILES = Path(__file__).with_name("files")
 _EVENT = '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": %s}'
 
@@ -49,9 +51,9 @@ def trace_gzip_bomb() -> bytes:
 
 
 def trace_gzip_at_limit() -> bytes:
-    """The largest analysis a gzip under 1 MB may ask for: expanding just under the loader's 40x
-    limit, into steps, launches and kernels linked by correlation (padded with random text so the
-    file is near 1 MB)."""
+    """The largest analysis a gzip under 1 MB may ask for: expanding just under the loader's limit
+    (MAX_GZIP_RATIO), into steps, launches and kernels linked by correlation (padded with random
+    text so the file is near 1 MB)."""
     steps = [f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","ts":{n * 10000},"dur":10000,'
              f'"pid":1,"tid":1}},{{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":{n * 10000},"dur":5,"pid":1,'
              '"tid":1}' for n in range(40)]
@@ -61,9 +63,9 @@ def trace_gzip_at_limit() -> bytes:
                    for seed in range(2))
     head, tail = ('{"traceEvents": [' + ",".join(steps) + ",").encode(), (pad + "]}").encode()
     pairs = 100_000
-    for _ in range(3):  # fit the expansion to 40x the compressed size, less a 2% margin
+    for _ in range(3):  # fit the expansion to the limit's ratio of the compressed size, less a 2% margin
         data = gzip.compress(head + pair.encode() * pairs + tail, compresslevel=9)
-        pairs = int((0.98 * 40 * len(data) - len(head) - len(tail)) / len(pair))
+        pairs = int((0.98 * MAX_GZIP_RATIO * len(data) - len(head) - len(tail)) / len(pair))
     return gzip.compress(head + pair.encode() * pairs + tail, compresslevel=9)
 
 
@@ -96,7 +98,7 @@ def record_3m_empty_findings() -> bytes:
 
 def trace_padded_gzip_bomb() -> bytes:
     """9.9 MB: the 0.7 MB gzip bomb followed by 9.2 MB of zero padding, which the decompressor
-    skips: by the file's size it could expand 40x to 396 MB."""
+    skips: by the file's size it could expand 50x to 495 MB."""
     bomb = trace_gzip_bomb()
     return bomb + b"\0" * (9_900_000 - len(bomb))
 

@@ -75,7 +75,7 @@ def test_the_console_report_comes_first_and_the_failed_output_is_named(tmp_path,
     code, out, err = _cli(monkeypatch, capsys, ["diagnose", "--no-save", "--trace", str(TRACE),
                                                 "--json", "/dev/full", "--html", str(html)])
     assert code == OUTPUT_EXIT_CODE and "Traceback" not in out + err
-    assert "torchdoctor" in out and "cannot write --json /dev/full: No space left on device" in " ".join(err.split())
+    assert TRACE.name in out and "cannot write --json /dev/full: No space left on device" in " ".join(err.split())
     assert html.read_text().startswith("<!")  # the other output is still written
 
 

@@ -55,8 +55,10 @@ _CATEGORIES = {**KIND_BY_CATEGORY, **{k.capitalize(): v for k, v in KIND_BY_CATE
 LIMITS = JsonLimits(max_depth=32, max_item_bytes=1 << 20, item_depth=3, max_token_bytes=1 << 20)
 #: A bare array of events (torch 1.8 nightlies) has its events one level up: the item bound follows them.
 _ARRAY_LIMITS = dataclasses.replace(LIMITS, item_depth=LIMITS.item_depth - 1)
-#: Real Kineto traces compress 7x to 19x; a gzip stream may expand to this many times its size.
-MAX_GZIP_RATIO = 40
+#: Real Kineto traces compress 7x to 35x overall, and up to 44x over a prefix (the test fixtures:
+#: a torch 1.9 ResNet-50 trace's first 16 MiB); the stream may expand to this many times the
+#: compressed bytes read so far.
+MAX_GZIP_RATIO = 50
 _MIN_GZIP_ALLOWANCE = 16 << 20  # small files may expand to 16 MiB whatever their ratio
 
 
@@ -87,7 +89,7 @@ class _EdgeReader:
         if self.expand_limit is not None and self.bytes_read + len(chunk) > (allowed := self.expand_limit()):
             raise TraceFormatError(
                 f"{self.path}: the gzip stream expands to more than {allowed:,} bytes "
-                f"({MAX_GZIP_RATIO}x the compressed bytes read so far; real traces compress 7x-19x), "
+                f"({MAX_GZIP_RATIO}x the compressed bytes read so far; real traces compress 7x-44x), "
                 "refused as a possible gzip bomb; if you trust it, decompress it (gunzip -k) and "
                 "pass the .json")
         self.guard.feed(chunk)
