@@ -127,6 +127,15 @@ def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path
     assert [role for _, role in runs.calls[:4]] == ["baseline"] * 4 and runs.calls[4][1] != "baseline"
 
 
+def test_a_first_baseline_run_only_somewhat_slower_keeps_its_diagnosis(tmp_path, monkeypatch) -> None:
+    # 30% slower: outside the runs' 15% tolerance (disturbed, re-measured), but its diagnosis's
+    # shares and counts are the others': it is not profiled again (10x slower above: it is).
+    runs = FakeRuns(slow=lambda n, knobs: 1.3 if n == 0 else 1.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    assert result.trials[0]["runs"][0]["disturbed"] and not result.search["rediagnosed"]
+    assert [role for _, role in runs.calls[:4]] == ["baseline"] * 3 + ["candidate"]
+
+
 def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monkeypatch) -> None:
     # Runs of one configuration differ up to x4, no two within 15%: the knob's x1.25 drowns in it.
     factors = [1.0, 2.2, 1.5, 3.1, 3.6, 1.1, 2.7, 4.4, 1.8, 2.4, 1.3, 4.0, 3.3, 2.0, 1.6, 2.9, 3.8, 1.2, 4.2, 2.5]

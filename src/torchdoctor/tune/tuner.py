@@ -19,6 +19,7 @@ one arrived between runs) keeps and reports the trials so far, unconfirmed, and 
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -137,12 +138,23 @@ class Tuner:
             self.progress.planned(evidence.plan)
 
 
+#: How much slower than the baseline's agreeing runs the profiled run's steps must be for its
+#: diagnosis to be taken again: a run a few tens of percent off shares its findings with the
+#: others (the diagnosis reads shares and counts); one several times slower (148 ms a step
+#: against 5.4 ms under another job) timed the other job, and found nothing.
+REDIAGNOSE_SLOWDOWN = 1.5
+
+
 def _rediagnosed(runner: Runner, state: TuneState, evidence: SearchEvidence) -> SearchEvidence:
-    """When the profiled baseline run disagrees with the others (disturbed: its diagnosis timed
-    another job's load), profile and diagnose the script once more, budget permitting; the knobs
-    required by either run's structure stay required. `evidence` unchanged otherwise."""
+    """When the profiled baseline run was disturbed (it disagrees with the others) and its steps
+    were REDIAGNOSE_SLOWDOWN times slower than theirs or more (its diagnosis timed another job's
+    load), profile and diagnose the script once more, budget permitting; the knobs required by
+    either run's structure stay required. `evidence` unchanged otherwise."""
     runs = state.baseline.runs
-    if not runs[0].disturbed or len(runs) < 2 or not runner.room(1):
+    agreeing = [r.step_s for r in runs[1:] if not r.disturbed and r.step_s]
+    if not runs[0].disturbed or not agreeing or not runner.room(1):
+        return evidence
+    if (runs[0].step_s or float("inf")) < REDIAGNOSE_SLOWDOWN * statistics.median(agreeing):
         return evidence
     again = runner.observe({}, BASELINE_RUN, diagnose=True)
     if not again.ok:
