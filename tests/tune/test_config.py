@@ -26,3 +26,10 @@ def test_a_zero_window_keeps_the_trials_steps_and_a_negative_one_is_refused() ->
 def test_a_confirmation_span_that_is_not_a_number_of_seconds_is_refused(span: float) -> None:
     with pytest.raises(ValueError, match="confirm_span_s"):
         TuneConfig(confirm_span_s=span)
+
+
+def test_fewer_than_two_warm_up_steps_are_refused_before_any_run() -> None:
+    # Step detection settles during the first two steps: one warm-up step failed inside the
+    # first run, a traceback instead of a usage error.
+    with pytest.raises(ValueError, match="warmup_steps must be >= 2, got 1"):
+        TuneConfig(warmup_steps=1)

@@ -16,6 +16,7 @@ from torchdoctor.store import RunStore
 from torchdoctor.knobs import Knob
 from torchdoctor.tune import Tuner, runner, search, tuner
 from torchdoctor.tune.config import TuneConfig
+from torchdoctor.tune.errors import BudgetTooShortError
 from torchdoctor.tune.confirmation_report import rounds_for_precision
 from torchdoctor.tune.runner import Runner, TuneSetup
 from torchdoctor.tune.state import TuneState
@@ -124,6 +125,15 @@ def test_a_disturbed_first_baseline_is_re_measured_and_never_divided_by(tmp_path
     # Its diagnosis timed the disturbance: the script is profiled and diagnosed again before the search.
     assert result.search["rediagnosed"]
     assert [role for _, role in runs.calls[:4]] == ["baseline"] * 4 and runs.calls[4][1] != "baseline"
+
+
+def test_a_first_baseline_run_only_somewhat_slower_keeps_its_diagnosis(tmp_path, monkeypatch) -> None:
+    # 30% slower: outside the runs' 15% tolerance (disturbed, re-measured), but its diagnosis's
+    # shares and counts are the others': it is not profiled again (10x slower above: it is).
+    runs = FakeRuns(slow=lambda n, knobs: 1.3 if n == 0 else 1.0)
+    result = _tuner(tmp_path, monkeypatch, runs, only=["zero_grad_set_to_none"]).run()
+    assert result.trials[0]["runs"][0]["disturbed"] and not result.search["rediagnosed"]
+    assert [role for _, role in runs.calls[:4]] == ["baseline"] * 3 + ["candidate"]
 
 
 def test_a_machine_too_noisy_to_decide_keeps_nothing_and_says_so(tmp_path, monkeypatch) -> None:
@@ -358,6 +368,22 @@ def test_the_budget_keeps_room_for_the_confirmation(tmp_path, monkeypatch) -> No
     assert "--time-budget" in result.stop_reason
     assert result.confirmation is not None and result.confirmation["status"] == "confirmed"
     assert len(runs.calls) * 10.0 <= 150.0 + 10.0
+
+
+def test_a_budget_too_short_for_the_baseline_says_what_the_first_run_measured_and_tries_nothing(
+        tmp_path, monkeypatch) -> None:
+    """A 10 s run and a 15 s budget: the baseline's repeat would end past the budget, so no
+    trial could be judged; the error (exit status 2) gives the first run's figures."""
+    runs = FakeRuns(duration_s=10.0)
+    with pytest.raises(BudgetTooShortError) as raised:
+        _tuner(tmp_path, monkeypatch, runs, time_budget_s=15.0).run()
+    assert raised.value.exit_code == 2 and len(runs.calls) == 1
+    message = str(raised.value)
+    assert message.startswith("--time-budget 15 s is too short for even the baseline: its first run took 10.0 s")
+    assert "(30 steps at 100 ms a step, run run0)" in message and "about 20 s" in message
+    # Without repeating the baseline, one run is the baseline: the same budget holds it.
+    result = _tuner(tmp_path, monkeypatch, FakeRuns(duration_s=10.0), time_budget_s=15.0, repeat_baseline=False).run()
+    assert result.trials[0]["knob"] is None
 
 
 def test_the_budget_is_planned_from_timing_runs_not_from_the_profiled_baseline(tmp_path, monkeypatch) -> None:

@@ -141,6 +141,20 @@ def test_run_apply_refuses_a_result_made_for_another_script_unless_forced(tmp_pa
 
 
 @pytest.mark.slow
+def test_a_time_budget_too_short_for_the_baseline_exits_2_with_what_the_first_run_measured(tmp_path: Path) -> None:
+    out = tmp_path / "tune.json"
+    proc = subprocess.run([sys.executable, "-m", "torchdoctor", "tune", "--time-budget", "1", "--warmup-steps", "2",
+                           "--steps", "5", "--json", str(out), "--store", str(tmp_path / "runs.db"), "--",
+                           str(SCRIPTS / "own_zero_grad.py")], capture_output=True, text=True, timeout=240,
+                          cwd=tmp_path, env=WIDE_ENV)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--time-budget 1 s is too short for even the baseline: its first run took" in proc.stderr
+    assert "steps at" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()  # no result: nothing was tuned
+    assert len(RunStore(tmp_path / "runs.db").list()) == 1  # the measured run is kept
+
+
+@pytest.mark.slow
 def test_compile_is_tried_first_on_tiny_operators_even_when_the_profiled_baseline_was_disturbed(tmp_path) -> None:
     # The script's first run sleeps 50 ms in each of its ~3 ms steps (the counter file makes that
     # deterministic): its diagnosis times the sleep, not the operators. The operator counts still

@@ -105,6 +105,8 @@ class TuneConfig:
             raise ValueError(f"max_trials must be >= 1, got {self.max_trials}")
         if self.timing_steps < 5:
             raise ValueError(f"timing_steps must be >= 5 for a speed verdict, got {self.timing_steps}")
+        if self.warmup_steps < 2:  # step detection settles during the first two (ObserveConfig)
+            raise ValueError(f"warmup_steps must be >= 2, got {self.warmup_steps}")
         if not 1 <= self.rounds <= self.max_rounds:
             raise ValueError(f"need 1 <= rounds <= max_rounds, got {self.rounds} and {self.max_rounds}")
         if not 1 <= self.confirm_rounds <= self.confirm_max_rounds:

@@ -22,3 +22,10 @@ class TuneInterruptedError(TorchDoctorError):
     def __init__(self, message: str, *, exit_code: int = 130) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class BudgetTooShortError(TorchDoctorError):
+    """The time budget ended before the baseline was measured: no trial could be judged against
+    it. The message gives what the first run measured and the budget it would take."""
+
+    exit_code = 2

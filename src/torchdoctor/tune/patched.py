@@ -19,8 +19,9 @@ from torchdoctor.tune.runner import TuneSetup
 from torchdoctor.tune.trial import RunRequest, observe_run
 
 #: Steps the patched script runs: enough to pass construction, a forward, a backward and an
-#: optimizer step on each path the first steps take.
-CHECK_WARMUP_STEPS, CHECK_STEPS = 2, 5
+#: optimizer step on each path the first steps take. Nothing is timed: the run is observed by the
+#: step hooks alone (no profiler, memory step or output samples) and ends after these steps.
+CHECK_WARMUP_STEPS, CHECK_STEPS = 2, 2
 PATCHED_ROLE = "patched"
 
 
@@ -41,8 +42,9 @@ def check_patched(setup: TuneSetup, values: dict[str, Any], intercepted: list[di
         copy = folder / path.resolve().relative_to(home)
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(text)
-    config = dataclasses.replace(setup.config, warmup_steps=CHECK_WARMUP_STEPS, timing_steps=CHECK_STEPS)
-    request = RunRequest({}, PATCHED_ROLE, folder / "run", timing_steps=CHECK_STEPS, python_path=(str(home),))
+    config = dataclasses.replace(setup.config, warmup_steps=CHECK_WARMUP_STEPS)
+    request = RunRequest({}, PATCHED_ROLE, folder / "run", timing_steps=CHECK_STEPS, steps_only=True,
+                         python_path=(str(home),))
     run = observe_run(folder / setup.script.resolve().name, setup.args, config, request)
     if run.failure:
         return {"ok": False, "run_id": run.run_id, "reason": f"the patched script failed: {run.failure[1]}"}

@@ -19,17 +19,18 @@ one arrived between runs) keeps and reports the trials so far, unconfirmed, and 
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.tune.baseline import measure_baseline, noise_report
-from torchdoctor.tune.budget import run_estimate
+from torchdoctor.tune.budget import fits_in_budget, run_estimate
 from torchdoctor.tune.candidates import findings_of, fix_companions, named_knobs, ordered_candidates
 from torchdoctor.tune.claims import check_claims
 from torchdoctor.tune.confirmation import confirmation
-from torchdoctor.tune.errors import BaselineFailedError, TuneInterruptedError
+from torchdoctor.tune.errors import BaselineFailedError, BudgetTooShortError, TuneInterruptedError
 from torchdoctor.tune.config import TuneConfig
 from torchdoctor.tune.load import decided_under_load, load_notes, load_seen
 from torchdoctor.tune.plan import SearchPlan, search_plan
@@ -41,6 +42,7 @@ from torchdoctor.tune.search import SearchHistory, search
 from torchdoctor.tune.state import TuneState
 from torchdoctor.tune.structure import preconditions, script_structure
 from torchdoctor.tune.trial import BASELINE_RUN, Run, Trial
+from torchdoctor.tune.wording import ms
 
 
 @dataclass(slots=True)
@@ -78,10 +80,12 @@ class Tuner:
 
     def run(self) -> TuneResult:
         """Tune the script; the result of every step that ran. Raises TuneInterruptedError on a stop
-        during the first baseline run, BaselineFailedError when that run fails."""
+        during the first baseline run, BaselineFailedError when that run fails, BudgetTooShortError when
+        the time budget cannot hold the baseline (`_check_budget`)."""
         runner = Runner(TuneSetup(self.script, self.args, self.config, self.store, self.work_dir, self.tune_id,
                                   self.progress, self.stop_signal))
         first = _first_baseline_run(runner)
+        _check_budget(runner, first)
         state = TuneState(baseline=Trial(index=0, knob=None, value=None, knobs={}, runs=[first]),
                           trial_steps=(self.config.confirm_steps(first.step_s) if self.config.repeat_baseline
                                        else self.config.timing_steps))
@@ -134,12 +138,23 @@ class Tuner:
             self.progress.planned(evidence.plan)
 
 
+#: How much slower than the baseline's agreeing runs the profiled run's steps must be for its
+#: diagnosis to be taken again: a run a few tens of percent off shares its findings with the
+#: others (the diagnosis reads shares and counts); one several times slower (148 ms a step
+#: against 5.4 ms under another job) timed the other job, and found nothing.
+REDIAGNOSE_SLOWDOWN = 1.5
+
+
 def _rediagnosed(runner: Runner, state: TuneState, evidence: SearchEvidence) -> SearchEvidence:
-    """When the profiled baseline run disagrees with the others (disturbed: its diagnosis timed
-    another job's load), profile and diagnose the script once more, budget permitting; the knobs
-    required by either run's structure stay required. `evidence` unchanged otherwise."""
+    """When the profiled baseline run was disturbed (it disagrees with the others) and its steps
+    were REDIAGNOSE_SLOWDOWN times slower than theirs or more (its diagnosis timed another job's
+    load), profile and diagnose the script once more, budget permitting; the knobs required by
+    either run's structure stay required. `evidence` unchanged otherwise."""
     runs = state.baseline.runs
-    if not runs[0].disturbed or len(runs) < 2 or not runner.room(1):
+    agreeing = [r.step_s for r in runs[1:] if not r.disturbed and r.step_s]
+    if not runs[0].disturbed or not agreeing or not runner.room(1):
+        return evidence
+    if (runs[0].step_s or float("inf")) < REDIAGNOSE_SLOWDOWN * statistics.median(agreeing):
         return evidence
     again = runner.observe({}, BASELINE_RUN, diagnose=True)
     if not again.ok:
@@ -147,6 +162,26 @@ def _rediagnosed(runner: Runner, state: TuneState, evidence: SearchEvidence) -> 
     again.record.findings = findings_of(again.record)
     required = {**preconditions(script_structure(again.record)), **evidence.required}
     return SearchEvidence(diagnosis=again.record, required=required, rediagnosed=True)
+
+
+def _check_budget(runner: Runner, first: Run) -> None:
+    """Raise BudgetTooShortError when the time budget cannot hold the baseline: its first run
+    and, when the baseline is repeated (its noise measured), one more run like it. No trial
+    could be judged then; the message says what the first run measured and what would do."""
+    config = runner.config
+    elapsed = runner.elapsed_s()
+    needed = 1 if config.repeat_baseline else 0
+    if fits_in_budget(config, [first], elapsed, needed, confirmation=False):
+        return
+    budget = (f"--time-budget {config.time_budget_s:g} s" if config.time_budget_s is not None
+              else f"the default budget of {config.budget_s:g} s")
+    steps = len(first.record.steps) if first.record else 0
+    runs = "two runs of the script" if needed else "one run of the script"
+    raise BudgetTooShortError(
+        f"{budget} is too short for even the baseline: its first run took {first.duration_s:.1f} s "
+        f"({steps} steps at {ms(first.step_s)} a step, run {first.run_id}); the baseline alone takes "
+        f"{runs}, about {(1 + needed) * first.duration_s:.0f} s, and each trial two or more; "
+        f"give --time-budget several times that (or fewer --steps)")
 
 
 def _first_baseline_run(runner: Runner) -> Run:
