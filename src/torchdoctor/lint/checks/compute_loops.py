@@ -40,8 +40,9 @@ _COMPILE = frozenset({"torch.compile"})
 
 class HostSyncInDataLoaderLoopVisitor(LintVisitor):
     """Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(<tensor>)` run by the body
-    of a `for` loop whose iterable is proven to be a DataLoader. A sync under an `if` testing a
-    modulo (`if step % 50 == 0:`) is the advised "synchronise every N steps" and is not flagged."""
+    of a `for` loop whose iterable is proven to be a DataLoader; a sync outside any such loop is
+    not. A sync under an `if` testing a modulo (`if step % 50 == 0:`) is the advised
+    "synchronise every N steps", and one under `if i == 0:` runs once: neither is flagged."""
 
     CHECKS = (HOST_SYNC,)
     TRIGGERS = (("DataLoader",), ("item", "cpu", "numpy", "tolist", "print"))
@@ -55,11 +56,15 @@ class HostSyncInDataLoaderLoopVisitor(LintVisitor):
             self.hit(HOST_SYNC, node, subject=subject)
 
     def _every_n_steps(self, node: cst.Call) -> bool:
+        """`node` runs under an `if` of the loop body that picks some steps: a modulo
+        (`if step % 50 == 0:`) or an equality with a number (`if i == 0:`, once per loop)."""
+        child: cst.CSTNode = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While)):
                 return False
-            if isinstance(ancestor, cst.If) and m.findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+            if isinstance(ancestor, cst.If) and child is not ancestor.test and _picks_steps(ancestor.test):
                 return True
+            child = ancestor
         return False
 
     def _sync_subject(self, node: cst.Call) -> str | None:
@@ -132,6 +137,14 @@ class CompileInLoopVisitor(LintVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) in _COMPILE and self.enclosing_loop(node) is not None:
             self.hit(COMPILE_IN_LOOP, node)
+
+
+def _picks_steps(test: cst.BaseExpression) -> bool:
+    """`test` holds on some steps only: it has a modulo, or compares with `==` to an integer."""
+    if m.findall(test, m.BinaryOperation(operator=m.Modulo())):
+        return True
+    equal_to_int = m.ComparisonTarget(operator=m.Equal(), comparator=m.Integer())
+    return bool(m.findall(test, m.Comparison(comparisons=[m.ZeroOrMore(), equal_to_int, m.ZeroOrMore()])))
 
 
 def _mode_before(block: cst.CSTNode | None, loop: cst.BaseStatement) -> str | None:
