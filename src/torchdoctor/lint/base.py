@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import (
     ParentNodeProvider,
-    PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
     ScopeProvider,
@@ -77,11 +77,20 @@ class LintVisitor(cst.BatchableCSTVisitor):
 
     METADATA_DEPENDENCIES = (
         QualifiedNameProvider,
-        PositionProvider,
         ParentNodeProvider,
         ScopeProvider,
     )
     CHECKS: ClassVar[tuple[Check, ...]] = ()
+    TRIGGERS: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    """Text that every hit's source contains: each group names alternatives, one of which must
+    occur in the file (a qualified name's last part, a method name). A file that lacks a group
+    cannot hold the pattern, so the visitor, and the name resolution it needs, is skipped; a
+    visitor without groups always runs."""
+
+    @classmethod
+    def may_apply(cls, source: str) -> bool:
+        """`source` holds every text group of :attr:`TRIGGERS` (a cheap test before parsing)."""
+        return all(any(text in source for text in group) for group in cls.TRIGGERS)
 
     def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
         super().__init__()
@@ -89,6 +98,7 @@ class LintVisitor(cst.BatchableCSTVisitor):
         self.module = module
         self.program = program or ProgramView()
         self._in_program: dict[ModuleFact, bool] = {}
+        self._attribute_values: dict[str, list[cst.BaseExpression]] | None = None
 
     def in_program(self, fact: ModuleFact) -> bool:
         """`fact` holds for this file or for another module of its program (read only when this
@@ -124,6 +134,18 @@ class LintVisitor(cst.BatchableCSTVisitor):
         if len(names) != 1 or len(proven) != 1:
             return None
         return proven.pop()
+
+    def attribute_values(self, attr: str) -> list[cst.BaseExpression]:
+        """Every value assigned to `<anything>.<attr>` (`self.loader = ...`) anywhere in the file,
+        indexed once per file on first use."""
+        if self._attribute_values is None:
+            index: dict[str, list[cst.BaseExpression]] = {}
+            for assign in m.findall(self.module, m.Assign()):
+                for target in assign.targets:  # type: ignore[union-attr]
+                    if isinstance(target.target, cst.Attribute):
+                        index.setdefault(target.target.attr.value, []).append(assign.value)  # type: ignore[union-attr]
+            self._attribute_values = index
+        return self._attribute_values.get(attr, [])
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)

@@ -39,13 +39,14 @@ def lint_source(
         return SourceLint(skipped=reason)
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
-        positions = wrapper.resolve(PositionProvider)
+        hits = _hits(wrapper, source, selection, program)
     except cst.ParserSyntaxError as exc:
         return SourceLint(error=_syntax_error(source, path, exc))
     except RecursionError:  # deeper than the token count could tell: never a traceback
         return SourceLint(skipped="too deeply nested to parse; skipped")
+    positions = wrapper.resolve(PositionProvider) if hits else {}
     violations = []
-    for hit in _hits(wrapper, source, selection, program):
+    for hit in hits:
         start = positions[hit.node].start
         check = hit.check
         violations.append(
@@ -97,14 +98,18 @@ def fix_source(source: str, selection: Selection, program: ProgramView | None = 
 def _hits(
     wrapper: MetadataWrapper, source: str, selection: Selection, program: ProgramView | None
 ) -> list[Hit]:
-    lines = source.splitlines()
-    positions = wrapper.resolve(PositionProvider)
     visitors = [
         cls(wrapper.module, program)
         for cls in visitor_classes()
-        if any(selection.enabled(check.code) for check in cls.CHECKS)
+        if any(selection.enabled(check.code) for check in cls.CHECKS) and cls.may_apply(source)
     ]
+    if not visitors:  # no file text a check needs: skip the name resolution, the costly part
+        return []
     wrapper.visit_batched(visitors)
+    if not any(visitor.hits for visitor in visitors):
+        return []
+    lines = source.splitlines()
+    positions = wrapper.resolve(PositionProvider)
     hits: list[Hit] = []
     for visitor in visitors:
         for hit in visitor.hits:

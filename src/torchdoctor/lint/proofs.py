@@ -105,7 +105,34 @@ def _bound_values(visitor: LintVisitor, expr: cst.BaseExpression) -> list[cst.Ba
     if isinstance(expr, cst.Name):
         return visitor.assigned_values(expr) or []
     if isinstance(expr, cst.Attribute):
-        target = m.AssignTarget(target=m.Attribute(attr=m.Name(expr.attr.value)))
-        assigns = m.findall(visitor.module, m.Assign(targets=[target]))
-        return [a.value for a in assigns if isinstance(a, cst.Assign)]
+        return visitor.attribute_values(expr.attr.value)
     return []
+
+
+def uses_grad_as_tensor(module: cst.Module) -> bool:
+    """The file uses some `<x>.grad` as a tensor: anything but assigning it (`p.grad = None`) or
+    comparing it with `is`/`is not` (`p.grad is None`). Such code assumes the gradient exists
+    after `zero_grad()`, which holds only with `set_to_none=False`."""
+    finder = _GradUses()
+    module.visit(finder)
+    return finder.as_tensor
+
+
+class _GradUses(cst.CSTVisitor):
+    """Finds a `.grad` attribute used other than as an assignment target or an identity test."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.as_tensor = False
+        self._harmless: set[int] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._harmless.add(id(node.target))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
+            self._harmless.update(id(n) for n in (node.left, *(c.comparator for c in node.comparisons)))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "grad" and id(node) not in self._harmless:
+            self.as_tensor = True

@@ -14,6 +14,7 @@ import libcst as cst
 from torchdoctor.lint.args import argument, has_unpacking, is_cuda_device, literal_bool
 from torchdoctor.lint.args import with_keyword
 from torchdoctor.lint.base import Check, LintVisitor
+from torchdoctor.lint.proofs import uses_grad_as_tensor
 
 CPU_THEN_MOVE = Check(
     "TDL202",
@@ -85,6 +86,7 @@ class CpuThenMoveVisitor(LintVisitor):
     """
 
     CHECKS = (CPU_THEN_MOVE,)
+    TRIGGERS = (("cuda",), ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -116,6 +118,7 @@ class DebugToolsVisitor(LintVisitor):
     an `if` (assumed to be a debug flag) or inside a `test_*` function."""
 
     CHECKS = (ANOMALY, PROFILER, GRADCHECK)
+    TRIGGERS = (("anomaly", "profile", "emit_nvtx", "gradcheck"),)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.qualified_name(node)
@@ -148,16 +151,19 @@ def _debug_check(name: str | None, call: cst.Call) -> Check | None:
 
 class ZeroGradVisitor(LintVisitor):
     """Flags `<x>.zero_grad(set_to_none=False)` (the keyword spelled out; the receiver may be an
-    optimizer or a module, both take it)."""
+    optimizer or a module, both take it), unless any module of the program uses a `.grad` as a
+    tensor (`p.grad += g`, `p.grad.add_(g)`, `p.grad.data`): with `set_to_none=True` those
+    gradients are None after `zero_grad()` and that code would fail."""
 
     CHECKS = (ZERO_GRAD,)
+    TRIGGERS = (("zero_grad",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"):
             return
         flag = argument(node, "set_to_none", 0)
-        if flag is not None and literal_bool(flag.value) is False:
+        if flag is not None and literal_bool(flag.value) is False and not self.in_program(uses_grad_as_tensor):
             self.hit(ZERO_GRAD, node)
 
 
@@ -166,6 +172,7 @@ class ConvBiasBeforeBatchNormVisitor(LintVisitor):
     among the positional arguments of `nn.Sequential(...)`."""
 
     CHECKS = (CONV_BIAS_BN,)
+    TRIGGERS = (("Sequential",), ("Conv",), ("BatchNorm",))
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) != "torch.nn.Sequential":

@@ -8,12 +8,11 @@ grad mode without backward, and recompilation.
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import libcst as cst
 import libcst.matchers as m
 
 from torchdoctor.lint.base import Check, LintVisitor
+from torchdoctor.lint.program import ProgramView
 from torchdoctor.lint.proofs import disables_grad, is_dataloader, is_tensor, switches_grad_off
 
 HOST_SYNC = Check(
@@ -41,10 +40,12 @@ _COMPILE = frozenset({"torch.compile"})
 
 class HostSyncInDataLoaderLoopVisitor(LintVisitor):
     """Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(<tensor>)` run by the body
-    of a `for` loop whose iterable is proven to be a DataLoader. A sync under an `if` testing a
-    modulo (`if step % 50 == 0:`) is the advised "synchronise every N steps" and is not flagged."""
+    of a `for` loop whose iterable is proven to be a DataLoader; a sync outside any such loop is
+    not. A sync under an `if` testing a modulo (`if step % 50 == 0:`) is the advised
+    "synchronise every N steps", and one under `if i == 0:` runs once: neither is flagged."""
 
     CHECKS = (HOST_SYNC,)
+    TRIGGERS = (("DataLoader",), ("item", "cpu", "numpy", "tolist", "print"))
 
     def visit_Call(self, node: cst.Call) -> None:
         subject = self._sync_subject(node)
@@ -55,11 +56,15 @@ class HostSyncInDataLoaderLoopVisitor(LintVisitor):
             self.hit(HOST_SYNC, node, subject=subject)
 
     def _every_n_steps(self, node: cst.Call) -> bool:
+        """`node` runs under an `if` of the loop body that picks some steps: a modulo
+        (`if step % 50 == 0:`) or an equality with a number (`if i == 0:`, once per loop)."""
+        child: cst.CSTNode = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While)):
                 return False
-            if isinstance(ancestor, cst.If) and m.findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+            if isinstance(ancestor, cst.If) and child is not ancestor.test and _picks_steps(ancestor.test):
                 return True
+            child = ancestor
         return False
 
     def _sync_subject(self, node: cst.Call) -> str | None:
@@ -79,10 +84,20 @@ class EvalLoopWithGradVisitor(LintVisitor):
     `torch.set_grad_enabled(False)` in the file, and no `.backward()` in the loop."""
 
     CHECKS = (EVAL_WITH_GRAD,)
+    TRIGGERS = (("eval",),)
 
-    @cached_property
+    def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
+        super().__init__(module, program)
+        self._grad_switched_off: bool | None = None
+
     def grad_switched_off(self) -> bool:
-        return any(switches_grad_off(self, c) for c in m.findall(self.module, m.Call()))
+        """`torch.set_grad_enabled(False)` is called somewhere in the file. A method, not a
+        `cached_property`: libcst's batching evaluates every property of a visitor, and this one
+        walks the whole file; it is needed only after an `.eval()`."""
+        if self._grad_switched_off is None:
+            calls = m.findall(self.module, m.Call())
+            self._grad_switched_off = any(switches_grad_off(self, c) for c in calls)
+        return self._grad_switched_off
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
@@ -91,7 +106,7 @@ class EvalLoopWithGradVisitor(LintVisitor):
         self._check(node)
 
     def _check(self, loop: cst.For | cst.While) -> None:
-        if _mode_before(self.parent(loop), loop) != "eval" or self.grad_switched_off:
+        if _mode_before(self.parent(loop), loop) != "eval" or self.grad_switched_off():
             return
         if self._grad_off_around(loop) or _calls_method(loop.body, "backward"):
             return
@@ -117,10 +132,19 @@ class CompileInLoopVisitor(LintVisitor):
     """Flags `torch.compile(...)` run by the body of a loop (a `def` inside the loop is not)."""
 
     CHECKS = (COMPILE_IN_LOOP,)
+    TRIGGERS = (("compile",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) in _COMPILE and self.enclosing_loop(node) is not None:
             self.hit(COMPILE_IN_LOOP, node)
+
+
+def _picks_steps(test: cst.BaseExpression) -> bool:
+    """`test` holds on some steps only: it has a modulo, or compares with `==` to an integer."""
+    if m.findall(test, m.BinaryOperation(operator=m.Modulo())):
+        return True
+    equal_to_int = m.ComparisonTarget(operator=m.Equal(), comparator=m.Integer())
+    return bool(m.findall(test, m.Comparison(comparisons=[m.ZeroOrMore(), equal_to_int, m.ZeroOrMore()])))
 
 
 def _mode_before(block: cst.CSTNode | None, loop: cst.BaseStatement) -> str | None:

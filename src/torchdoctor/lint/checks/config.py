@@ -35,6 +35,7 @@ class DeprecatedAmpVisitor(LintVisitor):
     """
 
     CHECKS = (DEPRECATED_AMP,)
+    TRIGGERS = (("amp",), ("autocast", "GradScaler"))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.qualified_name(node)

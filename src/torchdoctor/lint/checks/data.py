@@ -45,6 +45,7 @@ class DataLoaderSettingsVisitor(LintVisitor):
     """
 
     CHECKS = (NUM_WORKERS, PIN_MEMORY, PERSISTENT_WORKERS)
+    TRIGGERS = (("DataLoader",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) not in DATALOADERS or has_unpacking(node):

@@ -43,6 +43,7 @@ class DataParallelVisitor(LintVisitor):
     """Flags every construction of `torch.nn.DataParallel`."""
 
     CHECKS = (DATA_PARALLEL,)
+    TRIGGERS = (("DataParallel",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) in _DATA_PARALLEL:
@@ -55,6 +56,7 @@ class SamplerSetEpochVisitor(LintVisitor):
     reached as `loader.sampler`) and in any module (a `train()` helper is often given it)."""
 
     CHECKS = (SAMPLER_EPOCH,)
+    TRIGGERS = (("DistributedSampler",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified_name(node) not in _SAMPLERS:
