@@ -73,6 +73,19 @@ def test_padding_after_a_small_gzip_bomb_earns_it_no_allowance(tmp_path, monkeyp
         load_trace(path)
 
 
+def test_empty_gzip_members_before_a_bomb_earn_it_no_allowance(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "_MIN_GZIP_ALLOWANCE", 1 << 20)
+    body = ('{"traceEvents": [' + (json.dumps(_event()) + ",") * 80_000 + '{"ph": "M"}]}').encode()
+    empty = gzip.compress(b"") * 20_000  # 20,000 members of ~20 bytes that expand to nothing
+    path = _write(tmp_path, empty + gzip.compress(body), "members.json.gz")
+    assert 40 * path.stat().st_size > len(body)  # its size alone would let it through
+    with pytest.raises(TraceFormatError, match="expands to more than .* bytes \\(40x the compressed bytes read so far"):
+        load_trace(path)
+    small = ('{"traceEvents": [' + (json.dumps(_event()) + ",") * 5_000 + '{"ph": "M"}]}').encode()
+    path.write_bytes(gzip.compress(b"") * 3 + gzip.compress(small[:200_000]) + gzip.compress(small[200_000:]))
+    assert len(load_trace(path)) == 5_000  # members, empty ones among them, still load under the floor
+
+
 @pytest.mark.parametrize("cut_at", [0.3, 0.5, 0.9])
 def test_a_cut_gzip_keeps_every_event_the_same_cut_plain_file_keeps(tmp_path, cut_at):
     events = [_event(f"k{i % 50}", "kernel", ts=i * 10, args={"correlation": i}) for i in range(30_000)]
