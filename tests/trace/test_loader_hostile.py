@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,34 @@ def test_nan_and_infinite_times_are_skipped_and_counted(tmp_path):
     trace = load_trace(_trace(tmp_path, [_event(), _event(dur="nan"), _event(ts="inf"), _event(ts="-inf")]))
     assert len(trace) == 1
     assert any("3 events had a NaN or infinite 'ts'/'dur'" in w for w in trace.warnings)
+
+
+def _steps_at(base: float, dur: float) -> list:
+    return [e for i in range(3) for e in (
+        _event(f"ProfilerStep#{i}", "user_annotation", ts=base + 10 * i, dur=dur),
+        _event("cudaLaunchKernel", "cuda_runtime", ts=base + 10 * i + 1, dur=dur, args={"correlation": i + 1}),
+        _event("gemm", "kernel", pid=0, tid=7, ts=base + 10 * i + 2, dur=dur, args={"correlation": i + 1}))]
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return [value] if isinstance(value, float) else []
+
+
+@pytest.mark.parametrize("base, dur", [(1e300, 1.7e308), (1.0, 1e300), (-1e300, 5.0), (2**62, 5)])
+def test_times_beyond_two_to_the_53_microseconds_are_skipped_and_counted(tmp_path, base, dur):
+    trace = load_trace(_trace(tmp_path, [_event(), *_steps_at(base, dur)]))
+    assert len(trace) == 1
+    assert any("9 events had a NaN or infinite 'ts'/'dur', or one beyond 2^53 us" in w for w in trace.warnings)
+
+
+def test_times_at_the_bound_give_finite_figures(tmp_path):
+    report = analyse_traces([_trace(tmp_path, _steps_at(2.0**53 - 100, 2.0**53))]).to_dict()
+    numbers = _numbers(report)
+    assert numbers and all(math.isfinite(n) for n in numbers)
 
 
 def test_items_that_are_not_events_are_skipped_and_counted(tmp_path):
