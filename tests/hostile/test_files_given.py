@@ -141,3 +141,15 @@ def test_lint_fix_on_a_read_only_file_is_an_error_naming_it(tmp_path, monkeypatc
     with pytest.raises(OutputError, match=f"cannot write the fixed file {path}: the file is read-only"):
         FileFix(path, "x = 1\n", "x = 2\n").write()
     assert path.read_text() == "x = 1\n"
+
+
+def test_lint_fix_reports_a_file_it_cannot_write_and_fixes_the_others(tmp_path, monkeypatch, capsys):
+    source = "import torch\nx = torch.tensor([1]).cuda()\n"
+    stuck = tmp_path / ("a" * 247 + ".py")  # its temporary file's name would pass NAME_MAX: unwritable
+    stuck.write_text(source)
+    (tmp_path / "b.py").write_text(source)
+    code, _, err = _cli(monkeypatch, capsys, ["lint", "--fix", str(tmp_path)])
+    assert code == OUTPUT_EXIT_CODE
+    assert f"cannot write the fixed file {stuck}" in err.replace("\n", "")
+    assert (tmp_path / "b.py").read_text() != source and stuck.read_text() == source
+    assert "fixed 1 file(s), 1 could not be written" in err and "violation(s)" in err

@@ -13,6 +13,8 @@ import aiohttp
 import pytest
 
 from tests.serve.test_server import GOOD, MODEL, post, with_server
+from torchdoctor.serve.batcher import BatcherConfig
+from torchdoctor.serve.server import build_app, start_server
 from torchdoctor.serve import TensorModel
 from torchdoctor.infer import load_model
 
@@ -148,3 +150,25 @@ def test_the_demo_models_token_ids_are_bounded_by_its_vocabulary() -> None:
 
     (spec,) = TensorModel(load_model(DEMO_SPEC)).inputs
     assert (spec.low, spec.high) == (0, VOCAB_SIZE - 1)
+
+
+def test_a_connection_that_sends_half_a_request_line_is_closed_after_the_header_timeout() -> None:
+    async def run() -> tuple[bytes, float, int]:
+        runner, url = await start_server(build_app(MODEL, BatcherConfig()), header_timeout_s=0.5)
+        try:
+            host, port = url.removeprefix("http://").rsplit(":", 1)
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"GET /hea")
+            await writer.drain()
+            started = asyncio.get_running_loop().time()
+            got = await asyncio.wait_for(reader.read(), timeout=10)
+            waited = asyncio.get_running_loop().time() - started
+            writer.close()
+            async with aiohttp.ClientSession(url) as session:  # the server still serves others
+                async with session.get("/health") as response:
+                    return got, waited, response.status
+        finally:
+            await runner.cleanup()
+
+    got, waited, health = asyncio.run(run())
+    assert got == b"" and waited < 10 and health == 200

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,19 @@ def test_padding_after_a_small_gzip_bomb_earns_it_no_allowance(tmp_path, monkeyp
     assert loader.MAX_GZIP_RATIO * path.stat().st_size > len(body)  # its size alone would let it through
     with pytest.raises(TraceFormatError, match="expands to more than .* bytes \\(50x the compressed bytes read so far"):
         load_trace(path)
+
+
+def test_empty_gzip_members_before_a_bomb_earn_it_no_allowance(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "_MIN_GZIP_ALLOWANCE", 1 << 20)
+    body = ('{"traceEvents": [' + (json.dumps(_event()) + ",") * 80_000 + '{"ph": "M"}]}').encode()
+    empty = gzip.compress(b"") * 20_000  # 20,000 members of ~20 bytes that expand to nothing
+    path = _write(tmp_path, empty + gzip.compress(body), "members.json.gz")
+    assert 40 * path.stat().st_size > len(body)  # its size alone would let it through
+    with pytest.raises(TraceFormatError, match="expands to more than .* bytes \\(50x the compressed bytes read so far"):
+        load_trace(path)
+    small = ('{"traceEvents": [' + (json.dumps(_event()) + ",") * 5_000 + '{"ph": "M"}]}').encode()
+    path.write_bytes(gzip.compress(b"") * 3 + gzip.compress(small[:200_000]) + gzip.compress(small[200_000:]))
+    assert len(load_trace(path)) == 5_000  # members, empty ones among them, still load under the floor
 
 
 @pytest.mark.parametrize("cut_at", [0.3, 0.5, 0.9])
@@ -175,6 +189,34 @@ def test_nan_and_infinite_times_are_skipped_and_counted(tmp_path):
     trace = load_trace(_trace(tmp_path, [_event(), _event(dur="nan"), _event(ts="inf"), _event(ts="-inf")]))
     assert len(trace) == 1
     assert any("3 events had a NaN or infinite 'ts'/'dur'" in w for w in trace.warnings)
+
+
+def _steps_at(base: float, dur: float) -> list:
+    return [e for i in range(3) for e in (
+        _event(f"ProfilerStep#{i}", "user_annotation", ts=base + 10 * i, dur=dur),
+        _event("cudaLaunchKernel", "cuda_runtime", ts=base + 10 * i + 1, dur=dur, args={"correlation": i + 1}),
+        _event("gemm", "kernel", pid=0, tid=7, ts=base + 10 * i + 2, dur=dur, args={"correlation": i + 1}))]
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return [value] if isinstance(value, float) else []
+
+
+@pytest.mark.parametrize("base, dur", [(1e300, 1.7e308), (1.0, 1e300), (-1e300, 5.0), (2**62, 5)])
+def test_times_beyond_two_to_the_53_microseconds_are_skipped_and_counted(tmp_path, base, dur):
+    trace = load_trace(_trace(tmp_path, [_event(), *_steps_at(base, dur)]))
+    assert len(trace) == 1
+    assert any("9 events had a NaN or infinite 'ts'/'dur', or one beyond 2^53 us" in w for w in trace.warnings)
+
+
+def test_times_at_the_bound_give_finite_figures(tmp_path):
+    report = analyse_traces([_trace(tmp_path, _steps_at(2.0**53 - 100, 2.0**53))]).to_dict()
+    numbers = _numbers(report)
+    assert numbers and all(math.isfinite(n) for n in numbers)
 
 
 def test_items_that_are_not_events_are_skipped_and_counted(tmp_path):

@@ -1,15 +1,21 @@
 """`torchdoctor lint PATH...`: the static checks, with text/JSON/SARIF output and safe fixes.
 
-Exit status: 0 when clean, 1 when violations (or unreadable files) remain, 2 on usage errors.
+Exit status: 0 when clean, 1 when violations (or unreadable files) remain, 2 on usage errors,
+5 when `--fix` could not write a fixed file (the others are still fixed and everything is linted).
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from torchdoctor.lint.run import FileFix
 
 
 class OutputFormat(str, Enum):
@@ -39,6 +45,7 @@ def lint(
 
     from torchdoctor.lint import lint_paths, plan_fixes
     from torchdoctor.lint.output import render
+    from torchdoctor.outputs import OutputError
     from torchdoctor.report.safe_text import clean, for_stream, markup
 
     chosen = {"select": _codes(select), "ignore": _codes(ignore)}
@@ -49,12 +56,7 @@ def lint(
             typer.echo(for_stream(planned.diff(), sys.stdout), nl=False)
         err.print(f"{len(fixes)} file(s) would be changed by --fix")
         raise typer.Exit(1 if fixes else 0)
-    if fix:
-        fixes = plan_fixes(paths, **chosen)
-        for planned in fixes:
-            err.out(clean(planned.diff()), end="")
-            planned.write()
-        err.print(f"fixed {len(fixes)} file(s)")
+    unwritten = _write_fixes(plan_fixes(paths, **chosen), err) if fix else 0
     report = lint_paths(paths, **chosen)
     text = render(report, output_format.value)
     if text:  # JSON and SARIF escape control characters themselves
@@ -66,7 +68,26 @@ def lint(
         f"{len(report.violations)} violation(s), {fixable:d} fixable with --fix, "
         f"{len(report.errors)} unreadable file(s), in {report.files_checked:d} file(s) checked"
     )
-    raise typer.Exit(0 if report.clean else 1)
+    raise typer.Exit(OutputError.exit_code if unwritten else 0 if report.clean else 1)
+
+
+def _write_fixes(fixes: list[FileFix], err: Console) -> int:
+    """Write each planned fix, its diff on stderr first; a file that cannot be written is named
+    with the reason and the others are still fixed. Returns how many could not be written."""
+    from torchdoctor.outputs import OutputError
+    from torchdoctor.report.safe_text import clean, markup
+
+    unwritten = 0
+    for planned in fixes:
+        err.out(clean(planned.diff()), end="")
+        try:
+            planned.write()
+        except OutputError as exc:
+            unwritten += 1
+            err.print(f"error: {markup(str(exc))}")
+    failed = f", {unwritten} could not be written" if unwritten else ""
+    err.print(f"fixed {len(fixes) - unwritten} file(s){failed}")
+    return unwritten
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:

@@ -11,7 +11,8 @@ Endpoints:
     "example": a ready-to-post /predict body}``;
   * ``GET /metrics``: Prometheus text (torchdoctor.serve.metrics).
 A client that disconnects cancels its handler (aiohttp's handler_cancellation), so a queued
-request is skipped; the server keeps serving the others.
+request is skipped; the server keeps serving the others. A connection that has not sent a
+complete request head within HEADER_TIMEOUT_S (also the idle keep-alive limit) is closed.
 
 Every request must name the bound address in its Host header, and an Origin header, when sent, must
 be that address too (403 otherwise): a web page elsewhere cannot make the browser post to a local
@@ -41,6 +42,10 @@ from torchdoctor.serve.model import TensorModel
 LOOPBACK = "127.0.0.1"
 #: The largest request body read (a 413 beyond).
 MAX_BODY_BYTES = 1024 * 1024
+#: Seconds a connection has to send a complete request head (request line and headers), from
+#: its opening or from the end of its previous response; the server closes it after. A client
+#: that trickles bytes gains nothing: the deadline is not moved by partial data.
+HEADER_TIMEOUT_S = 5.0
 LOG = logging.getLogger("torchdoctor.serve")
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _BATCHER = web.AppKey("batcher", DynamicBatcher)
@@ -195,9 +200,14 @@ def _dumps(value: object) -> str:
     return orjson.dumps(value).decode()
 
 
-async def start_server(app: web.Application, host: str = LOOPBACK, port: int = 0) -> tuple[web.AppRunner, str]:
-    """Start `app` on host:port (0: any free port); return its runner and base URL."""
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+async def start_server(app: web.Application, host: str = LOOPBACK, port: int = 0,
+                       header_timeout_s: float = HEADER_TIMEOUT_S) -> tuple[web.AppRunner, str]:
+    """Start `app` on host:port (0: any free port); return its runner and base URL.
+
+    `header_timeout_s` bounds the wait for a request head: aiohttp's keep-alive deadline starts when
+    a connection opens (and again after each response), partial data does not move it, and an
+    unfinished head at the deadline closes the connection, so it is the header-read timeout."""
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, keepalive_timeout=header_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     try:

@@ -22,6 +22,10 @@ from torchdoctor.trace.events import GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, SYN
 ON_DEVICE_TIMELINE = (KERNEL, MEMCPY, MEMSET, SYNC, GPU_ANNOTATION)
 _INT64 = (-(2**63), 2**63 - 1)
 _NUMBER = frozenset((int, float))
+#: The largest |ts| and dur read, in microseconds: 2^53 (285 years), so every time is an exact
+#: float integer and no sum of a trace's times reaches infinity; Kineto's are since the epoch,
+#: about 1.8e15. An event beyond it is skipped and counted like a NaN (`bad_time`).
+MAX_TIME_US = float(2**53)
 
 
 def number(value: Any) -> float | None:
@@ -60,7 +64,7 @@ class Columns:
         self.corr, self.ext, self.nbytes = array("q"), array("q"), array("q")
         self.names: dict[str, int] = {}
         self.labels: dict[str, int] = {}  # non-integer pid/tid/stream values -> negative ids
-        self.no_time = self.non_finite = self.negative_dur = 0
+        self.no_time = self.bad_time = self.negative_dur = 0
         self.odd: Counter[str] = Counter()  # field -> events whose value had the wrong type
 
     def extend(self, later: Columns) -> bool:
@@ -76,7 +80,7 @@ class Columns:
         for column in ("kind", "ts", "dur", "pid", "tid", "stream", "corr", "ext", "nbytes"):
             getattr(self, column).extend(getattr(later, column))
         self.no_time += later.no_time
-        self.non_finite += later.non_finite
+        self.bad_time += later.bad_time
         self.negative_dur += later.negative_dur
         self.odd.update(later.odd)
         return True
@@ -111,8 +115,8 @@ class Columns:
             if ts is None or dur is None:
                 self.no_time += 1
                 return
-        if ts - ts or dur - dur:  # NaN or an infinity (x - x is 0 for every finite x)
-            self.non_finite += 1
+        if not (-MAX_TIME_US <= ts <= MAX_TIME_US and dur <= MAX_TIME_US):  # False for a NaN too
+            self.bad_time += 1
             return
         if dur < 0:
             self.negative_dur, dur = self.negative_dur + 1, 0.0

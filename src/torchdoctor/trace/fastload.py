@@ -27,6 +27,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from torchdoctor.trace.events import is_kind
+from torchdoctor.trace.columns import MAX_TIME_US
 
 try:
     import msgspec
@@ -265,8 +266,8 @@ def _add(events: list[Any], cols: Any, categories: dict[Any, int], skip: tuple[i
 
 
 def _times(cols: Any, ts: list[float | None], dur: list[float]) -> None:
-    """Append the starts and durations, negative durations as 0 (counted). No time, NaN or an
-    infinity is Unreadable: the streaming path counts and drops such events (trace/columns.py).
+    """Append the starts and durations, negative durations as 0 (counted). No time, NaN, an
+    infinity or a time beyond MAX_TIME_US is Unreadable: the streaming path counts and drops such events (trace/columns.py).
     Checked with numpy on the appended rows: the Python sums and scans cost ten times as much."""
     start = len(cols.ts)
     try:
@@ -277,8 +278,8 @@ def _times(cols: Any, ts: list[float | None], dur: list[float]) -> None:
     # views of the rows just appended, released before the columns grow again (a view pins an array's size)
     ts_view = np.frombuffer(cols.ts, np.float64, len(ts), start * 8)
     dur_view = np.frombuffer(cols.dur, np.float64, len(dur), start * 8)
-    if not (np.isfinite(ts_view).all() and np.isfinite(dur_view).all()):
-        raise Unreadable("an event without a finite time")
+    if not ((np.abs(ts_view) <= MAX_TIME_US).all() and (dur_view <= MAX_TIME_US).all()):  # NaN fails too
+        raise Unreadable("an event with a NaN, infinite or out-of-range time")
     negative = dur_view < 0  # -0.0 is not negative, and stays -0.0, as in the streaming path
     if negative.any():
         cols.negative_dur += int(negative.sum())

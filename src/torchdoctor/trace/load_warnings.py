@@ -21,8 +21,9 @@ def load_warnings(name: str, cols: Columns, junk: int, unknown: Counter[str], cu
     warnings = []
     if cut is not None:
         warnings.append(_truncated(name, cols, cut, nbytes))
-    if cols.non_finite:
-        warnings.append(f"{name}: {cols.non_finite} events had a NaN or infinite 'ts'/'dur' and were skipped")
+    if cols.bad_time:
+        warnings.append(f"{name}: {cols.bad_time} events had a NaN or infinite 'ts'/'dur', or one beyond "
+                        "2^53 us (285 years), and were skipped")
     if cols.no_time:
         warnings.append(f"{name}: {cols.no_time} events had no usable 'ts'/'dur' and were skipped")
     if cols.negative_dur:
