@@ -57,7 +57,7 @@ def render_memory(memory: MemoryReport | None, console: Console) -> None:
         console.print("[yellow]no memory measurement: the script did not reach the memory window[/yellow]")
         return
     b = memory.breakdown
-    console.print(f"measured step: {fmt_step(memory.measured_step)}")
+    console.print(f"measured step: {markup(fmt_step(memory.measured_step))}")
     if b.reason:
         console.print(f"[yellow]note:[/yellow] {markup(b.reason)}")
     if b.categories_bytes:

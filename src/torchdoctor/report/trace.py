@@ -36,16 +36,16 @@ def _render_cross_rank(slow_steps: dict[str, Any], collectives: dict[str, Any], 
     if slow_steps.get("count"):
         shown = ", ".join(f"rank {s['rank']} at step {s['step']} (+{s['excess_us'] / 1e3:.1f} ms)"
                           for s in slow_steps["top"][:5])
-        console.print(f"[bold]slow at one step[/]: {slow_steps['count']} (rank, step) pairs; {shown}")
+        console.print(f"[bold]slow at one step[/]: {markup(slow_steps['count'])} (rank, step) pairs; {markup(shown)}")
     counts = collectives.get("last_count_by_rank") or []
     if collectives.get("matched_count") and counts:
         last = max(counts, key=lambda r: r["count"])
         top = (collectives.get("top") or [{}])[0]
         worst = (f"; longest wait: {markup(str(top.get('operation', '')), one_line=True, limit=40)} "
-                 f"#{top.get('index')}, rank {top.get('last_rank')} last, others waited "
+                 f"#{markup(top.get('index'))}, rank {markup(top.get('last_rank'))} last, others waited "
                  f"{top.get('waited_us', 0.0) / 1e3:.1f} ms") if top else ""
-        console.print(f"[bold]collectives[/]: {collectives['matched_count']} matched; most often last: rank "
-                      f"{last['rank']} ({last['count']} times){worst}")
+        console.print(f"[bold]collectives[/]: {markup(collectives['matched_count'])} matched; most often last: "
+                      f"rank {markup(last['rank'])} ({markup(last['count'])} times){worst}")
 
 
 def _render_rank(section: RankSummary, console: Console) -> None:

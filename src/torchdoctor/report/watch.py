@@ -22,7 +22,7 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
     before it, carry their evidence and fix)."""
     step = f", median step {fmt_seconds(run.step_s)}" if run.step_s else ""
     console.print(f"\n[bold]Whole run[/bold]: {fmt_seconds(run.wall_s)} from the process's start to its "
-                  f"exit, {run.steps} steps{step}, ended: {markup(run.ended, one_line=True)}")
+                  f"exit, {markup(run.steps)} steps{step}, ended: {markup(run.ended, one_line=True)}")
     console.print(f"goodput (steady steps): {fmt_seconds(run.goodput_s)}, {fmt_percent(run.goodput_share)}")
     table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     table.add_column("where the time went", overflow="fold", max_width=44)

@@ -18,6 +18,7 @@ from torchdoctor.goodput import breakdown, read_watch, watch_path
 from torchdoctor.goodput.trends import memory_bytes
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
+from torchdoctor.report.safe_text import clean
 from torchdoctor.report.watch import progress_line, render_whole_run
 from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_and_report
 from torchdoctor.workflow.observation import run_folder
@@ -42,7 +43,7 @@ class _Follower(threading.Thread):
                 continue
             steps, t, memory = self._last
             rate = (steps - previous[0]) / (t - previous[1]) if previous and t > previous[1] else None
-            self.console.print(progress_line(time.monotonic() - self._start, steps, rate, memory),
+            self.console.print(clean(progress_line(time.monotonic() - self._start, steps, rate, memory)),
                                markup=False, highlight=False)
 
     def _read(self) -> None:
