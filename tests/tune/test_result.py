@@ -71,7 +71,7 @@ def test_a_file_that_is_not_json_or_too_large_is_a_clear_error(tmp_path, script,
     with pytest.raises(TuneInputError, match="not valid JSON"):
         load_result(path, script)
     monkeypatch.setattr("torchdoctor.tune.result.MAX_RESULT_BYTES", 4)
-    with pytest.raises(TuneInputError, match="at most 4 bytes"):
+    with pytest.raises(TuneInputError, match="larger than 4 bytes"):
         load_result(path, script)
     with pytest.raises(TuneInputError, match="cannot read"):
         load_result(tmp_path / "missing.json", script)
