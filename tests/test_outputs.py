@@ -98,3 +98,9 @@ def test_a_value_given_to_default_is_made_encodable_too():
 
     assert orjson.loads(dumps_json({"x": Odd()}, default=lambda o: {"n": 2**80})) == {"x": {"n": float(2**80)}}
     assert math.isfinite(orjson.loads(dumps_json([2**64]))[0])
+
+
+def test_ordinary_integers_beside_an_undecodable_name_stay_integers():
+    document = {"script": os.fsdecode(b"run\xff.py"), "steps": 5, "exit": {"status": 0}}
+    assert orjson.loads(dumps_json(document, default=str)) == {"script": "run\\xff.py", "steps": 5,
+                                                               "exit": {"status": 0}}

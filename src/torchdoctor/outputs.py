@@ -109,11 +109,11 @@ def _encodable(obj: Any, default: Callable[[Any], Any] | None) -> Any:
     """`obj` with its strings, integers and keys made encodable, containers walked (by hand:
     orjson has no hook for a value it supports but cannot encode)."""
     if isinstance(obj, str):
-        return _text(obj)
+        return encodable_text(obj)
     if isinstance(obj, int) and not isinstance(obj, bool) and not -2**63 <= obj < 2**64:
         return _big_int(obj)
     if isinstance(obj, dict):
-        return {_text(str(k)) if not isinstance(k, str) else _text(k): _encodable(v, default) for k, v in obj.items()}
+        return {encodable_text(str(k)) if not isinstance(k, str) else encodable_text(k): _encodable(v, default) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [_encodable(v, default) for v in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -123,7 +123,9 @@ def _encodable(obj: Any, default: Callable[[Any], Any] | None) -> Any:
     return obj
 
 
-def _text(text: str) -> str:
+def encodable_text(text: str) -> str:
+    """`text` as valid UTF-8: bytes the OS could not decode (surrogate-escaped, as in a file name
+    from another system) written as `\\xNN`, for JSON and SQLite, which take UTF-8 only."""
     try:
         text.encode("utf-8")
         return text
@@ -144,4 +146,4 @@ def _big_int(value: int) -> float | str:
 def _orjson_native(obj: Any) -> bool:
     """A value orjson encodes by itself (numbers, None, and numpy arrays or scalars under
     OPT_SERIALIZE_NUMPY), which `default` must not see."""
-    return obj is None or isinstance(obj, (bool, float)) or type(obj).__module__ == "numpy"
+    return obj is None or isinstance(obj, (bool, int, float)) or type(obj).__module__ == "numpy"

@@ -44,7 +44,8 @@ def diagnose(tmp_path: Path, source: str | bytes, options: list[str] = SHORT,
     out = tmp_path / "record.json"
     command = [sys.executable, "-m", "torchdoctor", "diagnose", *options, "--json", str(out),
                "--store", str(tmp_path / "runs.db"), "--", str(script)]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=WIDE_ENV)
+    proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=120, cwd=tmp_path,
+                          env=WIDE_ENV)
     return proc, Record.load(out) if out.exists() else None
 
 
@@ -56,6 +57,14 @@ def test_a_child_the_script_forks_neither_overwrites_the_results_nor_ends_the_ru
     assert record.summary.num_steps == 5 and record.step_detection == "optimizer"
     assert "left 1 process(es) running; torchdoctor ended them" in proc.stdout
 
+
+
+def test_a_script_whose_name_is_not_utf8_is_observed_to_its_end(tmp_path):
+    name = os.fsdecode(b"run\xff.py")  # a file from another system: bytes the OS cannot decode
+    proc, record = diagnose(tmp_path, TRAIN, ["--warmup-steps", "2", "--steps", "5", "--no-memory"], name=name)
+    assert proc.returncode == 0, proc.stderr
+    assert record is not None and record.exit.reason == "completed" and record.summary.num_steps == 5
+    assert record.script.endswith("run\\xff.py")
 
 
 @pytest.mark.parametrize("source, error", [

@@ -39,6 +39,7 @@ from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.process.signals import signal_name
 from torchdoctor.observe.system import SystemSampler
 from torchdoctor.observe.watch import RunWatch
+from torchdoctor.outputs import dumps_json
 
 
 def synchronize_devices() -> None:
@@ -297,7 +298,7 @@ class ObservationSession:
         path = results_path(self.config.out_dir, self.rank)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY, default=str))
+        tmp.write_bytes(dumps_json(data, option=orjson.OPT_SERIALIZE_NUMPY, default=str))  # a non-UTF-8 name too
         tmp.replace(path)
         sys.stdout.flush()
         sys.stderr.flush()

@@ -23,6 +23,7 @@ import orjson
 from torchdoctor.errors import StoreError
 from torchdoctor.inputs import file_kind
 from torchdoctor.jsonguard import BASELINE_LIMITS, JsonBoundError, loads_bounded
+from torchdoctor.outputs import dumps_json, encodable_text
 from torchdoctor.record import Record, RunRow
 from torchdoctor.store.folder import OWN_FOLDER, make_store_folder
 
@@ -150,8 +151,8 @@ class RunStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    record.run_id, record.created_at, record.kind, record.script,
-                    orjson.dumps(record.argv).decode(), record.exit.status, record.exit.reason,
+                    record.run_id, record.created_at, record.kind, record.script and encodable_text(record.script),
+                    dumps_json(record.argv).decode(), record.exit.status, record.exit.reason,
                     record.summary.step_s, record.summary.samples_per_s, tag, record.to_json(),
                 ),
             )

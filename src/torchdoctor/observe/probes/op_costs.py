@@ -15,11 +15,13 @@ of the small operators (under SMALL_OP_US each) and of the synchronising ones; a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,16 +228,32 @@ class OpCostProbe:
         self._profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, with_flops=True,
             with_stack=True, schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=ACTIVE, repeat=1))
-        self._profiler.start()
+        self._guarded(self._profiler.start)
 
     def step_end(self) -> bool:
-        assert self._profiler is not None
+        """Runs inside the script's step: a profiler that fails (torch cannot record a file name
+        that is not UTF-8, say) ends this probe with the reason, never the script."""
+        if self._profiler is None:
+            return True
         self._ended += 1
-        self._profiler.step()
+        if not self._guarded(self._profiler.step):
+            return True
         if self._ended < WARMUP + ACTIVE:
             return False
         self._finish()
         return True
+
+    def _guarded(self, action: Callable[[], Any]) -> bool:
+        """`action()`; on an error the profiler is dropped and the reason kept (False)."""
+        try:
+            action()
+            return True
+        except Exception as exc:  # the profiler's own errors: RuntimeError, and others from its C++
+            self._reason = f"the profiler failed: {exc}"
+            profiler, self._profiler = self._profiler, None
+            with contextlib.suppress(Exception):
+                profiler.stop()  # type: ignore[union-attr]
+            return False
 
     def _finish(self) -> None:
         profiler, self._profiler = self._profiler, None
@@ -255,10 +273,10 @@ class OpCostProbe:
 
     def close(self, reason: str | None) -> None:
         if self._profiler is not None:
-            self._profiler.stop()
+            self._guarded(self._profiler.stop)
             self._profiler = None
         if self._value is None:
-            self._reason = reason
+            self._reason = self._reason or reason
 
     def to_dict(self) -> dict[str, Any] | None:
         if self._value is not None:
