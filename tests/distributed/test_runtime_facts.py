@@ -98,18 +98,20 @@ def test_a_missing_or_truncated_rank_trace_leaves_the_analysis_running_with_a_wa
     ranks = [{**r, "traces": [str(t)]} for r, t in zip(fsdp2_record.ranks, traces)]
     base = replace(fsdp2_record, ranks=ranks, artifacts={"traces": [str(t) for t in traces]})
     truncated = analyse_record(base, lint=False)
-    assert len(truncated.trace["ranks"]) == 2 and any("truncat" in w or "cut" in w for w in truncated.trace["warnings"])
+    assert len(truncated.trace["ranks"]) == 1, truncated.trace.get("excluded")  # the cut rank is left out, named
+    assert [e["rank"] for e in truncated.trace["excluded"]] == [1], truncated.trace["excluded"]
     traces[1].unlink()
     missing = analyse_record(base, lint=False)
     assert len(missing.trace["ranks"]) == 1 and missing.distributed["ranks_count"] == 2
     assert any(w.startswith("rank 1: trace file missing") for w in missing.distributed["warnings"])
 
 
-def test_a_rank_trace_that_is_not_a_trace_drops_the_stale_analysis_and_says_why(fsdp2_record, tmp_path):
+def test_a_rank_trace_that_is_not_a_trace_is_left_out_and_named_with_why(fsdp2_record, tmp_path):
     traces = [tmp_path / Path(t).name for t in fsdp2_record.artifacts["traces"]]
     traces[0].write_bytes(Path(fsdp2_record.artifacts["traces"][0]).read_bytes())
     traces[1].write_bytes(gzip.compress(b'{"traceEvents": [{"ph": X}]}'))
     assert fsdp2_record.trace  # the Record carries the analysis of its own (readable) files
     analysed = analyse_record(replace(fsdp2_record, artifacts={"traces": [str(t) for t in traces]}), lint=False)
-    assert analysed.trace is None
-    assert any(w.startswith("trace analysis skipped: ") and "not valid JSON" in w for w in analysed.warnings)
+    assert len(analysed.trace["ranks"]) == 1  # the readable rank is analysed
+    (excluded,) = analysed.trace["excluded"]
+    assert excluded["path"] == str(traces[1]) and "not valid JSON" in excluded["reason"], excluded

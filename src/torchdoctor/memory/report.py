@@ -44,7 +44,8 @@ class MemoryReport:
             "snapshot_note": self.snapshot_note,
             "timeline": _dict(self.timeline),
             "snapshot_timeline": _dict(self.snapshot_timeline),
-            "measured_step": self.measured_step,
+            # absent from Records written before it was measured: they read and write back unchanged
+            **({"measured_step": self.measured_step} if self.measured_step is not None else {}),
         }
 
     @classmethod
