@@ -17,6 +17,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
+from torchdoctor.environment import SystemSection
+from torchdoctor.jsonfields import readable
 from torchdoctor.tune.trial import ACCEPTED, REJECTED, Run, Trial
 
 #: Differences of peak memory below this are not a cost (a 0.2 s sampler's resolution of a
@@ -26,28 +28,32 @@ MIN_BYTES = 32 * 2**20
 
 def run_peak(run: Run) -> tuple[float, str] | None:
     """(peak bytes, "gpu" or "rss") of `run`'s window, or None when its sampler saw none."""
-    system = (run.record.system or {}) if run.record is not None else {}
-    summary = system.get("summary") or {}
-    if summary.get("gpu_memory_bytes_max"):
-        return float(summary["gpu_memory_bytes_max"]), "gpu"
+    system = readable(SystemSection.from_dict, run.record.system) if run.record is not None else None
+    if system is None:
+        return None
+    if system.summary is not None and system.summary.gpu_memory_bytes_max:
+        return float(system.summary.gpu_memory_bytes_max), "gpu"
     delta = _rss_delta(system)
     return (delta, "rss") if delta is not None else None
 
 
-def _rss_delta(system: dict[str, Any]) -> float | None:
+def _rss_delta(system: SystemSection) -> float | None:
     """The most resident memory (script and workers) over the window less the last sample taken
-    before it began (else its first), or None without samples in the window."""
-    samples, start, end = system.get("samples") or {}, system.get("window_start_s"), system.get("window_end_s")
-    times = samples.get("t_s") or []
+    before it began (else its first), or None without samples. A window shorter than the sampling
+    interval holds no sample: the first one after it began stands for it."""
+    samples, start, end = system.samples, system.window_start_s, system.window_end_s
+    times = samples.get("t_s") or ()
     if start is None or end is None or not times:
         return None
-    rss, children = samples.get("rss_bytes") or [], samples.get("children_rss_bytes") or []
+    rss, children = samples.get("rss_bytes") or (), samples.get("children_rss_bytes") or ()
     total = [(rss[i] or 0.0) + (children[i] if i < len(children) and children[i] else 0.0)
              for i in range(min(len(times), len(rss)))]
-    inside = [i for i, t in enumerate(times[:len(total)]) if start <= t <= end]
+    inside = [i for i, t in enumerate(times[:len(total)]) if t is not None and start <= t <= end]
+    after = [i for i, t in enumerate(times[:len(total)]) if t is not None and t > end]
+    inside = inside or after[:1]
     if not inside:
         return None
-    before = [i for i, t in enumerate(times[:len(total)]) if t < start]
+    before = [i for i, t in enumerate(times[:len(total)]) if t is not None and t < start]
     reference = total[before[-1]] if before else total[inside[0]]
     return max(0.0, max(total[i] for i in inside) - reference)
 
