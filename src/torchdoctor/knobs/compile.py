@@ -8,12 +8,12 @@ hooks (torchdoctor's timing among them) stay outside the compiled graph.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import torch
 
 from torchdoctor.capability import TorchVersion, supports
+from torchdoctor.estimates.shapes import size_spread
 from torchdoctor.knobs.base import GENERIC, ScriptNames, Knob, Undo, environment, register, step_sizes
 from torchdoctor.knobs.patching import at_first_root_forward, wrap_forward
 from torchdoctor.record import Record
@@ -86,20 +86,10 @@ class Compile(Knob):
         return f"{names.model} = torch.compile({names.model}, {', '.join(arguments)})"
 
 
-#: The shapes "vary" as TD-COMP-019 says (rules/inference.py, which this layer cannot import):
-#: SHAPE_DISTINCT or more first-input sizes over SHAPE_STEPS or more steps, the commonest covering
-#: less than SHAPE_DOMINANT of them (a last partial batch alone makes two sizes).
-SHAPE_STEPS, SHAPE_DISTINCT, SHAPE_DOMINANT = 4, 3, 0.8
-
-
 def varying_shapes(record: Record) -> bool:
-    """Whether the steps' first input changed size (`env.distributed_runtime.step_elements`, a
-    count of elements per step)."""
-    sizes = step_sizes(record)
-    if len(sizes) < SHAPE_STEPS:
-        return False
-    counts = Counter(sizes)
-    return len(counts) >= SHAPE_DISTINCT and counts.most_common(1)[0][1] / len(sizes) < SHAPE_DOMINANT
+    """Whether the steps' first input changed size as TD-COMP-019 says (estimates.shapes)."""
+    spread = size_spread(step_sizes(record))
+    return spread is not None and spread.varies
 
 
 def _backends() -> set[str]:

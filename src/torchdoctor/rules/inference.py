@@ -9,16 +9,13 @@ recompile unless marked dynamic), torchao's int8 dynamic quantisation (Linear-he
 from __future__ import annotations
 
 import re
-from collections import Counter
 
+from torchdoctor.estimates.shapes import MIN_STEPS, SizeSpread, size_spread
 from torchdoctor.rules.capabilities import gated_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import OVERHEAD_PROBLEM, OVERHEAD_WARNING, gpu_utilisation, host_overhead_share
 from torchdoctor.rules.evidence import Evidence
 
-SHAPE_MIN_STEPS = 4  # steps with a recorded input size before shapes can be said to vary
-SHAPE_MIN_DISTINCT = 3  # distinct input sizes (a last partial batch makes two)
-SHAPE_DOMINANT = 0.8  # the most common size covering this share of steps counts as fixed
 LINEAR_SHARE = 0.5  # Linear kernels' share of the profiled CPU time for an int8 candidate
 _LINEAR_OPS = re.compile(r"^aten::(addmm|mm|linear|matmul|_addmm_activation)$")
 
@@ -48,13 +45,12 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
                    "--max-delay-ms 5\nwith torch.inference_mode():\n    outputs = model(batch).split(1)"))
 
 
-def _size_spread(ev: Evidence) -> tuple[int, float, int]:
-    """(distinct first-input sizes, share of the most common one, steps) over the observed steps."""
-    sizes = [n for n in ev.step_elements() if n]
-    if len(sizes) < SHAPE_MIN_STEPS:
-        raise MissingEvidence(f"input sizes of {SHAPE_MIN_STEPS} or more steps")
-    counts = Counter(sizes)
-    return len(counts), counts.most_common(1)[0][1] / len(sizes), len(sizes)
+def _size_spread(ev: Evidence) -> SizeSpread:
+    """The first-input sizes over the observed steps (estimates.shapes)."""
+    spread = size_spread(ev.step_elements())
+    if spread is None:
+        raise MissingEvidence(f"input sizes of {MIN_STEPS} or more steps")
+    return spread
 
 
 _PAD = ("length = min(b for b in (64, 128, 256, 512) if b >= x.shape[1])\n"
@@ -66,9 +62,10 @@ def varying_input_shapes(ev: Evidence) -> Hit | None:
     """The outermost model's first input changes size from step to step (`env.distributed_runtime.
     step_elements`), which makes torch.compile and CUDA graphs recompile or record per shape. Not a
     cost in eager mode, so info; when the script compiles, TD-COMP-021 measures the recompiles."""
-    distinct, dominant, steps = _size_spread(ev)
-    if distinct < SHAPE_MIN_DISTINCT or dominant >= SHAPE_DOMINANT or ev.compile_used():
+    spread = _size_spread(ev)
+    if not spread.varies or ev.compile_used():
         return None
+    distinct, dominant, steps = spread.distinct, spread.dominant, spread.steps
     return Hit("info", f"input sizes vary: {distinct} sizes in {steps} steps", 0.0,
                {"distinct_input_sizes": distinct, "steps": steps, "most_common_size_fraction": round(dominant, 4)},
                "torch.compile specialises on shapes: each new shape recompiles (until it marks the dimension "

@@ -12,12 +12,12 @@ returns" ends the search before it was tried (`torchdoctor.tune.search`).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.environment import ForwardState, ScriptTools, TorchSwitches
+from torchdoctor.estimates.shapes import size_spread
 from torchdoctor.knobs.base import cpu_cores, environment, step_sizes
 from torchdoctor.record import Record
 from torchdoctor.rules.compute import LAUNCH_SHORT_SHARE, OPS_PER_STEP
@@ -28,9 +28,6 @@ from torchdoctor.trace.summary.trace_summary import TraceSummary
 #: Counted, not timed: load stretches the long operators as much as the short ones, so the count
 #: of short ones moves little (a disturbed run of the tiny-operator test script counted 98%).
 SMALL_OP_SHARE = 0.5
-#: Steps whose first input sizes are recorded before sizes can be said to vary, and the distinct
-#: sizes (at least) that make compiling with `dynamic=True` worth a trial.
-SHAPE_MIN_STEPS = 4
 #: The share of a step spent waiting for the DataLoader from which more workers are worth a
 #: trial. A share, not a time: another job's load stretches the wait and the step alike.
 DATA_WAIT_SHARE = 0.05
@@ -103,8 +100,8 @@ def _operator_counts(record: Record) -> tuple[float | None, float | None]:
 
 def _input_sizes(record: Record) -> int | None:
     """Distinct first-input sizes over the steps (env.distributed_runtime.step_elements)."""
-    sizes = step_sizes(record)
-    return len(Counter(sizes)) if len(sizes) >= SHAPE_MIN_STEPS else None
+    spread = size_spread(step_sizes(record))
+    return spread.distinct if spread is not None else None
 
 
 def preconditions(structure: Structure) -> dict[str, str]:
