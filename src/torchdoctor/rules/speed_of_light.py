@@ -8,8 +8,10 @@ from __future__ import annotations
 from torchdoctor.accounting.build import HEALTHY
 from torchdoctor.accounting.explain import MATTERS, UNEXPLAINED_ID
 from torchdoctor.accounting.section import CostCentre, Slice
+from torchdoctor.capability import requirement
 from torchdoctor.finding import Fix
 from torchdoctor.rules.base import Hit, rule, severity_at
+from torchdoctor.rules.capabilities import run_torch
 from torchdoctor.rules.evidence import Evidence
 
 #: The slices that are a cost below a speed of light (a compute or a memory bound).
@@ -40,7 +42,7 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
     top = worst.ops[0]
     return Hit(severity, f"{worst.share:.0%} of the step: {worst.label}; largest {top.name} ({top.dtype})",
                upside, _evidence(worst, accounting.mfu), _explanation(top),
-               Fix(_fix(worst.kind), "torchdoctor diagnose --json run.json -- SCRIPT  # accounting.slices"))
+               Fix(_fix(worst.kind, requirement("compile", run_torch(ev))), "torchdoctor diagnose --json run.json -- SCRIPT  # accounting.slices"))
 
 
 def _beyond(c: CostCentre) -> float:
@@ -70,10 +72,13 @@ def _explanation(top: CostCentre) -> str:
             "it is what the step costs beyond this machine's speed of light.")
 
 
-def _fix(kind: str) -> str:
-    return {"compute_below_peak": "Give the matrix products larger, aligned shapes (batch more work per call), "
+def _fix(kind: str, compile_needs: str) -> str:
+    """The fix for a slice of `kind`; where it names torch.compile and the run's torch may lack it,
+    `compile_needs` ("torch.compile needs torch >= 2.0; ...") follows."""
+    text = {"compute_below_peak": "Give the matrix products larger, aligned shapes (batch more work per call), "
                                   "or a faster dtype where the hardware has one; check the thread count.",
             "memory_bound": "Fuse or remove the memory-bound operators (torch.compile fuses elementwise chains), "
                             "or do their work once instead of every step.",
             "small_ops": "Batch the many small operators into fewer, larger ones (vectorise the loop, "
                          "torch.compile, foreach optimizers)."}[kind]
+    return f"{text} ({compile_needs}.)" if compile_needs and "torch.compile" in text else text
