@@ -116,9 +116,10 @@ def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_li
     for attempt in ("first", "again"):
         (tmp_path / attempt).mkdir()
     proc, result = _tune(tmp_path / "first", *options, timeout=600, env=ONE_THREAD)
-    if not result["kept"] and "too noisy to confirm" in result["summary"]:
+    if not result["kept"] and "too noisy" in result["summary"]:
         # The honest answer beside a busy test worker (the suite at a load of 2: baseline runs of 1.9, 3.6
-        # and 7.3 ms, no two within 15%); tune once more, and that one must keep the fix.
+        # and 7.3 ms, no two within 15%; or the trial's own runs disagreeing, x0.99-x10.35): tune once
+        # more, and that one must keep the fix.
         proc, result = _tune(tmp_path / "again", *options, timeout=600, env=ONE_THREAD)
     assert proc.returncode == 0, proc.stderr
     assert result["kept"] == {"no_anomaly_detection": True}, result["summary"] + proc.stdout[-3000:]

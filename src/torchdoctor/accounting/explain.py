@@ -23,7 +23,7 @@ UNEXPLAINED_ID = "TD-COMP-025"
 EXPLAINS: dict[str, tuple[str, ...]] = {
     "data_wait": ("TD-DATA-",),
     "dataloader": ("TD-DATA-",),
-    "outside_model": ("TD-COMP-013", "TD-COMP-011", "TD-COMP-016", "TD-COMP-017"),
+    "outside_model": ("TD-COMP-013", "TD-COMP-011", "TD-COMP-016", "TD-COMP-017", "TD-COMP-026"),
     "other": ("TD-COMP-013", "TD-COMP-003", "TD-COMP-002"),
     "between_ops": ("TD-COMP-003", "TD-COMP-007", "TD-COMP-008", "TD-COMP-018", "TD-COMP-016"),
     "small_ops": ("TD-COMP-003", "TD-COMP-018", "TD-COMP-012", "TD-COMP-011"),

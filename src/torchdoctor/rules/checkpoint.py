@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 
-from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.capabilities import gated_fix
 from torchdoctor.rules.evidence import Evidence
 
@@ -22,12 +22,12 @@ def checkpoint_stalls_steps(ev: Evidence) -> Hit | None:
     """torch.save calls inside the timing window take 5% (warning) or 20% (problem) of it
     (`env.script_tools.save_s` over `summary.window_s`): the steps that save wait for the
     serialisation and the write. The evidence names the steps slower than twice the median, the
-    stalled steps the saves fall in. Upside: the share inside torch.save."""
+    stalled steps the saves fall in. Upside: the share inside torch.save. Silent where the whole
+    run shows the saves as a periodic stall (TD-COMP-030 names them over the run, not one window)."""
     tools = ev.script_tools()
-    window_s = ev.summary("window_s")
-    if not tools.save_calls or not tools.save_s or window_s <= 0:
+    if not tools.save_calls or not tools.save_s or _saves_seen_over_the_run(ev):
         return None
-    share = min(1.0, tools.save_s / window_s)
+    share = ev.save_fraction()
     severity = severity_at(share, SAVE_WARNING, SAVE_PROBLEM)
     if severity is None:
         return None
@@ -48,3 +48,10 @@ def checkpoint_stalls_steps(ev: Evidence) -> Hit | None:
                              "    pending = torch.distributed.checkpoint.async_save(state, checkpoint_id=path)"),
                          "if step % save_every == 0 and rank == 0:  # less often, one rank\n"
                          "    torch.save(state, path)"))
+
+
+def _saves_seen_over_the_run(ev: Evidence) -> bool:
+    try:
+        return ev.trend("checkpoint") is not None
+    except MissingEvidence:
+        return False

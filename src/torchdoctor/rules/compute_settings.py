@@ -216,10 +216,12 @@ def for_loop_optimizer(ev: Evidence) -> Hit | None:
 @rule("TD-COMP-013", "compute")
 def work_outside_phases(ev: Evidence) -> Hit | None:
     """A large share of the step is in none of data, forward, backward or optimizer: per-step host work
-    (metrics, logging, checkpoints). Guides' "measure first" loop: find where the step time goes."""
+    (metrics, logging, checkpoints). The time measured inside the script's gradcheck and torch.save
+    calls is left out: TD-COMP-017 and TD-COMP-026 name it, with its own fix. Guides' "measure
+    first" loop: find where the step time goes."""
     share = ev.summary("other_fraction")
     try:
-        share = max(0.0, share - ev.gradcheck_fraction())  # measured and explained by TD-COMP-017
+        share = max(0.0, share - ev.gradcheck_fraction() - ev.save_fraction())
     except MissingEvidence:
         pass
     severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)

@@ -205,9 +205,15 @@ class Evidence:
 
     def gradcheck_fraction(self) -> float:
         """Measured wall time of the script's gradcheck calls over the timing window (0 if none)."""
-        tools = self.script_tools()
+        return self._window_fraction(self.script_tools().gradcheck_s)
+
+    def save_fraction(self) -> float:
+        """Measured wall time of the script's torch.save calls over the timing window (0 if none)."""
+        return self._window_fraction(self.script_tools().save_s)
+
+    def _window_fraction(self, seconds: float | None) -> float:
         window_s = self.summary("window_s")
-        return min(1.0, (tools.gradcheck_s or 0.0) / window_s) if window_s > 0 else 0.0
+        return min(1.0, (seconds or 0.0) / window_s) if window_s > 0 else 0.0
 
     def dataloader(self) -> DataLoaderFacts:
         """The first DataLoader the script iterated (the training loader in most scripts)."""

@@ -26,6 +26,11 @@ R = TypeVar("R")
 #: Worker deaths a task may cause before the scheduler gives up on it (Dask's
 #: `distributed.scheduler.allowed-failures`, 3 by default): one retry, as with local worker processes.
 ALLOWED_FAILURES = 1
+#: Tasks a worker thread is handed at once (Dask's `distributed.scheduler.worker-saturation`, 1.1
+#: by default, which gives a one-thread worker two): a worker's death counts against every task it
+#: held, so with one each it counts only against the task that was running, and a healthy file
+#: queued behind a file that kills its worker is not reported as a failure.
+WORKER_SATURATION = 1.0
 
 
 class ClusterUnavailable(TorchDoctorError):
@@ -57,7 +62,8 @@ def _client(address: str, jobs: int) -> Iterator[Any]:
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.scheduler.worker-saturation": WORKER_SATURATION}):
         if address != "local":
             try:
                 client = Client(address, timeout="30s")
