@@ -9,15 +9,24 @@ import pytest
 from tests.field.helpers import SCRIPTS, assert_shares_add_up, assert_sleep_in, diagnose, load_script
 from tests.integrations.conftest import TIMING_STEPS
 
-pytest.importorskip("transformers")
-from torchdoctor.integrations.huggingface import TorchDoctorCallback  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def callback_type() -> type:
+    """The callback class, imported when a test first needs it: transformers takes seconds to import,
+    which every test process would otherwise pay merely to collect the suite."""
+    pytest.importorskip("transformers")
+    from torchdoctor.integrations.huggingface import TorchDoctorCallback
+
+    return TorchDoctorCallback
 
 SLEEP_S = 0.1  # the Trainer's own parts take tens of ms on a busy shared core
 
 
 @pytest.mark.parametrize("part", ["forward", "backward", "data_wait"])
-def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_part(part, observe_config, outputs):
-    callback = TorchDoctorCallback(observe_config, outputs)
+def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_part(callback_type, part, observe_config,
+                                                                                 outputs):
+    callback = callback_type(observe_config, outputs)
     sleep_in = "data" if part == "data_wait" else part
     load_script("hf_trainer_gpt2").main(["--steps", "12", "--sleep-in", sleep_in, "--sleep-s", str(SLEEP_S)],
                                         callbacks=[callback])

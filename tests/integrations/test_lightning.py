@@ -9,15 +9,24 @@ import pytest
 from tests.field.helpers import SCRIPTS, assert_shares_add_up, assert_sleep_in, diagnose, load_script
 from tests.integrations.conftest import TIMING_STEPS
 
-pytest.importorskip("lightning")
-from torchdoctor.integrations.lightning import TorchDoctorCallback  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def callback_type() -> type:
+    """The callback class, imported when a test first needs it: lightning takes seconds to import,
+    which every test process would otherwise pay merely to collect the suite."""
+    pytest.importorskip("lightning")
+    from torchdoctor.integrations.lightning import TorchDoctorCallback
+
+    return TorchDoctorCallback
 
 SLEEP_S = 0.05
 
 
 @pytest.mark.parametrize("part", ["forward", "backward", "data_wait"])
-def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_part(part, observe_config, outputs):
-    callback = TorchDoctorCallback(observe_config, outputs)
+def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_part(callback_type, part, observe_config,
+                                                                                 outputs):
+    callback = callback_type(observe_config, outputs)
     sleep_in = "data" if part == "data_wait" else part
     load_script("lightning_module").main(["--steps", "12", "--sleep-in", sleep_in, "--sleep-s", str(SLEEP_S)],
                                          callbacks=[callback])
@@ -31,8 +40,8 @@ def test_the_callback_records_steps_whose_shares_add_up_with_the_sleep_in_its_pa
     assert_sleep_in(record, part, SLEEP_S)
 
 
-def test_a_fit_shorter_than_the_windows_ends_the_observation_with_the_fit(observe_config, outputs):
-    callback = TorchDoctorCallback(observe_config, outputs)
+def test_a_fit_shorter_than_the_windows_ends_the_observation_with_the_fit(callback_type, observe_config, outputs):
+    callback = callback_type(observe_config, outputs)
     load_script("lightning_module").main(["--steps", "4"], callbacks=[callback])
     assert callback.record is not None and callback.record.exit.reason == "script_finished"
     assert not callback.observation.active

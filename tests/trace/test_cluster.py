@@ -10,7 +10,12 @@ import pytest
 
 from torchdoctor.trace import analyse_traces
 
-distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(autouse=True)
+def _dask_distributed() -> None:
+    """Dask is imported when a test runs, not by every test process collecting the suite."""
+    pytest.importorskip("distributed")
 
 
 @pytest.mark.timeout(300)
