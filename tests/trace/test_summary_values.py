@@ -28,7 +28,7 @@ RUNS["multirank-sampled"] = sorted((TRACES / "multirank-sampled").glob("*.json.g
 
 def _diagnosed(tmp_path: Path, *args: str) -> dict[str, Any]:
     out = tmp_path / "record.json"
-    subprocess.run([sys.executable, "-m", "torchdoctor", "diagnose", *args, "--no-save", "--json", str(out)],
+    subprocess.run([sys.executable, "-m", "torchdoctor", "diagnose", "--no-save", "--json", str(out), *args],
                    check=True, capture_output=True, cwd=tmp_path, timeout=600)
     return json.loads(out.read_text())["trace"]
 
@@ -55,7 +55,12 @@ def test_real_traces_round_trip(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cpu_demo_run_round_trips(tmp_path: Path) -> None:
-    _assert_round_trips(_diagnosed(tmp_path, "--demo"))
+    from torchdoctor.zoo import demo_script
+
+    # Short windows and small batches: the summary's shape, not the demo's figures, is under test.
+    short = ["--warmup-steps", "2", "--steps", "4", "--profile-wait", "0", "--profile-warmup", "1",
+             "--profile-active", "2", "--no-memory"]
+    _assert_round_trips(_diagnosed(tmp_path, *short, "--", str(demo_script()), "--batch-size", "4"))
 
 
 def test_window_leaves_out_the_keys_it_lacked() -> None:

@@ -33,3 +33,13 @@ def test_a_threads_knob_kept_under_load_is_reported_with_that_load_and_no_perman
     note = load_notes(found, {"threads": 1})[0]
     assert note["note"].startswith("threads=1 was decided while other processes kept 1.6 of the 2 cores busy")
     assert "no permanent edit is offered; re-confirm it on a quieter machine (tune --knobs threads)" in note["note"]
+
+
+def test_a_knob_searched_under_load_but_confirmed_on_a_quiet_machine_keeps_its_edit() -> None:
+    loaded = [_run(machine=100.0, own=40.0)] * 2  # a neighbour took the cores during the search's trial
+    workers = Trial(index=1, knob="num_workers", value=1, knobs={"num_workers": 1}, status=KEPT, runs=loaded,
+                    reference=loaded)
+    quiet_confirmation = [_run(machine=55.0, own=100.0), _run(machine=60.0, own=110.0)]
+    assert decided_under_load([workers], quiet_confirmation) == {}
+    busy_confirmation = [_run(machine=100.0, own=50.0)] * 2
+    assert list(decided_under_load([workers], busy_confirmation)) == ["num_workers"]

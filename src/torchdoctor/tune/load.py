@@ -67,9 +67,14 @@ def load_seen(runs: Sequence[Run]) -> Load | None:
 LOAD_DEPENDENT = ("threads", "num_workers", "prefetch_factor", "persistent_workers")
 
 
-def decided_under_load(trials: Sequence[Trial]) -> dict[str, Load]:
+def decided_under_load(trials: Sequence[Trial], confirmation: Sequence[Run] = ()) -> dict[str, Load]:
     """Kept knobs of LOAD_DEPENDENT whose trial ran while other processes loaded the machine:
-    knob -> the load seen during that trial's runs (both sides)."""
+    knob -> the load seen during that trial's runs (both sides). None when the `confirmation`'s
+    runs (baseline and kept knobs interleaved, the figure reported) were sampled on a machine
+    that was not loaded: that decision did not depend on another job's load."""
+    confirmed_under = load_seen(confirmation)
+    if confirmed_under is not None and not confirmed_under.loaded:
+        return {}
     found: dict[str, Load] = {}
     for trial in trials:
         if trial.status != KEPT or trial.knob not in LOAD_DEPENDENT:

@@ -41,7 +41,7 @@ from torchdoctor.tune.runner import Interrupted, Runner, TuneSetup
 from torchdoctor.tune.search import SearchHistory, search
 from torchdoctor.tune.state import TuneState
 from torchdoctor.tune.structure import preconditions, script_structure
-from torchdoctor.tune.trial import BASELINE_RUN, Run, Trial
+from torchdoctor.tune.trial import BASELINE_RUN, CONFIRM_BASELINE, CONFIRM_BEST, Run, Trial
 from torchdoctor.tune.wording import ms
 
 
@@ -107,7 +107,8 @@ class Tuner:
         confirmed = confirmation(runner, state, search_interrupted=interrupted) if state.kept else None
         claims = check_claims(findings_of(evidence.diagnosis), state.trials, considered=history.considered,
                               candidates=order)
-        loaded = decided_under_load(state.trials)
+        confirming = [run for run in runner.runs if run.role in (CONFIRM_BASELINE, CONFIRM_BEST)]
+        loaded = decided_under_load(state.trials, confirming)
         load = load_seen(runner.runs)
         search_section = {**evidence.to_dict(history), "load": {**load.to_dict(), "text": load.text()} if load else None,
                           "load_dependent": load_notes(loaded, state.kept)}
