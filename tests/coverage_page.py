@@ -68,6 +68,11 @@ def load(text: str) -> list[Source]:
     return sources
 
 
+def covering(item: Item) -> tuple[str, ...]:
+    """The references that cover the item (a 'not covered' item's are only related)."""
+    return () if item.status == "not covered" else item.by
+
+
 def reference_label(ref: str) -> str:
     """How the page writes a reference: a rule or lint code as code, a knob and a command by kind."""
     kind, _, name = ref.partition(":")
@@ -132,9 +137,9 @@ def _anchor(title: str) -> str:
 def _rule_index(sources: list[Source]) -> list[str]:
     cited: dict[str, list[str]] = {}
     for source in sources:
-        for ref in sorted({ref for item in source.items for ref in item.by if ref.startswith("TD-")}):
+        for ref in sorted({ref for item in source.items for ref in covering(item) if ref.startswith("TD-")}):
             cited.setdefault(ref, []).append(source.title)
-    lines = ["| finding | cited under |", "|---|---|"]
+    lines = ["| finding | covers items of |", "|---|---|"]
     for ref in sorted(cited):
         lines.append(f"| `{ref}` | " + "; ".join(cited[ref]) + " |")
     return lines
@@ -154,7 +159,7 @@ these reasons:
 FOOTER = """\
 This page is generated from [coverage.toml](coverage.toml) (`python -m tests.coverage_page`);
 `tests/test_coverage.py` fails when the page is stale, when a row names a rule, lint code, knob or
-command that does not exist, or when a registered rule or lint check is cited nowhere.
+command that does not exist, or when a registered rule, lint check or knob covers no row.
 """
 
 
@@ -164,7 +169,7 @@ def render(sources: list[Source]) -> str:
     lines += ["", FOOTER, "## Summary", ""] + _summary_table(sources) + [""]
     for source in sources:
         lines += _source_section(source)
-    lines += ["## Findings and the guides that cite them", ""] + _rule_index(sources)
+    lines += ["## Findings and the guides whose items they cover", ""] + _rule_index(sources)
     return "\n".join(lines) + "\n"
 
 
