@@ -1,6 +1,6 @@
 """What changed over a whole run, each with its evidence, its fix and the run time at stake:
 memory that grows with the step count, periodic stalls (checkpoints, evaluation), step time that
-drifts, a slow epoch."""
+drifts, a slow epoch, operators that changed between the first and the last profiler window."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import re
 import statistics
 from typing import Sequence
 
-from torchdoctor.goodput.section import Part, Trend
+from torchdoctor.goodput.section import Part, ProfileWindow, Trend
 from torchdoctor.goodput.stream import RunStream
 
 GROWTH_MIN_BYTES = 32 * 2**20  # less growth than this over the run is not reported
 DRIFT = 1.15  # the last tenth's median step this many times the first tenth's is a drift
+OP_CHANGE = 0.10  # an operator's share of a profiler window that moved this much (10 points) changed
+_TOP_OPS = 5  # the operators compared: the largest of each window
 _CHECKPOINT = re.compile(r"save|checkpoint|ckpt|serializ", re.IGNORECASE)
 _EVALUATION = re.compile(r"eval|valid|test|infer", re.IGNORECASE)
 
@@ -94,10 +96,39 @@ def periodic_stall(part: Part, wall_s: float) -> Trend | None:
                  f"look at what {part.cause} does every {part.period_steps} steps", part.seconds, figures)
 
 
+def profile_change(windows: Sequence[ProfileWindow]) -> Trend | None:
+    """The largest operators of the last profiler window against the first's (on the same clock):
+    an operator whose share of the window's self time moved by OP_CHANGE or more."""
+    if len(windows) < 2 or windows[0].clock != windows[-1].clock:
+        return None
+    first, last = windows[0], windows[-1]
+    before = {op.name: op.share for op in first.ops}
+    after = {op.name: op.share for op in last.ops}
+    names = {op.name for op in [*first.ops[:_TOP_OPS], *last.ops[:_TOP_OPS]]}
+    moves = sorted(((after.get(n, 0.0) - before.get(n, 0.0), n) for n in names), key=lambda m: -abs(m[0]))
+    if not moves or abs(moves[0][0]) < OP_CHANGE:
+        return None
+    change, name = moves[0]
+    words = [f"{n} {100 * before.get(n, 0.0):.0f}% -> {100 * after.get(n, 0.0):.0f}%"
+             for c, n in moves[:3] if abs(c) >= OP_CHANGE / 2]
+    per_step = (first.total_s / first.steps, last.total_s / last.steps)
+    return Trend("profile_change", f"the operators changed late in the run: {name} "
+                 f"{100 * before.get(name, 0.0):.0f}% -> {100 * after.get(name, 0.0):.0f}%",
+                 f"share of the profiled {first.clock} self time, the window at {first.t_s:.0f} s against the "
+                 f"one at {last.t_s:.0f} s: {', '.join(words)}; {per_step[0] * 1e3:.2f} ms -> "
+                 f"{per_step[1] * 1e3:.2f} ms of operator time a step",
+                 "the steps do other work late in the run: inputs that grew, a new code path (a "
+                 "curriculum, a schedule, a recompile); diagnose the late part of the run",
+                 figures={"share_change_fraction": change, "first_share_fraction": before.get(name, 0.0),
+                          "last_share_fraction": after.get(name, 0.0), "first_window_t_s": first.t_s,
+                          "last_window_t_s": last.t_s, "first_op_s_per_step": per_step[0],
+                          "last_op_s_per_step": per_step[1]})
+
+
 def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float], parts: Sequence[Part],
                 median: float | None, wall_s: float) -> list[Trend]:
     """Every trend the run shows, the largest upside first."""
-    found = [memory_growth(run), step_drift(index, duration, median),
+    found = [memory_growth(run), step_drift(index, duration, median), profile_change(run.profiles),
              *(periodic_stall(p, wall_s) for p in parts)]
     for part in parts:
         if part.kind == "slow_epoch" and part.seconds > 0.01 * wall_s:

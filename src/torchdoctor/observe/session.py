@@ -34,6 +34,7 @@ from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
 from torchdoctor.observe.lean import LeanHooks
+from torchdoctor.observe.periodic import PeriodicProfiler
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.process.signals import signal_name
@@ -130,6 +131,8 @@ class ObservationSession:
         self.watch = RunWatch(config.out_dir, self.rank, sample_interval_s=config.watch_sample_interval_s,
                               raw_steps=config.watch_raw_steps, max_bytes=config.watch_max_bytes) if config.watch else None
         self.lean = LeanHooks(self.watch) if self.watch is not None else None
+        self.periodic = PeriodicProfiler(self.watch, steps=config.watch_profile_steps) \
+            if self.watch is not None and config.watch_profile_every_s > 0 else None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -253,6 +256,8 @@ class ObservationSession:
         self.lean.install_steps(source, self.hooks._first_root)
         self.sampler.stop()  # the windows' system figures are kept; a run of days must not grow them
         self.watch.mark("lean_start", source=source, loop=self.watch.caller())
+        if self.periodic is not None:
+            self.watch.schedule(self.config.watch_profile_every_s, self.periodic.begin)
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
@@ -278,6 +283,8 @@ class ObservationSession:
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
         if self.lean is not None and self.watch is not None:
+            if self.periodic is not None:
+                self.periodic.close()
             self.lean.uninstall()
             self.watch.finish(how)
         self._stop_profiler()

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -128,6 +128,10 @@ class RunWatch:
         self._fd: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watch", daemon=True)
+        self.at_step: Callable[[], None] | None = None  # called at a step's end while set (a window)
+        self._window: Callable[[], None] | None = None
+        self._window_every_s = 0.0
+        self._next_window = 0.0
 
     # -- the main thread -------------------------------------------------------------------
     def start(self) -> None:
@@ -140,6 +144,28 @@ class RunWatch:
         self._steps.append((time.perf_counter_ns(), self.data_ns))
         self.data_ns = 0
         self.count += 1
+        if self.at_step is not None:  # a window is due or open (observe.periodic)
+            self.at_step()
+
+    def schedule(self, every_s: float, begin: Callable[[], None]) -> None:
+        """Call `begin` at the next step's end, then at the first step's end `every_s` seconds after
+        each `window_done`: the thread sets `at_step` when one is due, so that the step's path only
+        tests it."""
+        self._window, self._window_every_s, self._next_window = begin, every_s, time.monotonic()
+
+    def window_done(self) -> None:
+        """The window `begin` opened is over: the next is due `every_s` seconds from now."""
+        self._next_window = time.monotonic() + self._window_every_s
+        self.at_step = None
+
+    def unschedule(self) -> None:
+        """No more windows (the script ended, or a window could not open)."""
+        self._window = None
+        self.at_step = None
+
+    def event(self, event: dict[str, Any]) -> None:
+        """A line of the stream, written with the next flush."""
+        self._event(event)
 
     def restart(self) -> None:
         """Step detection chose a better source: the steps so far were not the script's steps."""
@@ -171,6 +197,10 @@ class RunWatch:
     def _event(self, event: dict[str, Any]) -> None:
         self._events.append(event)
 
+    def t_us(self, ns: int) -> int:
+        """A `perf_counter_ns()` reading on the stream's clock (µs since the observation started)."""
+        return self._us(ns)
+
     def _us(self, ns: int) -> int:
         return (ns - self.t0_ns) // 1000
 
@@ -178,6 +208,8 @@ class RunWatch:
         next_flush = next_memory = time.monotonic()
         slow = 1
         while not self._stop.wait(self.sample_interval_s * slow):
+            if self._window is not None and self.at_step is None and time.monotonic() >= self._next_window:
+                self.at_step = self._window
             stack_id = self._sampler.sample()
             if stack_id is not None:
                 self._samples.append([self.count, stack_id])
