@@ -43,7 +43,7 @@ def test_windows_repeat_with_their_period_and_name_the_operators_of_the_steps_th
     run = read_watch(tmp_path / "rank0.watch.jsonl")
     assert 2 <= len(run.profiled) <= 4  # the first at once, then one every 0.4 s and its steps
     first, second = run.profiled[0], run.profiled[1]
-    assert first[0] <= 2 and first[1] - first[0] == 3  # 3 steps profiled, the 4th stopped the profiler
+    assert first[0] <= 2 and first[1] - first[0] == 4  # a warm-up step, 3 steps profiled, the 5th stopped it
     assert second[0] > first[1]
     window, later = run.profiles[0], run.profiles[1]
     assert later.t_s - window.t_s >= 0.4  # none within the period

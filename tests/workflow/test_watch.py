@@ -1,6 +1,6 @@
 """`torchdoctor watch` on a real script run to its end: the whole run's wall time broken down, the
-periodic checkpoint named by its function and line with its period, the leak seen, the Ctrl-C'd
-run still reported."""
+periodic checkpoint named by its function and line with its period, the leak seen, the periodic
+profiler windows kept apart from the steady steps, the Ctrl-C'd run still reported."""
 
 from __future__ import annotations
 
@@ -45,12 +45,12 @@ json.dump({"saved_s": sum(saved), "saves": len(saved)}, open(sys.argv[1], "w"))
 SAVE_LINE = SCRIPT.splitlines().index("    time.sleep(0.25)") + 1
 
 
-def _watch(tmp_path: Path, epochs: int) -> subprocess.Popen:
+def _watch(tmp_path: Path, epochs: int, *options: str) -> subprocess.Popen:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     command = [sys.executable, "-m", "torchdoctor", "watch", "--store", str(tmp_path / "runs.db"),
                "--no-profile", "--no-memory",
-               "--progress-every", "1", "--json", str(tmp_path / "record.json"), "--",
+               "--progress-every", "1", "--json", str(tmp_path / "record.json"), *options, "--",
                str(script), str(tmp_path / "truth.json"), str(epochs)]
     return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "80"})
@@ -58,7 +58,7 @@ def _watch(tmp_path: Path, epochs: int) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_line(tmp_path):
-    proc = _watch(tmp_path, epochs=3)
+    proc = _watch(tmp_path, 3, "--profile-every", "0.05")  # a profiler window every 3 s
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
@@ -79,6 +79,12 @@ def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_lin
     assert "Whole run" in out and "save_checkpoint (train.py:" in out
     assert "torchdoctor watch:" in err  # the progress line, in a pipe
     assert all(len(line) <= 80 for line in out.splitlines())
+    # the periodic profiler windows: the first at the lean observation's start, then every 3 s
+    assert whole["profiles_seen"] >= 2 and len(whole["profiles"]) == whole["profiles_seen"]
+    windows = next(p for p in whole["parts"] if p["label"] == "torchdoctor's periodic profiler windows")
+    assert windows["steps"] == 7 * whole["profiles_seen"]  # warm-up, 5 profiled, the stop: 7 steps each
+    assert "aten::addmm" in {op["name"] for w in whole["profiles"] for op in w["ops"]}
+    assert "periodic profiler windows: " in out
 
 
 @pytest.mark.slow

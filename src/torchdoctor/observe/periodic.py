@@ -3,7 +3,8 @@
 
 The first window opens at the first step of the lean observation, the next ones every `every_s`
 seconds after the last ended (observe.watch's thread says when one is due; the step's path only
-tests a field). A window spans `steps` steps; at its last step's end the profiler stops and its
+tests a field). A window spans `steps` steps after one of warm-up (the profiler's own start costs
+the first step; its operators are not kept); at its last step's end the profiler stops and its
 operators are summed with torch.profiler's own `key_averages()` (self time a operator: the
 device's where the device was profiled, else the CPU's), the `top` largest kept. The stream gets
 one `profile` line a window (goodput.stream) with the steps it touched: from the first profiled
@@ -31,13 +32,16 @@ def _activities() -> list[torch.profiler.ProfilerActivity]:
 
 def operator_times(averages: Any, top: int) -> tuple[str, float, list[list[Any]]]:
     """(clock, total self µs, [[operator, self µs], ...] the `top` largest) of a profiler's
-    `key_averages()`: the device's self time where any operator has some, else the CPU's."""
+    `key_averages()`: the device's self time where any operator has some, else the CPU's. The
+    script's and the libraries' `record_function` ranges (`Optimizer.step#SGD.step`) are left out:
+    their self time is Python's, not an operator's."""
     def device_us(avg: Any) -> float:
         return float(getattr(avg, "self_device_time_total", getattr(avg, "self_cuda_time_total", 0.0)) or 0.0)
 
     on_device = any(device_us(avg) > 0 for avg in averages)
     clock = "device" if on_device else "cpu"
-    times = [(str(avg.key), device_us(avg) if on_device else float(avg.self_cpu_time_total)) for avg in averages]
+    times = [(str(avg.key), device_us(avg) if on_device else float(avg.self_cpu_time_total)) for avg in averages
+             if not getattr(avg, "is_user_annotation", False)]  # record_function ranges are no operators
     times = [t for t in times if t[1] > 0]
     times.sort(key=lambda t: -t[1])
     return clock, sum(t[1] for t in times), [[name, round(us, 1)] for name, us in times[:top]]
@@ -57,20 +61,22 @@ class PeriodicProfiler:
         """At a step's end: the profiler starts; the next `steps` steps are profiled."""
         options = {"acc_events": True} if "acc_events" in inspect.signature(torch.profiler.profile).parameters else {}
         try:
-            self._profiler = torch.profiler.profile(activities=_activities(), **options)
-            self._profiler.start()
+            profiler = torch.profiler.profile(activities=_activities(), schedule=torch.profiler.schedule(
+                wait=0, warmup=1, active=self.steps, repeat=1), **options)
+            profiler.start()
         except RuntimeError as exc:  # another profiler is running (the script's own): no more windows
-            self._profiler = None
             self.watch.mark("profile_off", why=str(exc)[:200])
             self.watch.unschedule()
             return
-        self._first, self._left = self.watch.count, self.steps
+        self._profiler, self._first, self._left = profiler, self.watch.count, self.steps
         self._start_us = self.watch.t_us(time.perf_counter_ns())
         self.watch.at_step = self._tick
 
     def _tick(self) -> None:
+        if self._profiler is not None:
+            self._profiler.step()
         self._left -= 1
-        if self._left <= 0:
+        if self._left < 0:
             self._end()
 
     def _end(self) -> None:

@@ -41,8 +41,23 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
     for trend in run.trends:  # each is a finding above, with its evidence and fix
         upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
         console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
+    _print_profiles(run, console)
     if stream:
         console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
+
+
+def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:
+    """The first and the last periodic profiler window's largest operators, one line each."""
+    if not run.profiles:
+        return
+    kept = "" if len(run.profiles) == run.profiles_seen else f", {len(run.profiles)} kept"
+    console.print(f"periodic profiler windows: {run.profiles_seen}{kept} (share of "
+                  f"{markup(run.profiles[0].clock)} self time)")
+    shown = [run.profiles[0], run.profiles[-1]] if len(run.profiles) > 1 else run.profiles[:1]
+    for window in shown:
+        ops = ", ".join(f"{op.name} {fmt_percent(op.share)}" for op in window.ops[:top])
+        console.print(f"  at {fmt_seconds(window.t_s)}, step {window.first_step}: {markup(ops, one_line=True)}",
+                      overflow="fold")
 
 
 def progress_line(elapsed_s: float, steps: int, steps_per_s: float | None, memory: float | None) -> str:

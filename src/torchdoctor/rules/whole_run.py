@@ -137,3 +137,20 @@ def slow_epoch(ev: Evidence) -> Hit | None:
                          Fix("Keep the workers and what they cached across epochs, or cache the dataset.",
                              "loader = DataLoader(dataset, batch_size=64, num_workers=4,\n"
                              "                    persistent_workers=True, prefetch_factor=4)"))
+
+
+@rule("TD-COMP-031", "compute")
+def operators_change_late(ev: Evidence) -> Hit | None:
+    """Over a whole run, the periodic profiler windows (`watch --profile-every`) show other
+    operators late in the run than early: an operator's share of the last window's self time is 10
+    points or more away from the first window's (`whole_run.trends` kind `profile_change`). Info:
+    what the change costs is not known from the windows alone (upside 0); the step time drift
+    (TD-COMP-029), if any, says it."""
+    found = ev.trend("profile_change")
+    if found is None:
+        return None
+    trend, wall = found
+    return Hit("info", trend.title, 0.0, {"cause": trend.evidence, "run_wall_s": wall, **trend.figures},
+               f"The steps do different work late in the run than early: {trend.advice}.",
+               Fix("Diagnose the late part of the run: let the early steps pass before measuring.",
+                   "torchdoctor diagnose --warmup-steps 20000 -- train.py  # steps late in the run"))
