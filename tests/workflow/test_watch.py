@@ -4,6 +4,7 @@ profiler windows kept apart from the steady steps, the Ctrl-C'd run still report
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -12,7 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
+from rich.console import Console
+
+from torchdoctor.workflow.watch import _Follower
 
 SCRIPT = '''import json, sys, time
 import torch
@@ -100,3 +105,27 @@ def test_a_run_stopped_with_ctrl_c_still_reports_what_it_saw(tmp_path):
     whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
     assert whole["ended"] == "interrupted" and whole["steps"] > 40
     assert any(p["kind"] == "steady" and p["seconds"] > 0 for p in whole["parts"])
+
+
+def _stream(path: Path) -> None:
+    ends = [int(10_000 * (i + 1)) for i in range(50)]
+    lines = [{"mark": {"name": "epoch", "t_us": 0, "step": 0, "length": 100}},
+             {"steps": {"first": 0, "end_us": ends, "data_us": [0] * 50}}, {"mem": [50, 500_000, 2**30, None]}]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_run_is_followed_live_on_a_terminal_and_line_by_line_in_a_pipe(tmp_path, terminal):
+    _stream(tmp_path / "rank0.watch.jsonl")
+    console = Console(file=io.StringIO(), width=80, force_terminal=terminal, color_system=None)
+    follower = _Follower(tmp_path / "rank0.watch.jsonl", 0.05, console, refresh_s=0.05)
+    follower.start()
+    time.sleep(0.5)
+    follower.stop.set()
+    follower.join(timeout=5)
+    out = console.file.getvalue()
+    assert not follower.is_alive()
+    if terminal:  # a panel redrawn in place, cleared at the end (the report follows)
+        assert "torchdoctor watch" in out and "step 50/100" in out and "\x1b[" in out
+    else:
+        assert out.splitlines()[0].startswith("torchdoctor watch: 0.0 min, 50 steps, median step 10.00 ms")

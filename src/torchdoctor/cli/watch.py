@@ -24,7 +24,8 @@ def watch(
         None, help="Stop the script after this many seconds and report what was seen."),
     sample_every: float = typer.Option(
         0.05, help="Seconds between two stack samples of the script (names the slow steps' causes)."),
-    progress_every: float = typer.Option(60.0, help="Seconds between two progress lines (on stderr)."),
+    progress_every: float = typer.Option(
+        60.0, help="Seconds between two progress lines on stderr in a pipe or CI log (a terminal: a live panel)."),
     warmup_steps: int = typer.Option(5, help="Steps run before the detailed timing window."),
     steps: int = typer.Option(20, "--steps", help="Steps in the detailed timing window."),
     profile: bool = typer.Option(True, "--profile/--no-profile", help="Run a torch.profiler window at the start."),

@@ -2,7 +2,9 @@
 
 Lines (one JSON object each; times in µs since the observation's clock started in the process):
   {"start": {"unix_ns", "t_us", "pid", "sample_interval_s"}}   the clock's anchor to wall time
-  {"mark": {"name", "t_us", "step", ...}}   script_start, epoch, lean_start, script_end (with "how")
+  {"mark": {"name", "t_us", "step", ...}}   script_start, epoch (with the DataLoader's "length"),
+                        lean_start (with the step "source", the "loop" [file, function] and the
+                        windows' "batch_size"), script_end (with "how")
   {"restart": N}        step detection chose a better source: steps before index N were not steps
   {"steps": {"first", "end_us": [...], "data_us": [...]}}    steps one by one
   {"block": {"first", "count", "end_us", "sum_us", "median_us", "max_us", "data_us"},
@@ -95,7 +97,8 @@ class RunStream:
         return found[-1] if found else None
 
 
-def _stack(item: list[Any]) -> tuple[int, Stack]:
+def stack_of(item: list[Any]) -> tuple[int, Stack]:
+    """A `stack` line's id and stack."""
     stack_id, leaf, frames = item
     return int(stack_id), Stack(str(leaf), tuple(Frame(str(f), str(fn), int(n)) for f, fn, n in frames))
 
@@ -131,7 +134,7 @@ def _apply(run: RunStream, item: dict[str, Any]) -> None:
     elif "samples" in item:
         run.samples.extend((int(step), int(stack)) for step, stack in item["samples"])
     elif "stack" in item:
-        stack_id, stack = _stack(item["stack"])
+        stack_id, stack = stack_of(item["stack"])
         run.stacks[stack_id] = stack
     elif "mem" in item:
         steps, t_us, rss, cuda = item["mem"]

@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -255,7 +256,9 @@ class ObservationSession:
             self.hooks.uninstall()
         self.lean.install_steps(source, self.hooks._first_root)
         self.sampler.stop()  # the windows' system figures are kept; a run of days must not grow them
-        self.watch.mark("lean_start", source=source, loop=self.watch.caller())
+        batches = Counter(parts.batch_size for _, parts in self.clock.samples if parts.batch_size)
+        self.watch.mark("lean_start", source=source, loop=self.watch.caller(),
+                        batch_size=batches.most_common(1)[0][0] if batches else None)
         if self.periodic is not None:
             self.watch.schedule(self.config.watch_profile_every_s, self.periodic.begin)
 
