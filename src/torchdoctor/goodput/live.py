@@ -159,5 +159,5 @@ class LiveState:
             step_s=step_s, memory_bytes=self.memory,
             goodput_fraction=self.steady_s / elapsed_s if elapsed_s > 0 and self.steps else None,
             epoch=self.epoch, epoch_step=epoch_step, epoch_length=self.epoch_length,
-            epoch_eta_s=left * step_s if left is not None and left >= 0 and step_s else None,
+            epoch_eta_s=left * step_s if left is not None and left > 0 and step_s else None,
             last_badput=self._last_badput())
