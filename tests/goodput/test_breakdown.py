@@ -240,3 +240,23 @@ def test_windows_that_show_the_same_operators_are_no_trend(tmp_path):
     _profile(stream, 900, 3.8, [["aten::mm", 560.0], ["aten::add", 440.0]])
     stream.end()
     assert not [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "profile_change"]
+
+
+def test_a_recompile_after_warm_up_is_placed_at_the_step_it_slowed(tmp_path):
+    durations = [1.5 if i + 1 == 300 else 0.001 for i in range(600)]
+    stream = Stream(durations)  # the lean observation starts at step 11
+    stream.lines += [{"compiled": [5, 1_000_000, 1]}, {"compiled": [12, 2_600_000, 2]},  # the switch: not counted
+                     {"compiled": [290, 2_900_000, 2]}, {"compiled": [305, 4_400_000, 3]}]
+    stream.end()
+    (trend,) = [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "recompile"]
+    assert trend.title == "torch.compile compiled again after warm-up (1x), first at step 300"
+    assert trend.figures["first_step"] == 300 and trend.figures["first_s"] == pytest.approx(1.5)
+    assert trend.upside_s == pytest.approx(1.499, rel=1e-3)
+    assert "step 300 (1.50 s)" in trend.evidence
+
+
+def test_no_rise_of_the_graph_count_is_no_recompile(tmp_path):
+    stream = Stream([0.001] * 600)
+    stream.lines += [{"compiled": [5, 1_000_000, 2]}, {"compiled": [400, 3_000_000, 2]}]
+    stream.end()
+    assert not [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "recompile"]

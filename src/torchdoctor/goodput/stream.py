@@ -12,6 +12,7 @@ Lines (one JSON object each; times in µs since the observation's clock started 
   {"stack": [id, leaf, [[file, function, line], ...]]}        a stack first seen (innermost first)
   {"samples": [[step, stack id], ...]}    the step in progress at each sample, and its stack
   {"mem": [steps, t_us, rss_bytes, cuda_allocated_bytes]}
+  {"compiled": [steps, t_us, graphs]}   torch.compile's graph count rose (read once a second)
   {"profile": {"first", "last", "t_us", "steps", "clock", "total_us", "ops": [[name, self_us], ...]}}
                         a periodic profiler window (observe.periodic) and the steps it touched
 A torn last line (a process killed mid-write) and lines of an unknown shape are skipped.
@@ -83,6 +84,7 @@ class RunStream:
     samples: list[tuple[int, int]] = field(default_factory=list)  # (step in progress, stack id)
     memory: list[tuple[int, float, int | None, int | None]] = field(default_factory=list)
     profiled: list[tuple[int, int]] = field(default_factory=list)  # every profiler window's steps
+    compiled: list[tuple[int, float, int]] = field(default_factory=list)  # (steps, time, graphs) readings
     first_profile: ProfileWindow | None = None
     last_profiles: deque[ProfileWindow] = field(default_factory=lambda: deque(maxlen=KEEP_LAST_PROFILES))
 
@@ -143,6 +145,9 @@ def _apply(run: RunStream, item: dict[str, Any]) -> None:
         run.marks.append({**item["mark"], "t_s": item["mark"]["t_us"] / 1e6})
     elif "profile" in item:
         _profile(run, item["profile"])
+    elif "compiled" in item:
+        steps, t_us, graphs = item["compiled"]
+        run.compiled.append((int(steps), t_us / 1e6, int(graphs)))
     elif "restart" in item:
         run.first_step = max(run.first_step, int(item["restart"]))
     elif "start" in item:

@@ -1,6 +1,7 @@
 """What changed over a whole run, each with its evidence, its fix and the run time at stake:
 memory that grows with the step count, periodic stalls (checkpoints, evaluation), step time that
-drifts, a slow epoch, operators that changed between the first and the last profiler window."""
+drifts, a slow epoch, operators that changed between the first and the last profiler window,
+torch.compile compiling again mid-run."""
 
 from __future__ import annotations
 
@@ -125,10 +126,47 @@ def profile_change(windows: Sequence[ProfileWindow]) -> Trend | None:
                           "last_op_s_per_step": per_step[1]})
 
 
+def _recompile_steps(run: RunStream, duration_of: dict[int, float]) -> list[tuple[int, float, int]]:
+    """(step, its time, new graphs) of each rise of torch.compile's graph count after the first
+    lean step: the slowest step between the reading before the rise and the rise's."""
+    lean = run.mark("lean_start")
+    if lean is None:
+        return []
+    after = int(lean["step"]) + 1  # the hooks coming off may recompile the first lean step
+    found = []
+    for (before, _, graphs_before), (steps, _, graphs) in zip(run.compiled, run.compiled[1:]):
+        span = [i for i in range(before, steps + 1) if i in duration_of]
+        if graphs > graphs_before and before >= after and span:
+            step = max(span, key=lambda i: duration_of[i])
+            found.append((step, duration_of[step], graphs - graphs_before))
+    return found
+
+
+def recompiles(run: RunStream, index: Sequence[int], duration: Sequence[float], median: float | None,
+               wall_s: float) -> Trend | None:
+    """torch.compile compiling again after warm-up (torch._dynamo's graph count rose mid-run),
+    each at the step it slowed, with the time those steps took beyond the median."""
+    found = _recompile_steps(run, dict(zip(index, duration)))
+    if not found or median is None:
+        return None
+    extra = sum(max(0.0, d - median) for _, d, _ in found)
+    step, first_s, _ = found[0]
+    steps = ", ".join(f"step {i} ({d:.2f} s)" for i, d, _ in found[:5])
+    return Trend("recompile", f"torch.compile compiled again after warm-up ({len(found)}x), "
+                 f"first at step {step}",
+                 f"{sum(n for _, _, n in found)} new graphs mid-run: {steps}; the median step "
+                 f"{median * 1e3:.2f} ms", "a shape, dtype or Python value the compiled code was "
+                 "specialised on changed: TORCH_LOGS=recompiles names the guard that failed; mark the "
+                 "varying dimension dynamic or pad the inputs to a few sizes", extra,
+                 {"recompiles": float(len(found)), "first_step": float(step), "first_s": first_s,
+                  "total_s": extra, "run_share_fraction": extra / wall_s if wall_s else 0.0})
+
+
 def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float], parts: Sequence[Part],
                 median: float | None, wall_s: float) -> list[Trend]:
     """Every trend the run shows, the largest upside first."""
     found = [memory_growth(run), step_drift(index, duration, median), profile_change(run.profiles),
+             recompiles(run, index, duration, median, wall_s),
              *(periodic_stall(p, wall_s) for p in parts)]
     for part in parts:
         if part.kind == "slow_epoch" and part.seconds > 0.01 * wall_s:

@@ -3,7 +3,7 @@
 What it keeps, from the process's set-up to its end: each step's end time and data wait (pushed
 by the step hook, one `deque.append` a step), the epochs (each `iter(DataLoader)`), the process's
 memory (RSS, and the CUDA allocator's allocated bytes once CUDA is in use) four times a second,
-and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
+torch.compile's graph count (torch._dynamo's counters) once a second, and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
 files (what `sys._current_frames()` shows), so that a slow step is named by the function and line
 that ran in it. A daemon thread does the sampling and the writing; the step's hot path does
 nothing else.
@@ -89,6 +89,15 @@ class StackSampler:
         return stack_id
 
 
+def _compiled_graphs() -> int | None:
+    """Graphs torch.compile has compiled in this process so far (torch._dynamo's own counter;
+    None: Dynamo not imported)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return None
+    return int(utils.counters["stats"]["unique_graphs"])
+
+
 def _memory() -> tuple[int | None, int | None]:
     """(RSS bytes, CUDA allocated bytes) now; None where not known."""
     rss = None
@@ -125,6 +134,7 @@ class RunWatch:
         self._last_end_us = 0
         self._baseline_us: int | None = None  # the median step of the first block: "slow" is twice it
         self._bytes = 0
+        self._graphs: int | None = None  # torch.compile's graphs at the last reading
         self._fd: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watch", daemon=True)
@@ -217,6 +227,7 @@ class RunWatch:
                 self._read_memory()
                 next_memory = time.monotonic() + _MEMORY_S * slow
             if time.monotonic() >= next_flush:
+                self._read_compiles()
                 self._flush()
                 slow = 10 if self._bytes > self.max_bytes else 1
                 next_flush = time.monotonic() + _FLUSH_S * slow
@@ -244,6 +255,13 @@ class RunWatch:
     def _read_memory(self) -> None:
         rss, cuda = _memory()
         self._memory.append([self.count, self._us(time.perf_counter_ns()), rss, cuda])
+
+    def _read_compiles(self) -> None:
+        """A `compiled` line when torch.compile's graph count rose since the last reading."""
+        graphs = _compiled_graphs()
+        if graphs is not None and graphs != self._graphs:
+            self._graphs = graphs
+            self._event({"compiled": [self.count, self._us(time.perf_counter_ns()), graphs]})
 
     def _steps_line(self, steps: list[tuple[int, int]]) -> dict[str, Any]:
         """The steps as they were (the first `raw_steps`), or as one block and its slow steps."""

@@ -154,3 +154,18 @@ def operators_change_late(ev: Evidence) -> Hit | None:
                f"The steps do different work late in the run than early: {trend.advice}.",
                Fix("Diagnose the late part of the run: let the early steps pass before measuring.",
                    "torchdoctor diagnose --warmup-steps 20000 -- train.py  # steps late in the run"))
+
+
+@rule("TD-COMP-032", "compute")
+def recompiles_mid_run(ev: Evidence) -> Hit | None:
+    """Over a whole run, torch.compile compiles again after warm-up: torch._dynamo's graph count
+    (`counters["stats"]["unique_graphs"]`, read once a second) rose after the first lean step
+    (`whole_run.trends` kind `recompile`), each rise placed at the slowest step since the reading
+    before it. Upside: those steps' time beyond the median over the run's wall time; warning from
+    5%, problem from 20%. PyTorch docs: torch.compile troubleshooting (TORCH_LOGS=recompiles,
+    torch._dynamo.mark_dynamic)."""
+    return _run_time_hit(ev, "recompile", "Compiled code was thrown away and compiled again mid-run:",
+                         Fix("Find the guard that failed, then mark the varying dimension dynamic.",
+                             "# TORCH_LOGS=recompiles python train.py  names the guard that failed\n"
+                             "torch._dynamo.mark_dynamic(x, 0)  # before the call: dim 0 varies\n"
+                             "out = compiled_model(x)"))
