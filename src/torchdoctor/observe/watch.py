@@ -92,10 +92,12 @@ class StackSampler:
 def _compiled_graphs() -> int | None:
     """Graphs torch.compile has compiled in this process so far (torch._dynamo's own counter;
     None: Dynamo not imported)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    if utils is None:
+    # A module being imported is in sys.modules before its names are: `counters` may not be yet.
+    # `.get`, not `[]`: the defaultdict must not gain a key from this thread while Dynamo walks it.
+    counters = getattr(sys.modules.get("torch._dynamo.utils"), "counters", None)
+    if counters is None:
         return None
-    return int(utils.counters["stats"]["unique_graphs"])
+    return int(counters.get("stats", {}).get("unique_graphs", 0))
 
 
 def _memory() -> tuple[int | None, int | None]:
