@@ -187,3 +187,76 @@ def test_a_step_in_which_two_functions_ran_shares_its_excess_by_their_samples(tm
     whole = stream.write(tmp_path / "w.jsonl")
     assert _by_cause(whole, "evaluate (train.py:60)").seconds == pytest.approx(0.200, rel=1e-3)
     assert _by_cause(whole, "save_checkpoint (train.py:212)").seconds == pytest.approx(0.100, rel=1e-3)
+
+
+def _profile(stream: Stream, first: int, t_s: float, ops: list[list], last: int | None = None) -> None:
+    stream.lines.append({"profile": {"first": first, "last": first + 5 if last is None else last,
+                                     "t_us": int(t_s * 1e6), "steps": 5, "clock": "cpu",
+                                     "total_us": sum(us for _, us in ops), "ops": ops}})
+
+
+def test_the_steps_of_a_periodic_profiler_window_are_its_badput_and_not_in_the_steady_statistics(tmp_path):
+    durations = [0.020 if 200 <= i + 1 <= 205 else 0.001 for i in range(500)]
+    stream = Stream(durations)
+    _profile(stream, 200, 2.7, [["aten::mm", 600.0], ["aten::add", 400.0]])
+    stream.end()
+    whole = stream.write(tmp_path / "w.jsonl")
+    (window,) = [p for p in whole.parts if p.label == "torchdoctor's periodic profiler windows"]
+    assert window.kind == "windows" and window.steps == 6 and window.first_steps[0] == 200
+    assert window.seconds == pytest.approx(6 * 0.019, rel=1e-3)  # the excess over the 1 ms median
+    assert not [p for p in whole.parts if p.kind == "slow"]  # none of them is another slow step
+    assert whole.step_s == pytest.approx(0.001, rel=1e-3)
+    assert sum(p.seconds for p in whole.parts) == pytest.approx(whole.wall_s, abs=1e-4)
+    assert [op.name for op in whole.profiles[0].ops] == ["aten::mm", "aten::add"]
+    assert whole.profiles[0].ops[0].share == pytest.approx(0.6)
+    assert WholeRun.from_dict(orjson.loads(orjson.dumps(whole.to_dict()))) == whole
+
+
+def test_the_first_and_the_last_profiler_windows_are_kept_and_every_one_counted(tmp_path):
+    stream = Stream([0.001] * 1000)
+    for k in range(8):
+        _profile(stream, 100 + 100 * k, 3.0 + k, [["aten::mm", 100.0 + k]])
+    stream.end()
+    whole = stream.write(tmp_path / "w.jsonl")
+    assert whole.profiles_seen == 8
+    assert [w.first_step for w in whole.profiles] == [100, 500, 600, 700, 800]
+
+
+def test_operators_that_changed_between_the_first_and_the_last_window_are_a_trend(tmp_path):
+    stream = Stream([0.001] * 1000)
+    _profile(stream, 100, 3.0, [["aten::mm", 600.0], ["aten::add", 400.0]])
+    _profile(stream, 500, 3.4, [["aten::mm", 590.0], ["aten::add", 410.0]])
+    _profile(stream, 900, 3.8, [["aten::cat", 1500.0], ["aten::mm", 600.0], ["aten::add", 400.0]])
+    stream.end()
+    (trend,) = [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "profile_change"]
+    assert trend.title == "the operators changed late in the run: aten::cat 0% -> 60%"
+    assert "aten::mm 60% -> 24%" in trend.evidence and "0.20 ms -> 0.50 ms" in trend.evidence
+    assert trend.figures["share_change_fraction"] == pytest.approx(0.6)
+
+
+def test_windows_that_show_the_same_operators_are_no_trend(tmp_path):
+    stream = Stream([0.001] * 1000)
+    _profile(stream, 100, 3.0, [["aten::mm", 600.0], ["aten::add", 400.0]])
+    _profile(stream, 900, 3.8, [["aten::mm", 560.0], ["aten::add", 440.0]])
+    stream.end()
+    assert not [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "profile_change"]
+
+
+def test_a_recompile_after_warm_up_is_placed_at_the_step_it_slowed(tmp_path):
+    durations = [1.5 if i + 1 == 300 else 0.001 for i in range(600)]
+    stream = Stream(durations)  # the lean observation starts at step 11
+    stream.lines += [{"compiled": [5, 1_000_000, 1]}, {"compiled": [12, 2_600_000, 2]},  # the switch: not counted
+                     {"compiled": [290, 2_900_000, 2]}, {"compiled": [305, 4_400_000, 3]}]
+    stream.end()
+    (trend,) = [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "recompile"]
+    assert trend.title == "torch.compile compiled again after warm-up (1x), first at step 300"
+    assert trend.figures["first_step"] == 300 and trend.figures["first_s"] == pytest.approx(1.5)
+    assert trend.upside_s == pytest.approx(1.499, rel=1e-3)
+    assert "step 300 (1.50 s)" in trend.evidence
+
+
+def test_no_rise_of_the_graph_count_is_no_recompile(tmp_path):
+    stream = Stream([0.001] * 600)
+    stream.lines += [{"compiled": [5, 1_000_000, 2]}, {"compiled": [400, 3_000_000, 2]}]
+    stream.end()
+    assert not [t for t in stream.write(tmp_path / "w.jsonl").trends if t.kind == "recompile"]

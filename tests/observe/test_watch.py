@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from torchdoctor.goodput import read_watch
 from torchdoctor.observe.watch import RunWatch
 
@@ -50,3 +52,21 @@ def test_memory_is_read_while_the_script_runs_and_at_its_end(tmp_path):
     watch.finish("script_finished")
     run = read_watch(tmp_path / "rank0.watch.jsonl")
     assert len(run.memory) >= 2 and all(rss and rss > 0 for _, _, rss, _ in run.memory)
+
+
+@pytest.mark.slow  # importing torch._dynamo and compiling: 15 s on a busy 2-core machine
+def test_torch_compile_graphs_are_counted_as_they_are_compiled(tmp_path):
+    import torch
+
+    double = torch.compile(lambda x: x * 2, backend="eager")  # Dynamo's graphs, no code generation
+    watch = _watch(tmp_path)
+    watch.start()
+    for shape in [(3,), (3,), (3, 4), (5, 4, 2)]:  # a new number of dimensions compiles again
+        double(torch.ones(shape))
+        watch.step()
+        time.sleep(1.1)  # a reading a second
+    watch.finish("script_finished")
+    run = read_watch(tmp_path / "rank0.watch.jsonl")
+    graphs = [g for _, _, g in run.compiled]
+    assert graphs == sorted(graphs) and graphs[-1] - graphs[0] >= 2
+    assert [steps for steps, _, _ in run.compiled] == sorted(steps for steps, _, _ in run.compiled)

@@ -11,7 +11,8 @@ from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 from tests.goodput.test_breakdown import Stream
 
-WHOLE_RUN_RULES = ["TD-COMP-027", "TD-COMP-028", "TD-COMP-029", "TD-COMP-030", "TD-DATA-010", "TD-MEM-006"]
+WHOLE_RUN_RULES = ["TD-COMP-027", "TD-COMP-028", "TD-COMP-029", "TD-COMP-030", "TD-COMP-031", "TD-COMP-032",
+                   "TD-DATA-010", "TD-MEM-006"]
 
 
 def _record(tmp_path, stream: Stream) -> Record:

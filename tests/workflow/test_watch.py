@@ -1,9 +1,10 @@
 """`torchdoctor watch` on a real script run to its end: the whole run's wall time broken down, the
-periodic checkpoint named by its function and line with its period, the leak seen, the Ctrl-C'd
-run still reported."""
+periodic checkpoint named by its function and line with its period, the leak seen, the periodic
+profiler windows kept apart from the steady steps, the Ctrl-C'd run still reported."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -12,7 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
+from rich.console import Console
+
+from torchdoctor.workflow.watch import _Follower
 
 SCRIPT = '''import json, sys, time
 import torch
@@ -45,12 +50,12 @@ json.dump({"saved_s": sum(saved), "saves": len(saved)}, open(sys.argv[1], "w"))
 SAVE_LINE = SCRIPT.splitlines().index("    time.sleep(0.25)") + 1
 
 
-def _watch(tmp_path: Path, epochs: int) -> subprocess.Popen:
+def _watch(tmp_path: Path, epochs: int, *options: str) -> subprocess.Popen:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     command = [sys.executable, "-m", "torchdoctor", "watch", "--store", str(tmp_path / "runs.db"),
                "--no-profile", "--no-memory",
-               "--progress-every", "1", "--json", str(tmp_path / "record.json"), "--",
+               "--progress-every", "1", "--json", str(tmp_path / "record.json"), *options, "--",
                str(script), str(tmp_path / "truth.json"), str(epochs)]
     return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "80"})
@@ -58,7 +63,7 @@ def _watch(tmp_path: Path, epochs: int) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_line(tmp_path):
-    proc = _watch(tmp_path, epochs=3)
+    proc = _watch(tmp_path, 3, "--profile-every", "0.05")  # a profiler window every 3 s
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
@@ -79,6 +84,12 @@ def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_lin
     assert "Whole run" in out and "save_checkpoint (train.py:" in out
     assert "torchdoctor watch:" in err  # the progress line, in a pipe
     assert all(len(line) <= 80 for line in out.splitlines())
+    # the periodic profiler windows: the first at the lean observation's start, then every 3 s
+    assert whole["profiles_seen"] >= 2 and len(whole["profiles"]) == whole["profiles_seen"]
+    windows = next(p for p in whole["parts"] if p["label"] == "torchdoctor's periodic profiler windows")
+    assert windows["steps"] == 7 * whole["profiles_seen"]  # warm-up, 5 profiled, the stop: 7 steps each
+    assert "aten::addmm" in {op["name"] for w in whole["profiles"] for op in w["ops"]}
+    assert "periodic profiler windows: " in out
 
 
 @pytest.mark.slow
@@ -94,3 +105,27 @@ def test_a_run_stopped_with_ctrl_c_still_reports_what_it_saw(tmp_path):
     whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
     assert whole["ended"] == "interrupted" and whole["steps"] > 40
     assert any(p["kind"] == "steady" and p["seconds"] > 0 for p in whole["parts"])
+
+
+def _stream(path: Path) -> None:
+    ends = [int(10_000 * (i + 1)) for i in range(50)]
+    lines = [{"mark": {"name": "epoch", "t_us": 0, "step": 0, "length": 100}},
+             {"steps": {"first": 0, "end_us": ends, "data_us": [0] * 50}}, {"mem": [50, 500_000, 2**30, None]}]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_run_is_followed_live_on_a_terminal_and_line_by_line_in_a_pipe(tmp_path, terminal):
+    _stream(tmp_path / "rank0.watch.jsonl")
+    console = Console(file=io.StringIO(), width=80, force_terminal=terminal, color_system=None)
+    follower = _Follower(tmp_path / "rank0.watch.jsonl", 0.05, console, refresh_s=0.05)
+    follower.start()
+    time.sleep(0.5)
+    follower.stop.set()
+    follower.join(timeout=5)
+    out = console.file.getvalue()
+    assert not follower.is_alive()
+    if terminal:  # a panel redrawn in place, cleared at the end (the report follows)
+        assert "torchdoctor watch" in out and "step 50/100" in out and "\x1b[" in out
+    else:
+        assert out.splitlines()[0].startswith("torchdoctor watch: 0.0 min, 50 steps, median step 10.00 ms")

@@ -24,11 +24,16 @@ def watch(
         None, help="Stop the script after this many seconds and report what was seen."),
     sample_every: float = typer.Option(
         0.05, help="Seconds between two stack samples of the script (names the slow steps' causes)."),
-    progress_every: float = typer.Option(60.0, help="Seconds between two progress lines (on stderr)."),
+    progress_every: float = typer.Option(
+        60.0, help="Seconds between two progress lines on stderr in a pipe or CI log (a terminal: a live panel)."),
     warmup_steps: int = typer.Option(5, help="Steps run before the detailed timing window."),
     steps: int = typer.Option(20, "--steps", help="Steps in the detailed timing window."),
     profile: bool = typer.Option(True, "--profile/--no-profile", help="Run a torch.profiler window at the start."),
     memory: bool = typer.Option(True, "--memory/--no-memory", help="Measure one step's memory breakdown."),
+    profile_every: float = typer.Option(
+        10.0, help="Minutes between two short profiler windows during the run (a fraction: 0.5 is 30 s)."),
+    periodic_profile: bool = typer.Option(
+        True, "--periodic-profile/--no-periodic-profile", help="Repeat a short profiler window during the run."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
     html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
@@ -46,12 +51,16 @@ def watch(
     try:
         config = ObserveConfig(warmup_steps=warmup_steps, timing_steps=steps, profile=profile, memory=memory,
                                stop_after_windows=False, threads_probe=False, compile_probe=False, watch=True,
-                               watch_sample_interval_s=sample_every)
+                               watch_sample_interval_s=sample_every,
+                               watch_profile_every_s=60.0 * profile_every if periodic_profile else 0.0)
         launch = LaunchConfig(timeout_s=duration)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     if progress_every <= 0:
         raise typer.BadParameter("must be > 0", param_hint="--progress-every")
+    if profile_every <= 0:
+        raise typer.BadParameter("must be > 0 (--no-periodic-profile turns the windows off)",
+                                 param_hint="--profile-every")
     outputs = DiagnoseOutputs(store_path=store, save=save, json_out=json_out, html_out=html_out)
     with held_stops() as stops:
         record = watch_script(command[0], command[1:], config, launch, outputs, progress_every_s=progress_every)

@@ -12,6 +12,8 @@ The parts add up to the wall time:
                   epoch starts (a step that began an `iter(DataLoader)`)
                   data stalls (the step's wait in `DataLoader.__next__` is most of its excess)
                   torchdoctor's detailed windows (the profiler and memory steps at the start)
+              and the steps of the periodic profiler windows (`watch --profile-every`): their time
+              up to the median steady, the rest torchdoctor's; none of them sets the band
               and in a slow epoch (median step beyond the run's by a fifth), the excess of its
               steady steps over the run's median is badput of that epoch
   tail        the last step's end -> the script's end
@@ -185,8 +187,17 @@ def breakdown(run: RunStream, spawn_unix_s: float | None = None, exit_unix_s: fl
     count = len(steps.index) + steps.block_steps + (1 if first_end is not None else 0)
     return WholeRun(wall_s=clock.wall_s, ended=str(end.get("how", "")) if end else "killed", steps=count,
                     step_s=median, goodput_s=goodput, parts=parts,
-                    trends=find_trends(run, steps.index, steps.duration, parts, median, clock.wall_s),
-                    timeline=_timeline(run, steps, clock), disk_bytes=disk_bytes)
+                    trends=find_trends(run, *_outside_windows(run, steps), parts, median, clock.wall_s),
+                    timeline=_timeline(run, steps, clock), disk_bytes=disk_bytes,
+                    profiles=[replace(w, t_s=w.t_s + clock.offset_s) for w in run.profiles],
+                    profiles_seen=len(run.profiled))
+
+
+def _outside_windows(run: RunStream, steps: _Steps) -> tuple[list[int], list[float]]:
+    """The steps' indices and durations, less the periodic profiler windows' steps."""
+    inside = _in_windows(run.profiled)
+    kept = [(i, d) for i, d in zip(steps.index, steps.duration) if not inside(i)]
+    return [i for i, _ in kept], [d for _, d in kept]
 
 
 def _at(run: RunStream, name: str, clock: Clock, *, default: float) -> float:
@@ -228,6 +239,38 @@ def _steady_band(steps: _Steps, lean_from: int | None, keep: Callable[[int], boo
     return _band(lean if len(lean) >= 20 else [d for _, d in kept])
 
 
+def _in_windows(ranges: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """Whether a step is one of the periodic profiler windows' (`ranges`: first, last step each)."""
+    ordered = sorted(ranges)
+    firsts = [first for first, _ in ordered]
+
+    def inside(index: int) -> bool:
+        k = bisect_right(firsts, index) - 1
+        return k >= 0 and index <= ordered[k][1]
+    return inside
+
+
+class _Profiled:
+    """The steps of the periodic profiler windows: each step's time up to the median is the step's
+    work (steady), the rest the profiler's cost (badput); none is in the steady steps' statistics."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        self.inside = _in_windows(ranges)
+        self.steady_s = self.excess_s = 0.0
+        self.steps = 0
+        self.first: list[int] = []
+
+    def take(self, index: int, duration: float, median: float) -> bool:
+        """Count the step if it is a window's; whether it was."""
+        if not self.inside(index):
+            return False
+        self.steady_s += min(duration, median)
+        self.excess_s += max(0.0, duration - median)
+        self.steps += 1
+        self.first.append(index)
+        return True
+
+
 def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
                 lean: dict | None) -> tuple[float | None, list[Part]]:
     """The steps' time: steady (goodput), and each kind of slow step's excess (badput)."""
@@ -235,15 +278,20 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
         return None, [Part("steady", "steady steps", steps.block_steady_s, steps=steps.block_steps)]
     lean_from = int(lean["step"]) if lean else None
     starts = _epochs(run)
-    median, limit = _steady_band(steps, lean_from, lambda i: True)
+    profiled = _in_windows(run.profiled)
+    median, limit = _steady_band(steps, lean_from, lambda i: not profiled(i))
     bands = _epoch_bands(steps, starts, median)
     if bands:  # the run's median leaves the slow epochs out
-        median, limit = _steady_band(steps, lean_from, lambda i: bisect_right(starts, i) not in bands)
+        median, limit = _steady_band(steps, lean_from,
+                                     lambda i: not profiled(i) and bisect_right(starts, i) not in bands)
     steady_s, steady_n, steady_idx = steps.block_steady_s, steps.block_steps, []
     epoch_excess: dict[int, float] = defaultdict(float)
     epoch_steps: Counter[int] = Counter()
     slow: list[_Slow] = []
+    windows = _Profiled(run.profiled)
     for i, end, d, data in zip(steps.index, steps.end, steps.duration, steps.data):
+        if windows.take(i, d, median):
+            continue
         epoch = bisect_right(starts, i)
         base, top = bands.get(epoch, (median, limit))
         if epoch in bands:
@@ -257,7 +305,10 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
             steady_idx.append(i)
         steady_n += 1
     sampled.learn_usual(steady_idx)
-    parts = [Part("steady", "steady steps", steady_s, steps=steady_n)]
+    parts = [Part("steady", "steady steps", steady_s + windows.steady_s, steps=steady_n + windows.steps)]
+    if windows.steps:
+        parts.append(Part("windows", "torchdoctor's periodic profiler windows", windows.excess_s,
+                          steps=windows.steps, first_steps=windows.first[:5]))
     in_slow_epoch = lambda i: bisect_right(starts, i) in bands  # noqa: E731
     slow_parts, absorbed = _slow_parts(slow, run.first_step, set(starts), sampled, lean_from, in_slow_epoch)
     for step in absorbed:

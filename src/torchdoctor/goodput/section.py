@@ -43,6 +43,31 @@ class Trend:
 
 
 @dataclass(frozen=True, slots=True)
+class OpTime:
+    """An operator's self time in a profiler window, and its share of the window's."""
+
+    name: str
+    seconds: float
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileWindow:
+    """A short profiler window of the lean observation (`watch --profile-every`): when it began
+    (on the run's clock), the steps it touched (`first_step`..`last_step`, the profiler's stop and
+    summary included), the clock its times are on (`device` or `cpu`), the operators' total self
+    time and the largest operators."""
+
+    t_s: float
+    first_step: int
+    last_step: int
+    steps: int
+    clock: str
+    total_s: float
+    ops: list[OpTime] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class WholeRun:
     """The run from the process's start to its exit."""
 
@@ -55,6 +80,8 @@ class WholeRun:
     trends: list[Trend]
     timeline: dict[str, list[float | None]] = field(default_factory=dict)
     disk_bytes: int = 0
+    profiles: list[ProfileWindow] = field(default_factory=list)
+    profiles_seen: int = 0
 
     @property
     def goodput_share(self) -> float:

@@ -2,7 +2,9 @@
 
 Lines (one JSON object each; times in µs since the observation's clock started in the process):
   {"start": {"unix_ns", "t_us", "pid", "sample_interval_s"}}   the clock's anchor to wall time
-  {"mark": {"name", "t_us", "step", ...}}   script_start, epoch, lean_start, script_end (with "how")
+  {"mark": {"name", "t_us", "step", ...}}   script_start, epoch (with the DataLoader's "length"),
+                        lean_start (with the step "source", the "loop" [file, function] and the
+                        windows' "batch_size"), script_end (with "how")
   {"restart": N}        step detection chose a better source: steps before index N were not steps
   {"steps": {"first", "end_us": [...], "data_us": [...]}}    steps one by one
   {"block": {"first", "count", "end_us", "sum_us", "median_us", "max_us", "data_us"},
@@ -10,16 +12,24 @@ Lines (one JSON object each; times in µs since the observation's clock started 
   {"stack": [id, leaf, [[file, function, line], ...]]}        a stack first seen (innermost first)
   {"samples": [[step, stack id], ...]}    the step in progress at each sample, and its stack
   {"mem": [steps, t_us, rss_bytes, cuda_allocated_bytes]}
+  {"compiled": [steps, t_us, graphs]}   torch.compile's graph count rose (read once a second)
+  {"profile": {"first", "last", "t_us", "steps", "clock", "total_us", "ops": [[name, self_us], ...]}}
+                        a periodic profiler window (observe.periodic) and the steps it touched
 A torn last line (a process killed mid-write) and lines of an unknown shape are skipped.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from torchdoctor.goodput.section import OpTime, ProfileWindow
+
+KEEP_LAST_PROFILES = 4  # the profiler windows kept: the first and the last this many
 
 
 def watch_path(out_dir: str | Path, rank: int) -> Path:
@@ -73,6 +83,15 @@ class RunStream:
     stacks: dict[int, Stack] = field(default_factory=dict)
     samples: list[tuple[int, int]] = field(default_factory=list)  # (step in progress, stack id)
     memory: list[tuple[int, float, int | None, int | None]] = field(default_factory=list)
+    profiled: list[tuple[int, int]] = field(default_factory=list)  # every profiler window's steps
+    compiled: list[tuple[int, float, int]] = field(default_factory=list)  # (steps, time, graphs) readings
+    first_profile: ProfileWindow | None = None
+    last_profiles: deque[ProfileWindow] = field(default_factory=lambda: deque(maxlen=KEEP_LAST_PROFILES))
+
+    @property
+    def profiles(self) -> list[ProfileWindow]:
+        """The profiler windows kept: the first and the last KEEP_LAST_PROFILES."""
+        return [*([self.first_profile] if self.first_profile else []), *self.last_profiles]
 
     def mark(self, name: str) -> dict[str, Any] | None:
         """The last mark of that name (None: never reached)."""
@@ -80,7 +99,8 @@ class RunStream:
         return found[-1] if found else None
 
 
-def _stack(item: list[Any]) -> tuple[int, Stack]:
+def stack_of(item: list[Any]) -> tuple[int, Stack]:
+    """A `stack` line's id and stack."""
     stack_id, leaf, frames = item
     return int(stack_id), Stack(str(leaf), tuple(Frame(str(f), str(fn), int(n)) for f, fn, n in frames))
 
@@ -89,6 +109,19 @@ def _block(item: dict[str, Any]) -> Block:
     return Block(first=int(item["first"]), count=int(item["count"]), end_s=item["end_us"] / 1e6,
                  sum_s=item["sum_us"] / 1e6, median_s=item["median_us"] / 1e6, max_s=item["max_us"] / 1e6,
                  data_s=item["data_us"] / 1e6)
+
+
+def _profile(run: RunStream, item: dict[str, Any]) -> None:
+    total = item["total_us"] / 1e6
+    window = ProfileWindow(t_s=item["t_us"] / 1e6, first_step=int(item["first"]), last_step=int(item["last"]),
+                           steps=int(item["steps"]), clock=str(item["clock"]), total_s=total,
+                           ops=[OpTime(str(name), us / 1e6, us / 1e6 / total if total > 0 else 0.0)
+                                for name, us in item["ops"]])
+    run.profiled.append((window.first_step, window.last_step))
+    if run.first_profile is None:
+        run.first_profile = window
+    else:
+        run.last_profiles.append(window)
 
 
 def _apply(run: RunStream, item: dict[str, Any]) -> None:
@@ -103,13 +136,18 @@ def _apply(run: RunStream, item: dict[str, Any]) -> None:
     elif "samples" in item:
         run.samples.extend((int(step), int(stack)) for step, stack in item["samples"])
     elif "stack" in item:
-        stack_id, stack = _stack(item["stack"])
+        stack_id, stack = stack_of(item["stack"])
         run.stacks[stack_id] = stack
     elif "mem" in item:
         steps, t_us, rss, cuda = item["mem"]
         run.memory.append((int(steps), t_us / 1e6, rss, cuda))
     elif "mark" in item:
         run.marks.append({**item["mark"], "t_s": item["mark"]["t_us"] / 1e6})
+    elif "profile" in item:
+        _profile(run, item["profile"])
+    elif "compiled" in item:
+        steps, t_us, graphs = item["compiled"]
+        run.compiled.append((int(steps), t_us / 1e6, int(graphs)))
     elif "restart" in item:
         run.first_step = max(run.first_step, int(item["restart"]))
     elif "start" in item:

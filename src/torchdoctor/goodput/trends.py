@@ -1,6 +1,7 @@
 """What changed over a whole run, each with its evidence, its fix and the run time at stake:
 memory that grows with the step count, periodic stalls (checkpoints, evaluation), step time that
-drifts, a slow epoch."""
+drifts, a slow epoch, operators that changed between the first and the last profiler window,
+torch.compile compiling again mid-run."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import re
 import statistics
 from typing import Sequence
 
-from torchdoctor.goodput.section import Part, Trend
+from torchdoctor.goodput.section import Part, ProfileWindow, Trend
 from torchdoctor.goodput.stream import RunStream
 
 GROWTH_MIN_BYTES = 32 * 2**20  # less growth than this over the run is not reported
 DRIFT = 1.15  # the last tenth's median step this many times the first tenth's is a drift
+OP_CHANGE = 0.10  # an operator's share of a profiler window that moved this much (10 points) changed
+_TOP_OPS = 5  # the operators compared: the largest of each window
 _CHECKPOINT = re.compile(r"save|checkpoint|ckpt|serializ", re.IGNORECASE)
 _EVALUATION = re.compile(r"eval|valid|test|infer", re.IGNORECASE)
 
@@ -94,10 +97,76 @@ def periodic_stall(part: Part, wall_s: float) -> Trend | None:
                  f"look at what {part.cause} does every {part.period_steps} steps", part.seconds, figures)
 
 
+def profile_change(windows: Sequence[ProfileWindow]) -> Trend | None:
+    """The largest operators of the last profiler window against the first's (on the same clock):
+    an operator whose share of the window's self time moved by OP_CHANGE or more."""
+    if len(windows) < 2 or windows[0].clock != windows[-1].clock:
+        return None
+    first, last = windows[0], windows[-1]
+    before = {op.name: op.share for op in first.ops}
+    after = {op.name: op.share for op in last.ops}
+    names = {op.name for op in [*first.ops[:_TOP_OPS], *last.ops[:_TOP_OPS]]}
+    moves = sorted(((after.get(n, 0.0) - before.get(n, 0.0), n) for n in names), key=lambda m: -abs(m[0]))
+    if not moves or abs(moves[0][0]) < OP_CHANGE:
+        return None
+    change, name = moves[0]
+    words = [f"{n} {100 * before.get(n, 0.0):.0f}% -> {100 * after.get(n, 0.0):.0f}%"
+             for c, n in moves[:3] if abs(c) >= OP_CHANGE / 2]
+    per_step = (first.total_s / first.steps, last.total_s / last.steps)
+    return Trend("profile_change", f"the operators changed late in the run: {name} "
+                 f"{100 * before.get(name, 0.0):.0f}% -> {100 * after.get(name, 0.0):.0f}%",
+                 f"share of the profiled {first.clock} self time, the window at {first.t_s:.0f} s against the "
+                 f"one at {last.t_s:.0f} s: {', '.join(words)}; {per_step[0] * 1e3:.2f} ms -> "
+                 f"{per_step[1] * 1e3:.2f} ms of operator time a step",
+                 "the steps do other work late in the run: inputs that grew, a new code path (a "
+                 "curriculum, a schedule, a recompile); diagnose the late part of the run",
+                 figures={"share_change_fraction": change, "first_share_fraction": before.get(name, 0.0),
+                          "last_share_fraction": after.get(name, 0.0), "first_window_t_s": first.t_s,
+                          "last_window_t_s": last.t_s, "first_op_s_per_step": per_step[0],
+                          "last_op_s_per_step": per_step[1]})
+
+
+def _recompile_steps(run: RunStream, duration_of: dict[int, float]) -> list[tuple[int, float, int]]:
+    """(step, its time, new graphs) of each rise of torch.compile's graph count after the first
+    lean step: the slowest step between the reading before the rise and the rise's."""
+    lean = run.mark("lean_start")
+    if lean is None:
+        return []
+    after = int(lean["step"]) + 1  # the hooks coming off may recompile the first lean step
+    found = []
+    for (before, _, graphs_before), (steps, _, graphs) in zip(run.compiled, run.compiled[1:]):
+        span = [i for i in range(before, steps + 1) if i in duration_of]
+        if graphs > graphs_before and before >= after and span:
+            step = max(span, key=lambda i: duration_of[i])
+            found.append((step, duration_of[step], graphs - graphs_before))
+    return found
+
+
+def recompiles(run: RunStream, index: Sequence[int], duration: Sequence[float], median: float | None,
+               wall_s: float) -> Trend | None:
+    """torch.compile compiling again after warm-up (torch._dynamo's graph count rose mid-run),
+    each at the step it slowed, with the time those steps took beyond the median."""
+    found = _recompile_steps(run, dict(zip(index, duration)))
+    if not found or median is None:
+        return None
+    extra = sum(max(0.0, d - median) for _, d, _ in found)
+    step, first_s, _ = found[0]
+    steps = ", ".join(f"step {i} ({d:.2f} s)" for i, d, _ in found[:5])
+    return Trend("recompile", f"torch.compile compiled again after warm-up ({len(found)}x), "
+                 f"first at step {step}",
+                 f"{sum(n for _, _, n in found)} new graphs mid-run: {steps}; the median step "
+                 f"{median * 1e3:.2f} ms", "a shape, dtype or Python value the compiled code was "
+                 "specialised on changed: TORCH_LOGS=recompiles names the guard that failed; mark the "
+                 "varying dimension dynamic or pad the inputs to a few sizes", extra,
+                 {"recompiles": float(len(found)), "first_step": float(step), "first_s": first_s,
+                  "total_s": extra, "run_share_fraction": extra / wall_s if wall_s else 0.0})
+
+
 def find_trends(run: RunStream, index: Sequence[int], duration: Sequence[float], parts: Sequence[Part],
                 median: float | None, wall_s: float) -> list[Trend]:
     """Every trend the run shows, the largest upside first."""
-    found = [memory_growth(run), step_drift(index, duration, median),
+    found = [memory_growth(run), step_drift(index, duration, median), profile_change(run.profiles),
+             recompiles(run, index, duration, median, wall_s),
              *(periodic_stall(p, wall_s) for p in parts)]
     for part in parts:
         if part.kind == "slow_epoch" and part.seconds > 0.01 * wall_s:

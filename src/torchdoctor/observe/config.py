@@ -80,6 +80,11 @@ class ObserveConfig:
     """Steps the whole run's stream writes one by one; later ones are written as one block a second."""
     watch_max_bytes: int = 64 * 2**20
     """Past this size the whole run's stream samples and writes ten times less often."""
+    watch_profile_every_s: float = 600.0
+    """Seconds between two short profiler windows of the lean observation (observe.periodic); the
+    first opens as it begins. 0: none."""
+    watch_profile_steps: int = 5
+    """Steps each of those windows profiles."""
 
     steps_only: bool = False
     """Install only what finds the step boundaries (the optimizers' step hooks and
@@ -116,6 +121,8 @@ class ObserveConfig:
                              "capture_steps must be off")
         if self.watch and (self.stop_after_windows or self.watch_sample_interval_s <= 0):
             raise ValueError("watch needs stop_after_windows off and a sample interval > 0")
+        if self.watch_profile_every_s < 0 or self.watch_profile_steps < 1:
+            raise ValueError("the periodic profiler windows need a period >= 0 and at least one step")
         if self.system_interval_s <= 0:
             raise ValueError(f"system_interval_s must be > 0, got {self.system_interval_s}")
 

@@ -4,7 +4,7 @@ end on the one source step detection chose, the time blocked in `DataLoader.__ne
 module hooks, no facts.
 
 The epoch hook is installed at the observation's start (it runs once an epoch, so it costs
-nothing); the step and data hooks replace the detailed ones (observe.hooks) once the windows and
+nothing; its mark carries the DataLoader's length, for the live view's end of the epoch); the step and data hooks replace the detailed ones (observe.hooks) once the windows and
 probes are done. A process forked from the script's (a DataLoader worker) records nothing: a fork
 handler marks it, so that the step's path makes no `os.getpid()` system call.
 """
@@ -20,6 +20,14 @@ import torch.utils.data.dataloader as dataloader_module
 
 import torchdoctor
 from torchdoctor.observe.watch import RunWatch
+
+
+def _length(loader: Any) -> int | None:
+    """The DataLoader's batches an epoch (None: an iterable dataset without a length)."""
+    try:
+        return len(loader)
+    except TypeError:
+        return None
 
 
 class LeanHooks:
@@ -47,7 +55,7 @@ class LeanHooks:
 
         def marked_iter(loader: Any) -> Any:
             if not hooks.forked:
-                hooks.watch.mark("epoch")
+                hooks.watch.mark("epoch", length=_length(loader))
             return original_iter(loader)
 
         self._patch(loader_cls, "__iter__", marked_iter)

@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,6 +35,7 @@ from torchdoctor.observe.config import ObserveConfig
 from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.hooks import Instrumentation
 from torchdoctor.observe.lean import LeanHooks
+from torchdoctor.observe.periodic import PeriodicProfiler
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock, _Accumulator
 from torchdoctor.observe.stream import StepStream, stream_path
 from torchdoctor.process.signals import signal_name
@@ -130,6 +132,8 @@ class ObservationSession:
         self.watch = RunWatch(config.out_dir, self.rank, sample_interval_s=config.watch_sample_interval_s,
                               raw_steps=config.watch_raw_steps, max_bytes=config.watch_max_bytes) if config.watch else None
         self.lean = LeanHooks(self.watch) if self.watch is not None else None
+        self.periodic = PeriodicProfiler(self.watch, steps=config.watch_profile_steps) \
+            if self.watch is not None and config.watch_profile_every_s > 0 else None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -252,7 +256,11 @@ class ObservationSession:
             self.hooks.uninstall()
         self.lean.install_steps(source, self.hooks._first_root)
         self.sampler.stop()  # the windows' system figures are kept; a run of days must not grow them
-        self.watch.mark("lean_start", source=source, loop=self.watch.caller())
+        batches = Counter(parts.batch_size for _, parts in self.clock.samples if parts.batch_size)
+        self.watch.mark("lean_start", source=source, loop=self.watch.caller(),
+                        batch_size=batches.most_common(1)[0][0] if batches else None)
+        if self.periodic is not None:
+            self.watch.schedule(self.config.watch_profile_every_s, self.periodic.begin)
 
     def _stop_compile_capture(self) -> None:
         if self.compile_capture is not None and self.compile_capture.active:
@@ -278,6 +286,8 @@ class ObservationSession:
         os._exit = self._real_os_exit  # type: ignore[assignment]
         self.hooks.uninstall()
         if self.lean is not None and self.watch is not None:
+            if self.periodic is not None:
+                self.periodic.close()
             self.lean.uninstall()
             self.watch.finish(how)
         self._stop_profiler()

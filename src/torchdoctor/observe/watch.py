@@ -3,7 +3,7 @@
 What it keeps, from the process's set-up to its end: each step's end time and data wait (pushed
 by the step hook, one `deque.append` a step), the epochs (each `iter(DataLoader)`), the process's
 memory (RSS, and the CUDA allocator's allocated bytes once CUDA is in use) four times a second,
-and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
+torch.compile's graph count (torch._dynamo's counters) once a second, and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
 files (what `sys._current_frames()` shows), so that a slow step is named by the function and line
 that ran in it. A daemon thread does the sampling and the writing; the step's hot path does
 nothing else.
@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -89,6 +89,17 @@ class StackSampler:
         return stack_id
 
 
+def _compiled_graphs() -> int | None:
+    """Graphs torch.compile has compiled in this process so far (torch._dynamo's own counter;
+    None: Dynamo not imported)."""
+    # A module being imported is in sys.modules before its names are: `counters` may not be yet.
+    # `.get`, not `[]`: the defaultdict must not gain a key from this thread while Dynamo walks it.
+    counters = getattr(sys.modules.get("torch._dynamo.utils"), "counters", None)
+    if counters is None:
+        return None
+    return int(counters.get("stats", {}).get("unique_graphs", 0))
+
+
 def _memory() -> tuple[int | None, int | None]:
     """(RSS bytes, CUDA allocated bytes) now; None where not known."""
     rss = None
@@ -125,9 +136,14 @@ class RunWatch:
         self._last_end_us = 0
         self._baseline_us: int | None = None  # the median step of the first block: "slow" is twice it
         self._bytes = 0
+        self._graphs: int | None = None  # torch.compile's graphs at the last reading
         self._fd: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="torchdoctor-watch", daemon=True)
+        self.at_step: Callable[[], None] | None = None  # called at a step's end while set (a window)
+        self._window: Callable[[], None] | None = None
+        self._window_every_s = 0.0
+        self._next_window = 0.0
 
     # -- the main thread -------------------------------------------------------------------
     def start(self) -> None:
@@ -140,6 +156,28 @@ class RunWatch:
         self._steps.append((time.perf_counter_ns(), self.data_ns))
         self.data_ns = 0
         self.count += 1
+        if self.at_step is not None:  # a window is due or open (observe.periodic)
+            self.at_step()
+
+    def schedule(self, every_s: float, begin: Callable[[], None]) -> None:
+        """Call `begin` at the next step's end, then at the first step's end `every_s` seconds after
+        each `window_done`: the thread sets `at_step` when one is due, so that the step's path only
+        tests it."""
+        self._window, self._window_every_s, self._next_window = begin, every_s, time.monotonic()
+
+    def window_done(self) -> None:
+        """The window `begin` opened is over: the next is due `every_s` seconds from now."""
+        self._next_window = time.monotonic() + self._window_every_s
+        self.at_step = None
+
+    def unschedule(self) -> None:
+        """No more windows (the script ended, or a window could not open)."""
+        self._window = None
+        self.at_step = None
+
+    def event(self, event: dict[str, Any]) -> None:
+        """A line of the stream, written with the next flush."""
+        self._event(event)
 
     def restart(self) -> None:
         """Step detection chose a better source: the steps so far were not the script's steps."""
@@ -171,6 +209,10 @@ class RunWatch:
     def _event(self, event: dict[str, Any]) -> None:
         self._events.append(event)
 
+    def t_us(self, ns: int) -> int:
+        """A `perf_counter_ns()` reading on the stream's clock (µs since the observation started)."""
+        return self._us(ns)
+
     def _us(self, ns: int) -> int:
         return (ns - self.t0_ns) // 1000
 
@@ -178,6 +220,8 @@ class RunWatch:
         next_flush = next_memory = time.monotonic()
         slow = 1
         while not self._stop.wait(self.sample_interval_s * slow):
+            if self._window is not None and self.at_step is None and time.monotonic() >= self._next_window:
+                self.at_step = self._window
             stack_id = self._sampler.sample()
             if stack_id is not None:
                 self._samples.append([self.count, stack_id])
@@ -185,6 +229,7 @@ class RunWatch:
                 self._read_memory()
                 next_memory = time.monotonic() + _MEMORY_S * slow
             if time.monotonic() >= next_flush:
+                self._read_compiles()
                 self._flush()
                 slow = 10 if self._bytes > self.max_bytes else 1
                 next_flush = time.monotonic() + _FLUSH_S * slow
@@ -212,6 +257,13 @@ class RunWatch:
     def _read_memory(self) -> None:
         rss, cuda = _memory()
         self._memory.append([self.count, self._us(time.perf_counter_ns()), rss, cuda])
+
+    def _read_compiles(self) -> None:
+        """A `compiled` line when torch.compile's graph count rose since the last reading."""
+        graphs = _compiled_graphs()
+        if graphs is not None and graphs != self._graphs:
+            self._graphs = graphs
+            self._event({"compiled": [self.count, self._us(time.perf_counter_ns()), graphs]})
 
     def _steps_line(self, steps: list[tuple[int, int]]) -> dict[str, Any]:
         """The steps as they were (the first `raw_steps`), or as one block and its slow steps."""

@@ -1,14 +1,17 @@
 """The whole run (`torchdoctor watch`) on the terminal: where the wall time went, goodput and
-badput, what changed over time; and the plain progress line a pipe or a CI log gets."""
+badput, what changed over time; while it runs, the live panel a terminal gets and the plain
+progress line a pipe or a CI log gets."""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
 
 from torchdoctor.goodput import WholeRun
+from torchdoctor.goodput.live import LiveView
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
-from torchdoctor.report.safe_text import cell, markup
+from torchdoctor.report.safe_text import cell, markup, plain
 
 
 def _when(steps: int | None, period: int | None) -> str:
@@ -41,12 +44,59 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
     for trend in run.trends:  # each is a finding above, with its evidence and fix
         upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
         console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
+    _print_profiles(run, console)
     if stream:
         console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
 
 
-def progress_line(elapsed_s: float, steps: int, steps_per_s: float | None, memory: float | None) -> str:
-    """One line a minute for a pipe or a CI log."""
-    rate = f", {steps_per_s:.1f} steps/s" if steps_per_s is not None else ""
-    mem = f", memory {fmt_bytes(memory)}" if memory is not None else ""
-    return f"torchdoctor watch: {elapsed_s / 60:.1f} min, {steps} steps{rate}{mem}"
+def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:
+    """The first and the last periodic profiler window's largest operators, one line each."""
+    if not run.profiles:
+        return
+    kept = "" if len(run.profiles) == run.profiles_seen else f", {len(run.profiles)} kept"
+    console.print(f"periodic profiler windows: {run.profiles_seen}{kept} (share of "
+                  f"{markup(run.profiles[0].clock)} self time)")
+    shown = [run.profiles[0], run.profiles[-1]] if len(run.profiles) > 1 else run.profiles[:1]
+    for window in shown:
+        ops = ", ".join(f"{op.name} {fmt_percent(op.share)}" for op in window.ops[:top])
+        console.print(f"  at {fmt_seconds(window.t_s)}, step {window.first_step}: {markup(ops, one_line=True)}",
+                      overflow="fold")
+
+
+def _figures(view: LiveView) -> list[tuple[str, str]]:
+    """The live figures, as (name, value) pairs; those not known yet are left out."""
+    rows = [("elapsed", f"{view.elapsed_s / 60:.1f} min"), ("steps", str(view.steps))]
+    if view.steps_per_s is not None:
+        rows.append(("steps/s", f"{view.steps_per_s:.1f}"))
+    if view.samples_per_s is not None:
+        rows.append(("samples/s", f"{view.samples_per_s:.0f}"))
+    if view.step_s is not None:
+        rows.append(("median step", fmt_seconds(view.step_s)))
+    if view.epoch:
+        of = f"/{view.epoch_length}" if view.epoch_length is not None else ""
+        eta = f", ends in {fmt_seconds(view.epoch_eta_s)}" if view.epoch_eta_s is not None else ""
+        rows.append(("epoch", f"{view.epoch}: step {view.epoch_step}{of}{eta}"))
+    if view.memory_bytes is not None:
+        rows.append(("memory", fmt_bytes(view.memory_bytes)))
+    if view.goodput_fraction is not None:
+        rows.append(("goodput so far", fmt_percent(view.goodput_fraction)))
+    return rows
+
+
+def live_panel(view: LiveView) -> Panel:
+    """The live view on a terminal: the run's figures so far and its last badput event."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim")
+    table.add_column(overflow="fold", max_width=60)
+    for name, value in _figures(view):
+        table.add_row(name, value)
+    if view.last_badput:
+        table.add_row("last badput", plain(view.last_badput, one_line=True, limit=120))
+    return Panel(table, title="torchdoctor watch", width=78)
+
+
+def progress_line(view: LiveView) -> str:
+    """One line a minute for a pipe or a CI log (not a terminal): the figures of the live view."""
+    figures = ", ".join(f"{value} {name}" if name in ("steps", "steps/s", "samples/s") else f"{name} {value}"
+                        for name, value in _figures(view)[1:])
+    return f"torchdoctor watch: {view.elapsed_s / 60:.1f} min, {figures}"

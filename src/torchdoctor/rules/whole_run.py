@@ -137,3 +137,35 @@ def slow_epoch(ev: Evidence) -> Hit | None:
                          Fix("Keep the workers and what they cached across epochs, or cache the dataset.",
                              "loader = DataLoader(dataset, batch_size=64, num_workers=4,\n"
                              "                    persistent_workers=True, prefetch_factor=4)"))
+
+
+@rule("TD-COMP-031", "compute")
+def operators_change_late(ev: Evidence) -> Hit | None:
+    """Over a whole run, the periodic profiler windows (`watch --profile-every`) show other
+    operators late in the run than early: an operator's share of the last window's self time is 10
+    points or more away from the first window's (`whole_run.trends` kind `profile_change`). Info:
+    what the change costs is not known from the windows alone (upside 0); the step time drift
+    (TD-COMP-029), if any, says it."""
+    found = ev.trend("profile_change")
+    if found is None:
+        return None
+    trend, wall = found
+    return Hit("info", trend.title, 0.0, {"cause": trend.evidence, "run_wall_s": wall, **trend.figures},
+               f"The steps do different work late in the run than early: {trend.advice}.",
+               Fix("Diagnose the late part of the run: let the early steps pass before measuring.",
+                   "torchdoctor diagnose --warmup-steps 20000 -- train.py  # steps late in the run"))
+
+
+@rule("TD-COMP-032", "compute")
+def recompiles_mid_run(ev: Evidence) -> Hit | None:
+    """Over a whole run, torch.compile compiles again after warm-up: torch._dynamo's graph count
+    (`counters["stats"]["unique_graphs"]`, read once a second) rose after the first lean step
+    (`whole_run.trends` kind `recompile`), each rise placed at the slowest step since the reading
+    before it. Upside: those steps' time beyond the median over the run's wall time; warning from
+    5%, problem from 20%. PyTorch docs: torch.compile troubleshooting (TORCH_LOGS=recompiles,
+    torch._dynamo.mark_dynamic)."""
+    return _run_time_hit(ev, "recompile", "Compiled code was thrown away and compiled again mid-run:",
+                         Fix("Find the guard that failed, then mark the varying dimension dynamic.",
+                             "# TORCH_LOGS=recompiles python train.py  names the guard that failed\n"
+                             "torch._dynamo.mark_dynamic(x, 0)  # before the call: dim 0 varies\n"
+                             "out = compiled_model(x)"))

@@ -1,6 +1,6 @@
 """`torchdoctor watch`: observe a script to its end (the detailed windows at the start, then the
-lean observation, observe.watch), break the whole run's wall time down (torchdoctor.goodput),
-diagnose the windows, store, and print both."""
+lean observation, observe.watch), follow it live (goodput.live), break the whole run's wall time
+down (torchdoctor.goodput), diagnose the windows, store, and print both."""
 
 from __future__ import annotations
 
@@ -10,55 +10,45 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-import orjson
 from rich.console import Console
+from rich.live import Live
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.goodput import breakdown, read_watch, watch_path
-from torchdoctor.goodput.trends import memory_bytes
+from torchdoctor.goodput.live import LiveState, LiveView
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.report.safe_text import clean
-from torchdoctor.report.watch import progress_line, render_whole_run
+from torchdoctor.report.watch import live_panel, progress_line, render_whole_run
 from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_and_report
 from torchdoctor.workflow.observation import run_folder
 
 
 class _Follower(threading.Thread):
-    """Prints one progress line every `every_s`, from what the stream holds so far."""
+    """Follows the stream while the script runs (goodput.live; in this process, not the script's):
+    on a terminal a live panel redrawn every `refresh_s`, else one plain line every `every_s`."""
 
-    def __init__(self, path: Path, every_s: float, console: Console) -> None:
+    def __init__(self, path: Path, every_s: float, console: Console, *, refresh_s: float = 1.0) -> None:
         super().__init__(name="torchdoctor-watch-progress", daemon=True)
-        self.path, self.every_s, self.console = path, every_s, console
+        self.state, self.console = LiveState(path), console
+        self.every_s = refresh_s if console.is_terminal else every_s
         self.stop = threading.Event()
-        self._offset = 0
-        self._last: tuple[int, float, float | None] | None = None  # steps, t, memory
         self._start = time.monotonic()
 
-    def run(self) -> None:
-        while not self.stop.wait(self.every_s):
-            previous = self._last
-            self._read()
-            if self._last is None:
-                continue
-            steps, t, memory = self._last
-            rate = (steps - previous[0]) / (t - previous[1]) if previous and t > previous[1] else None
-            self.console.print(clean(progress_line(time.monotonic() - self._start, steps, rate, memory)),
-                               markup=False, highlight=False)
+    def _view(self) -> LiveView:
+        self.state.read()
+        return self.state.view(time.monotonic() - self._start)
 
-    def _read(self) -> None:
-        try:
-            with self.path.open("rb") as f:
-                f.seek(self._offset)
-                chunk = f.read()
-        except OSError:
+    def run(self) -> None:
+        if not self.console.is_terminal:
+            while not self.stop.wait(self.every_s):
+                view = self._view()
+                if view.steps:
+                    self.console.print(clean(progress_line(view)), markup=False, highlight=False)
             return
-        complete = chunk[: chunk.rfind(b"\n") + 1]
-        self._offset += len(complete)
-        for line in complete.splitlines():
-            if line.startswith(b'{"mem"'):
-                reading = orjson.loads(line)["mem"]
-                self._last = (reading[0], reading[1] / 1e6, memory_bytes(tuple(reading)))
+        with Live(console=self.console, auto_refresh=False, transient=True) as live:
+            while not self.stop.wait(self.every_s):
+                live.update(live_panel(self._view()), refresh=True)
 
 
 def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
@@ -76,6 +66,7 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
         record = observe(script, args, config, launch, out_dir=out_dir, run_id=run_id)
     finally:
         follower.stop.set()
+        follower.join(timeout=5.0)  # the live panel is cleared before the report
     ended = time.time()
     if fallback:
         record.warnings.append(fallback)
