@@ -11,7 +11,7 @@ from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 from tests.goodput.test_breakdown import Stream
 
-WHOLE_RUN_RULES = ["TD-COMP-027", "TD-COMP-028", "TD-COMP-029", "TD-COMP-030", "TD-COMP-031", "TD-COMP-032",
+WHOLE_RUN_RULES = ["TD-COMP-027", "TD-COMP-028", "TD-COMP-029", "TD-COMP-030", "TD-COMP-032", "TD-COMP-033",
                    "TD-DATA-010", "TD-MEM-006"]
 
 

@@ -139,7 +139,7 @@ def slow_epoch(ev: Evidence) -> Hit | None:
                              "                    persistent_workers=True, prefetch_factor=4)"))
 
 
-@rule("TD-COMP-031", "compute")
+@rule("TD-COMP-033", "compute")
 def operators_change_late(ev: Evidence) -> Hit | None:
     """Over a whole run, the periodic profiler windows (`watch --profile-every`) show other
     operators late in the run than early: an operator's share of the last window's self time is 10
