@@ -34,7 +34,7 @@ def record_caveats(record: Record) -> list[str]:
 
 def machine_load_caveat(record: Record) -> str | None:
     """'other processes used 1.1 of the machine's 2 cores (55%) while the steps were timed; the step
-    time ranged 21 ms-634 ms (p10-p90): ...' when their load over the timing window was material;
+    time ranged 0.021 s-0.634 s (p10-p90): ...' when their load over the timing window was material;
     None on a quiet machine, or when the load or the machine's cores were not recorded."""
     cpu = Environment.or_empty(record.env).cpu
     cores = cpu.logical_cores if cpu is not None else None
@@ -42,16 +42,11 @@ def machine_load_caveat(record: Record) -> str | None:
     if others is None or not cores or not others_material(others, cores):
         return None
     summary = record.summary
-    spread = (f"; the step time ranged {_ms(summary.step_s_p10)}-{_ms(summary.step_s_p90)} (p10-p90)"
+    spread = (f"; the step time ranged {summary.step_s_p10:.3g} s-{summary.step_s_p90:.3g} s (p10-p90)"
               if summary.step_s_p10 is not None and summary.step_s_p90 is not None else "")
     return (f"other processes used {others:.1f} of the machine's {cores} cores ({others / cores:.0%}) while the "
             f"steps were timed{spread}: every timing figure is disturbed (slower and more scattered than the "
             "script runs alone), so compare runs only side by side on this machine")
-
-
-def _ms(seconds: float) -> str:
-    """Milliseconds to 3 significant digits (the report's own format lives above this stage)."""
-    return f"{seconds * 1e3:.3g} ms"
 
 
 def qualify_findings(findings: Sequence[Finding], caveats: Sequence[str]) -> list[Finding]:

@@ -60,7 +60,7 @@ def threads_beside_busy_machine(ev: Evidence) -> Hit | None:
                f"Other processes kept {others:.1f} of the machine's {logical} cores busy while the steps were "
                "timed, so the script's threads got fewer cores than they are; a thread that a neighbour "
                "deschedules stalls the others at every operator's barrier. The step time ranged "
-               f"{p10 * 1e3:.3g}-{p90 * 1e3:.3g} ms (p10-p90): every timing figure of this run is disturbed."
+               f"{p10:.3g} s-{p90:.3g} s (p10-p90): every timing figure of this run is disturbed."
                + claim,
                Fix("Use at most one intra-op thread per core the other processes and busy workers leave free "
                    "(or measure on a quiet machine).",
