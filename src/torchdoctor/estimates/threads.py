@@ -9,8 +9,8 @@ for a fix that measured about x1.1 (docs/field.md).
 
 Beside other processes that take a material share of the machine (TD-COMP-031), the cores they
 keep busy count as the busy workers' do: two intra-op threads on two cores beside two busy
-processes measured 6-8x slower a step than one (an OpenMP thread descheduled by a neighbour stalls
-the others at every operator's barrier).
+processes measured 5-16x slower a step than one (a small transformer language model; an OpenMP
+thread descheduled by a neighbour stalls the others at every operator's barrier).
 """
 
 from __future__ import annotations
