@@ -3,8 +3,9 @@
 On a machine where other processes keep cores busy, a step's intra-op threads get fewer cores than
 they are; an OpenMP thread that a neighbour deschedules stalls the others at every operator's
 barrier, so the step slows far beyond the cores lost (two threads on two cores beside two busy
-processes measured 5-16x slower a step than one, on a small transformer language model). TD-COMP-009 covers threads beyond the cores on
-their own; this rule covers threads that fit the cores but not beside the machine's other load.
+processes measured 5-16x slower a step than one, on a small transformer language model).
+TD-COMP-009 covers threads beyond the cores on their own; this rule covers threads that fit the
+cores but not beside the machine's other load.
 """
 
 from __future__ import annotations
