@@ -23,7 +23,8 @@ from torchdoctor.jsonfields import Keyed, readable
 OTHERS_MATERIAL = 0.25
 
 
-def other_cores(machine_percent: float | None, process_percent: float | None, logical_cores: int | None) -> float | None:
+def other_cores(machine_percent: float | None, process_percent: float | None,
+                logical_cores: int | None) -> float | None:
     """The cores other processes kept busy: the machine's CPU (`machine_percent`, % of all
     `logical_cores`, as psutil counts it) less the script's process tree (`process_percent`, % of
     one core), never below 0; None when a figure is missing."""
