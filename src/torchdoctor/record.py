@@ -151,6 +151,8 @@ class Record:
     accounting: dict[str, Any] | None = None  # the speed-of-light accounting (torchdoctor.accounting)
     whole_run: dict[str, Any] | None = None  # `torchdoctor watch`: torchdoctor.goodput.WholeRun
     findings: list[Finding] = field(default_factory=list)
+    # what changes how every figure reads (a cut trace, a busy machine): torchdoctor.analyse.caveats
+    caveats: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     # -- serialisation -------------------------------------------------------------------------

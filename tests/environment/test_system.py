@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.environment import SystemSection, SystemSummary
+from torchdoctor.environment.system import others_material
 from torchdoctor.errors import RecordFormatError
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -45,3 +46,20 @@ def test_a_wrongly_typed_section_is_an_error_naming_it_and_an_empty_summary_to_a
         SystemSection.from_dict(bad)
     assert SystemSection.summary_of(bad) == SystemSummary()
     assert SystemSection.summary_of("samples") == SystemSummary()
+
+
+@pytest.mark.parametrize(("machine", "process", "cores", "others"), [
+    (100.0, 90.0, 2, 1.1),  # a saturated 2-core machine: what the script did not get, others got
+    (48.0, 90.0, 2, 0.06),
+    (10.0, 90.0, 2, 0.0),  # samples taken a little apart: never below 0
+    (None, 90.0, 2, None), (100.0, None, 2, None), (100.0, 90.0, None, None),
+])
+def test_other_processes_cores_are_the_machine_less_the_scripts_process_tree(machine, process, cores, others):
+    summary = SystemSummary(machine_cpu_percent_mean=machine, process_cpu_percent_mean=process)
+    measured = summary.other_cores(cores)
+    assert measured == pytest.approx(others) if others is not None else measured is None
+
+
+def test_other_processes_are_material_from_a_quarter_of_the_machines_cores() -> None:
+    assert others_material(0.5, 2) and others_material(2.0, 8)
+    assert not others_material(0.49, 2) and not others_material(None, 2) and not others_material(1.0, None)

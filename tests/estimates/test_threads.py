@@ -1,5 +1,6 @@
-"""The thread count TD-COMP-009's fix names and the threads probe tries: one per core the busy
-DataLoader workers leave free, probed only when the intra-op threads outnumber the cores."""
+"""The thread count TD-COMP-009's and TD-COMP-031's fixes name and the threads probe tries: one per
+core the busy DataLoader workers (and other processes' material load) leave free, probed when the
+intra-op threads outnumber the cores, or the cores left beside a busy machine."""
 
 from __future__ import annotations
 
@@ -27,3 +28,15 @@ def test_the_probe_tries_the_count_the_rules_fix_would_set(threads, cores, busy_
 ])
 def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, worker_cores, busy):
     assert busy_worker_cores(workers, worker_cores) == busy
+
+
+@pytest.mark.parametrize(("threads", "cores", "busy_cores", "others", "tried"), [
+    (2, 2, 0.0, 1.1, 1),  # two threads on two cores beside other processes using 1.1: one thread
+    (2, 2, 0.0, 0.0, None),  # a quiet machine (or a load under the material share): no probe
+    (2, 2, 0.0, 0.4, None),  # 2.4 cores wanted, not above 1.25 x 2
+    (1, 2, 0.0, 1.9, None),  # one thread is already the fewest
+    (6, 8, 0.0, 6.0, 2),  # beside six busy cores of eight, the two they leave
+    (8, 2, 0.0, 1.5, 2),  # threads beyond the cores: TD-COMP-009's count, whatever the load
+])
+def test_beside_a_busy_machine_the_probe_tries_the_cores_the_others_leave(threads, cores, busy_cores, others, tried):
+    assert threads_to_try(threads, cores, busy_cores, others) == tried

@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
-from torchdoctor.observe.hooks import Instrumentation, leading_dim
+from torchdoctor.observe.hooks import Instrumentation
 from torchdoctor.observe.steps import PhaseCallbacks, StepClock
 
 
@@ -111,10 +111,40 @@ def test_a_module_called_inside_an_outermost_module_is_not_an_outermost_module()
     assert clock.source == "forward" and clock.count == 1  # only the first root ends steps
 
 
-def test_leading_dim_finds_the_batch_size_in_nested_batches():
-    assert leading_dim({"ids": torch.zeros(5, 3), "n": 1}) == 5
-    assert leading_dim([(torch.tensor(1.0), torch.zeros(7, 2))]) == 7
-    assert leading_dim("text") is None
+class SequenceFirstLM(torch.nn.Module):
+    """pytorch/examples' word_language_model: an LSTM fed `[seq_len, batch]` token ids."""
+
+    def __init__(self, batch_first: bool = False, attention: bool = False) -> None:
+        super().__init__()
+        self.embed, self.rnn = torch.nn.Embedding(50, 8), torch.nn.LSTM(8, 8, batch_first=batch_first)
+        self.attention = torch.nn.MultiheadAttention(8, 2, batch_first=True) if attention else None
+        self.head = torch.nn.Linear(8, 50)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.rnn(self.embed(ids))[0])
+
+
+def _batch_sizes(model: torch.nn.Module, ids: torch.Tensor) -> tuple[list[int | None], str | None]:
+    clock, instrumentation = _installed()
+    try:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(5):
+            optimizer.zero_grad()
+            model(ids).sum().backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+    return [parts.batch_size for _, parts in clock.samples], instrumentation.batch_note
+
+
+def test_a_sequence_first_models_batch_is_its_inputs_second_dimension_not_the_sequence_length():
+    assert _batch_sizes(SequenceFirstLM(), torch.randint(0, 50, (35, 20))) == ([20, 20, 20], None)
+    assert _batch_sizes(SequenceFirstLM(batch_first=True), torch.randint(0, 50, (20, 35))) == ([20, 20, 20], None)
+
+
+def test_a_model_with_sequence_layers_of_both_kinds_says_its_batch_is_ambiguous_instead_of_guessing():
+    sizes, note = _batch_sizes(SequenceFirstLM(attention=True), torch.randint(0, 50, (35, 20)))
+    assert sizes == [None, None, None] and "SequenceFirstLM holds both sequence-first and batch-first" in note
 
 
 def _train_compiled(module: torch.nn.Module, steps: int) -> StepClock:

@@ -41,3 +41,15 @@ def test_gpu_figures_count_only_the_devices_this_process_used(monkeypatch):
 
 def test_uuids_from_nvml_and_torch_compare_equal():
     assert system._uuid_key(b"GPU-5F1D-00") == system._uuid_key("5f1d-00")
+
+
+def test_other_processes_cores_over_the_window_are_the_machine_less_the_process_tree():
+    """What the threads probe reads in the observed process, and the diagnosis from the Record's
+    summary (environment.system.other_cores): the same window's samples."""
+    sampler = SystemSampler(0.1)
+    sampler.logical_cores = 2
+    assert sampler.window_other_cpu_cores() is None  # before the window ended
+    sampler.columns.update(t_s=[0.1, 0.2, 0.3], machine_cpu_percent=[10.0, 100.0, 100.0],
+                           process_cpu_percent=[20.0, 80.0, 100.0])
+    sampler.window = (0.15, 0.35)
+    assert sampler.window_other_cpu_cores() == pytest.approx(2 * 1.0 - 0.9)

@@ -68,3 +68,12 @@ def test_rank_timelines_alone_get_the_timeline_section() -> None:
     timeline = record.trace.pop("timeline")
     record.trace["rank_timelines"] = [timeline, timeline]
     assert 'id="td-timeline"' in HtmlRenderer().render(record)
+
+
+def test_a_busy_machine_is_a_caveat_above_the_figures() -> None:
+    from tests.analyse.test_caveats import loaded_run
+
+    page = HtmlRenderer().render(loaded_run(100.0))
+    assert page.index('id="caveats"') < page.index('class="figures"')
+    assert "other processes used 1.1 of the machine&#39;s 2 cores (55%)" in page
+    assert 'id="caveats"' not in HtmlRenderer().render(loaded_run(48.0))

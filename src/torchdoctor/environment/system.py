@@ -4,6 +4,11 @@ process (observe/system.py writes it; docs/record-schema.md).
 Readers take it through `SystemSection.from_dict(record.system)`; `summary`'s means and maxima are
 over the timing window (`over`: "window", or "run" without one). A figure not sampled (no GPU, an
 older Record) is None.
+
+Other processes' load is what the machine's CPU less the script's process tree used
+(`other_cores`); it is material from OTHERS_MATERIAL of the machine's cores, where it disturbs
+every timing figure (the caveat, analyse/caveats.py) and may compete with the script's threads
+(TD-COMP-031, the threads probe).
 """
 
 from __future__ import annotations
@@ -12,6 +17,25 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from torchdoctor.jsonfields import Keyed, readable
+
+#: Other processes using this share of the machine's cores (or more) disturb the timing figures: on
+#: a 2-core machine, half a core. (A quiet machine's own daemons stay under 5%.)
+OTHERS_MATERIAL = 0.25
+
+
+def other_cores(machine_percent: float | None, process_percent: float | None,
+                logical_cores: int | None) -> float | None:
+    """The cores other processes kept busy: the machine's CPU (`machine_percent`, % of all
+    `logical_cores`, as psutil counts it) less the script's process tree (`process_percent`, % of
+    one core), never below 0; None when a figure is missing."""
+    if machine_percent is None or process_percent is None or not logical_cores:
+        return None
+    return max(0.0, machine_percent / 100 * logical_cores - process_percent / 100)
+
+
+def others_material(others: float | None, logical_cores: int | None) -> bool:
+    """Whether other processes used OTHERS_MATERIAL of the machine's cores or more."""
+    return others is not None and bool(logical_cores) and others >= OTHERS_MATERIAL * logical_cores
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +58,11 @@ class SystemSummary(Keyed):
     gpu_memory_bytes_max: float | None = None
     disk_read_bytes_per_s: float | None = None
     process_read_bytes_per_s: float | None = None
+
+    def other_cores(self, logical_cores: int | None) -> float | None:
+        """The cores other processes kept busy on average over the window (`other_cores`); None
+        when the machine or the process was not sampled or the core count is unknown."""
+        return other_cores(self.machine_cpu_percent_mean, self.process_cpu_percent_mean, logical_cores)
 
 
 @dataclass(frozen=True, slots=True)

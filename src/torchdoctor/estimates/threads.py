@@ -1,4 +1,4 @@
-"""The thread count TD-COMP-009's fix names, and so the count the threads probe tries.
+"""The thread count TD-COMP-009's and TD-COMP-031's fixes name, and so the count the threads probe tries.
 
 One definition for both: the probe (in the observed process) measures exactly the fix the rule
 (in torchdoctor's own process, which never imports torch: this module does not either) will
@@ -6,6 +6,11 @@ recommend. The count comes from the DataLoader workers' CPU measured over the ti
 rule reads it: assuming every worker busy, the probe tried one thread on a third-party autoencoder
 whose two workers were idle, where the fix named two, so the rule fell back to a ceiling of x1.96
 for a fix that measured about x1.1 (docs/field.md).
+
+Beside other processes that take a material share of the machine (TD-COMP-031), the cores they
+keep busy count as the busy workers' do: two intra-op threads on two cores beside two busy
+processes measured 5-16x slower a step than one (a small transformer language model; an OpenMP
+thread descheduled by a neighbour stalls the others at every operator's barrier).
 """
 
 from __future__ import annotations
@@ -14,6 +19,14 @@ import math
 
 #: A DataLoader worker on CPU at least this share of its wall time competes for a core.
 WORKER_BUSY = 0.5
+#: Threads + busy workers' (+ other processes') cores above the cores x this: they fight for the cores.
+OVERSUBSCRIBED = 1.25
+
+
+def competing(threads: int, cores: int, busy_cores: float) -> bool:
+    """Whether `threads` intra-op threads beside `busy_cores` cores kept busy by others (DataLoader
+    workers, other processes) want more than OVERSUBSCRIBED x the `cores`."""
+    return threads + busy_cores > cores * OVERSUBSCRIBED
 
 
 def busy_worker_cores(workers: int, worker_cores: float) -> float:
@@ -29,9 +42,17 @@ def threads_in_fix(threads: int, cores: int, busy_cores: float) -> int:
     return max(1, min(threads, cores - math.ceil(busy_cores)))
 
 
-def threads_to_try(threads: int, cores: int, busy_cores: float) -> int | None:
-    """The count to probe: the fix's, or None when the intra-op threads alone do not outnumber the
-    cores. Busy workers alone do not start a probe: every DataLoader with workers beside one thread
+def threads_to_try(threads: int, cores: int, busy_cores: float, other_cores: float = 0.0) -> int | None:
+    """The count to probe: TD-COMP-009's fix when the intra-op threads alone outnumber the cores;
+    else TD-COMP-031's when other processes' material load (`other_cores`, 0 when it is not
+    material) with the busy workers leaves the threads fewer cores than they are; else None.
+    Busy workers alone do not start a probe: every DataLoader with workers beside one thread
     a core would pay 16 steps (seconds on a slow loader; the test suite took 25% longer) for a rule
-    that is silent when its workers are idle, as they mostly are; that case keeps the ceiling."""
-    return threads_in_fix(threads, cores, busy_cores) if threads > cores else None
+    that is silent when its workers are idle, as they mostly are; that case keeps the ceiling. A
+    busy machine does: only then, and its load is what the probe measures against."""
+    if threads > cores:
+        return threads_in_fix(threads, cores, busy_cores)
+    if other_cores and competing(threads, cores, busy_cores + other_cores):
+        keep = threads_in_fix(threads, cores, busy_cores + other_cores)
+        return keep if keep < threads else None
+    return None

@@ -41,26 +41,9 @@ from torch.utils.hooks import RemovableHandle
 
 import torchdoctor
 from torchdoctor.observe.facts import Facts
-from torchdoctor.observe.batch_layout import batch_layout
+from torchdoctor.observe.batch_layout import AMBIGUOUS, batch_dimension, batch_layout, batch_size
 from torchdoctor.observe.probes.outputs import OutputCapture
 from torchdoctor.observe.steps import PhaseTimer, StepClock
-
-
-def leading_dim(batch: Any) -> int | None:
-    """First dimension of the first tensor found in a batch (tensor, sequence or mapping)."""
-    if isinstance(batch, torch.Tensor):
-        return int(batch.shape[0]) if batch.dim() > 0 else None
-    if isinstance(batch, (list, tuple)):
-        items = batch
-    elif isinstance(batch, dict):
-        items = list(batch.values())
-    else:
-        return None
-    for item in items[:4]:
-        size = leading_dim(item)
-        if size is not None:
-            return size
-    return None
 
 
 _OWN_HOOK_WARNING = r"Using `torch.compile\(module\)` when there are global hooks"
@@ -92,6 +75,8 @@ class Instrumentation:
         self._undo_optimizer: list[Callable[[], None]] = []  # the optimizer hooks': kept by `keep_step_hook`
         self.lean_step: Callable[[], None] | None = None  # set by `keep_step_hook`
         self._roots: dict[int, torch.nn.Module] = {}
+        self._batch_dims: dict[int, int | None] = {}  # each root's batch dimension (batch_layout.py)
+        self.batch_note: str | None = None  # why a root's batch size is not known
         self._root_depth = 0
         self._forward_token = (0, 0)
         self._first_root: torch.nn.Module | None = None
@@ -195,8 +180,8 @@ class Instrumentation:
                 inst.phases.leave(token, "data")
                 inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
             start = time.perf_counter_ns()
-            if inst.clock.current.batch_size is None:
-                inst.clock.current.batch_size = leading_dim(batch)
+            if inst.clock.current.batch_size is None and inst.batch_note is None:
+                inst.clock.current.batch_size = batch_size(batch)
             if inst.facts.batch_layout is None:
                 inst.facts.batch_layout = batch_layout(batch)
             inst.phases.charge(start)
@@ -361,6 +346,10 @@ class Instrumentation:
         if torch.compiler.is_compiling() or self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
             return
         self._roots[id(module)] = module
+        self._batch_dims[id(module)] = batch_dimension(module)
+        if self._batch_dims[id(module)] is AMBIGUOUS and self.batch_note is None:
+            self.batch_note = (f"samples/s not measured: {type(module).__name__} holds both sequence-first and "
+                               "batch-first layers (batch_first), so which input dimension is the batch is ambiguous")
         if self._first_root is None:
             self._first_root = module
         self.facts.add_root_module(module)
@@ -377,8 +366,10 @@ class Instrumentation:
         if self._root_depth == 0:
             start = time.perf_counter_ns()
             current = self.clock.current
-            if current.batch_size is None:
-                current.batch_size = leading_dim(list(args) + list(kwargs.values()))
+            dimension = self._batch_dims.get(id(module), 0)
+            # a sequence-first model's own input says its batch better than the loader's first dimension
+            if self.batch_note is None and (current.batch_size is None or dimension == 1):
+                current.batch_size = batch_size(list(args) + list(kwargs.values()), dimension)
             self.facts.note_forward_state(module)
             self.facts.runtime.note_forward(module, args, kwargs)
             if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():

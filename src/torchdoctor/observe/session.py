@@ -334,6 +334,7 @@ class ObservationSession:
             "compile_error": self.compile_error,
             "step_detection": clock.source,
             "step_note": clock.note,
+            "batch_note": self.hooks.batch_note,
             "steps_seen": clock.count,
             "window_s": clock.window_ns / 1e9 if clock.window_ns is not None else None,
             "profiled": bool(traces),

@@ -192,6 +192,7 @@ def build_record(results: list[dict[str, Any]], returncode: int, invocation: Inv
             record.exit.message = f"rank {failed[0]['rank']} failed first: {record.exit.message}"
     if record.exit.reason not in ("completed",) and record.steps:
         record.warnings.append(record.exit.message)
-    if main.get("step_note"):
-        record.warnings.append(main["step_note"])
+    for note in ("step_note", "batch_note"):
+        if main.get(note):
+            record.warnings.append(main[note])
     return record

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import psutil
 
+from torchdoctor.environment.system import other_cores
+
 
 def _uuid_key(uuid: object) -> str:
     """NVML says 'GPU-5f1d...', torch may say '5f1d...': compare the bare lowercase hex."""
@@ -94,6 +96,7 @@ class SystemSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="torchdoctor-system", daemon=True)
         self._proc = psutil.Process()
+        self.logical_cores = psutil.cpu_count()  # the cores psutil.cpu_percent's machine figure is of
         self._children: dict[int, psutil.Process] = {}
         self._t0 = time.perf_counter()
         self._nvml = _Nvml()
@@ -116,16 +119,29 @@ class SystemSampler:
         """The cores the child processes (DataLoader workers) kept busy over the timed window, as the
         Record's `system.summary.children_cpu_percent_mean` / 100 will say (the same samples, by
         `_window_mask`); None before the window ended. Read while the sampler runs, from a snapshot."""
+        mean = self._window_mean("children_cpu_percent")
+        return mean / 100 if mean is not None else None
+
+    def window_other_cpu_cores(self) -> float | None:
+        """The cores other processes kept busy over the timed window, as the diagnosis reads them
+        from the Record's summary (`environment.system.other_cores` of the window's means); None
+        before the window ended."""
+        machine, process = self._window_mean("machine_cpu_percent"), self._window_mean("process_cpu_percent")
+        return other_cores(machine, process, self.logical_cores)
+
+    def _window_mean(self, name: str) -> float | None:
+        """The mean of column `name` over the timed window's samples (None before the window ended
+        or without a finite sample), from a snapshot: the sampler may be between appending columns."""
         if self.window is None:
             return None
-        t_s, cpu = self.columns["t_s"], self.columns["children_cpu_percent"]
-        count = min(len(t_s), len(cpu))  # the sampler may be between appending the two
+        t_s, column = self.columns["t_s"], self.columns[name]
+        count = min(len(t_s), len(column))
         t = np.asarray(t_s[:count], dtype=float)
         if t.size == 0:
             return None
-        values = np.asarray(cpu[:count], dtype=float)[_window_mask(t, self.window)]
+        values = np.asarray(column[:count], dtype=float)[_window_mask(t, self.window)]
         finite = values[np.isfinite(values)]
-        return float(finite.mean()) / 100 if finite.size else None
+        return float(finite.mean()) if finite.size else None
 
     def stop(self) -> None:
         self._stop.set()

@@ -2,8 +2,9 @@
 
 A Record may come from someone else's file: every string in it is printed through
 report/safe_text.py, a figure of the wrong type shows as '-', and long lists are cut (the JSON
-keeps them whole). The input's caveats (a truncated or repaired trace) come first, in bold, so
-nobody reads the findings below them at full value.
+keeps them whole). The Record's caveats (a truncated or repaired trace, a busy machine:
+analyse/caveats.py) come first, in bold, so nobody reads the figures and findings below them at
+full value.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.accounting import Accounting
+from torchdoctor.analyse.caveats import record_caveats
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.environment import SystemSection
 from torchdoctor.jsonfields import readable
@@ -139,20 +141,18 @@ def figures_table(record: Record) -> Table:
     return table
 
 
-def _trace_notes(record: Record) -> tuple[list[str], list[str]]:
-    """The trace analysis' (caveats, other warnings): the first change how every figure reads."""
+def _trace_warnings(record: Record) -> list[str]:
+    """The trace analysis' warnings that are not caveats (the caveats are `record_caveats`')."""
     trace = readable(TraceSummary.from_dict, record.trace)
-    if trace is None:
-        return [], []
-    return list(trace.caveats), [w for w in trace.warnings if w not in trace.caveats]
+    return [w for w in trace.warnings if w not in trace.caveats] if trace is not None else []
 
 
 def render_caveats(caveats: list[str], console: Console) -> None:
-    """The input's caveats, before anything that may have been computed from that input."""
+    """The Record's caveats, before anything that may have been computed from its input."""
     if not caveats:
         return
-    console.print(plain("The input has problems that change how the figures below read; findings are low "
-                        "confidence:", "bold yellow"))
+    console.print(plain("Caveats that change how the figures below read (findings are low confidence):",
+                        "bold yellow"))
     for caveat in caveats[:MAX_WARNINGS]:
         console.print(plain("  caveat: ", "bold yellow") + plain(caveat))
     if len(caveats) > MAX_WARNINGS:
@@ -169,8 +169,7 @@ def render_warnings(warnings: list[str], console: Console) -> None:
 def render_record(record: Record, console: Console) -> None:
     """The diagnose report: input caveats, figures, breakdown, findings ranked by upside, warnings
     and exit note."""
-    caveats, trace_warnings = _trace_notes(record)
-    render_caveats(caveats, console)
+    render_caveats(record_caveats(record), console)
     if record.summary.num_steps:
         console.print(figures_table(record))
         console.print(breakdown_table(record))
@@ -182,7 +181,7 @@ def render_record(record: Record, console: Console) -> None:
         renderables.extend(findings_renderables(record.findings))
     for renderable in renderables:
         console.print(renderable)
-    render_warnings([*trace_warnings, *record.warnings], console)
+    render_warnings([*_trace_warnings(record), *record.warnings], console)
     if record.exit.status != 0:
         console.print(Text("run failed: ", style="bold red") + plain(record.exit.message))
 

@@ -25,6 +25,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from torchdoctor.analyse.caveats import record_caveats
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.environment import Environment
 from torchdoctor.jsonfields import Keyed, readable
@@ -193,7 +194,8 @@ class HtmlRenderer:
             title=Path(record.script).name if record.script else "trace files", figures=_figures(record),
             bars=breakdown_bars(record), rank_bars=rank_bars(readable(DistributedSection.from_dict, record.distributed)), ops=top_operators(record), findings=finding_views(record),
             accounting=accounting_view(record, len(all_rules())),
-            environment=environment_sections(record), warnings=record.warnings, memory=record.memory is not None,
+            environment=environment_sections(record), warnings=record.warnings, caveats=record_caveats(record),
+            memory=record.memory is not None,
             timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), record_json=script_json(record.to_dict()),
             whole_run=whole_run, whole_run_json=script_json(whole_run),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.estimates.threads import busy_worker_cores, threads_in_fix
+from torchdoctor.estimates.threads import busy_worker_cores, competing, threads_in_fix
 from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
@@ -21,7 +21,6 @@ from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clea
 ANOMALY_SLOWDOWN = 2.5  # forward+backward under anomaly mode (compute_anomaly's MLP)
 GRAD_MODE_SLOWDOWN = 1.07  # forward with autograd recording vs inference_mode (compute_grad_inference's MLP)
 MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead matters
-OVERSUBSCRIBED = 1.25  # threads + busy workers' cores above cores x this: they fight for the cores
 FOREACH_SPEEDUP = 1.67  # Adam foreach vs for-loop over 400 small tensors (compute_loop_optimizer's)
 
 
@@ -109,8 +108,7 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     fix's speed-up ceiling, `_thread_fix_speedup`), an upper bound (x1.93 claimed where the fix
     measured x1.31 on compute_threads); below 5% the rule is silent."""
     threads, cores = known(ev.switches().num_threads, "env.torch.num_threads"), ev.physical_cores()
-    loaders = ev.environment().dataloaders
-    workers = (loaders[0].num_workers if loaders else 0) or 0
+    workers = loader_workers(ev)
     worker_cores = 0.0
     if workers:
         try:
@@ -119,13 +117,13 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
             if threads <= cores:
                 raise  # with workers, only their measured CPU time says whether they compete
         worker_cores = busy_worker_cores(workers, worker_cores)
-    if threads <= cores and threads + worker_cores <= cores * OVERSUBSCRIBED:
+    if threads <= cores and not competing(threads, cores, worker_cores):
         return None
     keep = threads_in_fix(threads, cores, worker_cores)
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
     evidence = {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
                 "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}
-    measured = _measured_thread_fix(THREADS.of(ev.record), threads, keep)
+    measured = measured_thread_fix(THREADS.of(ev.record), threads, keep)
     if measured is not None:
         if no_clear_gain(measured):
             return None  # fewer threads measured no clear gain in this run: the fix could make it slower
@@ -150,7 +148,13 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
                    f"torch.set_num_threads({keep})  # or OMP_NUM_THREADS"))
 
 
-def _measured_thread_fix(probe: ThreadsValue | None, threads: int, keep: int) -> ThreadsValue | None:
+def loader_workers(ev: Evidence) -> int:
+    """The first DataLoader's workers (0 without a DataLoader)."""
+    loaders = ev.environment().dataloaders
+    return (loaders[0].num_workers if loaders else 0) or 0
+
+
+def measured_thread_fix(probe: ThreadsValue | None, threads: int, keep: int) -> ThreadsValue | None:
     """The threads probe's result when it measured exactly the fix (the script's count against
     `keep`) to the end; None otherwise."""
     complete = bool(probe) and probe.get("complete") and probe.get("speedup")

@@ -239,6 +239,14 @@ class Evidence:
         percent = self.system_summary().children_cpu_percent_mean
         return known(percent, "system.summary.children_cpu_percent_mean") / 100.0
 
+    def other_processes_cores(self) -> tuple[float, int]:
+        """(cores other processes kept busy over the window, the machine's logical cores they are
+        of): the machine's CPU less the script's process tree (`SystemSummary.other_cores`)."""
+        cpu: Cpu = self._env_part("cpu")
+        logical = known(cpu.logical_cores, "env.cpu.logical_cores")
+        others = self.system_summary().other_cores(logical)
+        return known(others, "system.summary.machine_cpu_percent_mean"), logical
+
     def system_summary(self) -> SystemSummary:
         """`record.system.summary`: the sampled machine load over the timing window, read once;
         its figures not sampled are None (an empty summary without one)."""

@@ -70,7 +70,8 @@ def diagnose_and_report(record: Record, outputs: DiagnoseOutputs) -> Record:
     A store that cannot be written does not stop the others: its StoreError is raised after them."""
     console = outputs.console or Console()
     findings = diagnose_record(record, select=outputs.select, ignore=outputs.ignore)
-    record.findings = qualify_findings(findings, record_caveats(record))
+    record.caveats = record_caveats(record)
+    record.findings = qualify_findings(findings, record.caveats)
     record.accounting = explained_section(record.accounting, record.findings)
     store_error = try_store(outputs.store_path, [record]) if outputs.save else None
     render_record(record, console)

@@ -11,6 +11,7 @@ from torchdoctor.knobs import guard
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.anomaly import AnomalyProbe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
+from torchdoctor.analyse.caveats import machine_load_caveat
 from torchdoctor.probe_values import ANOMALY, THREADS
 from torchdoctor.rules import diagnose
 from torchdoctor.zoo import workload_path
@@ -89,7 +90,9 @@ def test_anomaly_mode_left_on_is_probed_and_td_comp_007_claims_what_the_probe_me
     (finding,) = diagnose(record, select=["TD-COMP-007"]).findings
     assert finding.evidence["upside_basis"] == "measured"
     assert finding.upside == pytest.approx(max(0.0, 1 - 1 / probe["speedup"]), abs=1e-4)
-    assert "measured" in finding.explanation and THREADS.of(record) is None
+    assert "measured" in finding.explanation
+    # The threads probe runs here only beside other processes' material load (TD-COMP-031's case).
+    assert THREADS.of(record) is None or machine_load_caveat(record) is not None
 
 
 def test_without_anomaly_mode_nothing_is_probed(tmp_path) -> None:

@@ -7,7 +7,8 @@ x1.31, and halving threads beside busy workers measured x0.58-x0.60 on pytorch/e
 and dcgan). So blocks of steps alternate between the script's thread count and the count the
 rule's fix would set (probes/blocks.py), and the script's own count is restored afterwards.
 
-The count tried is the one TD-COMP-009's fix names (estimates/threads.py).
+The count tried is the one TD-COMP-009's fix names, or, beside other processes that took a
+material share of the machine over the timed window, TD-COMP-031's (estimates/threads.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 from torchdoctor.observe import env
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
+from torchdoctor.environment.system import others_material
 from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
 from torchdoctor.probe_values import THREADS, ThreadsValue
 
@@ -53,10 +55,13 @@ class ThreadsProbe(BlockProbe):
 @probe(THREADS.name, Phase.AFTER_WINDOWS, order=1, applies=ProbeContext.may_probe)
 def fewer_threads(ctx: ProbeContext) -> ThreadsProbe | None:
     """When the intra-op threads outnumber the usable cores less those the busy DataLoader workers
-    used over the timed window (as TD-COMP-009 reads them): blocks with the count its fix sets."""
+    (and other processes, when their load is material) used over the timed window, as TD-COMP-009
+    and TD-COMP-031 read them: blocks with the count their fix sets."""
     loaders = ctx.facts.dataloaders
     workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
     threads = torch.get_num_threads()
     busy = busy_worker_cores(workers, ctx.sampler.window_children_cpu_cores() or 0.0)
-    tried = threads_to_try(threads, env.usable_cores(), busy)
+    others = ctx.sampler.window_other_cpu_cores()
+    material = others if others is not None and others_material(others, ctx.sampler.logical_cores) else 0.0
+    tried = threads_to_try(threads, env.usable_cores(), busy, material)
     return ThreadsProbe(threads, tried) if tried is not None else None
