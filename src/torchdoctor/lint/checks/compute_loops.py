@@ -13,6 +13,7 @@ import libcst.matchers as m
 
 from torchdoctor.lint.base import Check, LintVisitor
 from torchdoctor.lint.program import ProgramView
+from torchdoctor.lint.tree import SourceTree, walk
 from torchdoctor.lint.proofs import disables_grad, is_dataloader, is_tensor, switches_grad_off
 
 HOST_SYNC = Check(
@@ -86,17 +87,17 @@ class EvalLoopWithGradVisitor(LintVisitor):
     CHECKS = (EVAL_WITH_GRAD,)
     TRIGGERS = (("eval",),)
 
-    def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
-        super().__init__(module, program)
+    def __init__(self, tree: SourceTree, program: ProgramView | None = None) -> None:
+        super().__init__(tree, program)
         self._grad_switched_off: bool | None = None
 
     def grad_switched_off(self) -> bool:
-        """`torch.set_grad_enabled(False)` is called somewhere in the file. A method, not a
-        `cached_property`: libcst's batching evaluates every property of a visitor, and this one
-        walks the whole file; it is needed only after an `.eval()`."""
+        """`torch.set_grad_enabled(False)` is called somewhere in the file (walked once, and only
+        after an `.eval()`)."""
         if self._grad_switched_off is None:
-            calls = m.findall(self.module, m.Call())
-            self._grad_switched_off = any(switches_grad_off(self, c) for c in calls)
+            self._grad_switched_off = any(
+                isinstance(node, cst.Call) and switches_grad_off(self, node) for node in walk(self.module)
+            )
         return self._grad_switched_off
 
     def visit_For(self, node: cst.For) -> None:
