@@ -155,26 +155,28 @@ class Program:
 
 
 def _source(path: Path) -> bytes | None:
-    """The bytes of `path` when it may be parsed: readable, within the size and nesting bounds
-    of a linted file (:mod:`torchdoctor.lint.budget`); None otherwise (linting it says why)."""
+    """The bytes of `path` when it may be parsed: readable and within the size bound of a linted
+    file (:mod:`torchdoctor.lint.budget`); None otherwise (linting it says why)."""
     try:
         data = read_capped(path, MAX_SOURCE_BYTES)
     except OSError:
         return None
-    return None if len(data) > MAX_PARSED_BYTES or too_deep(data) else data
+    return None if len(data) > MAX_PARSED_BYTES else data
 
 
 def _parse(path: Path) -> cst.Module | None:
-    """`path` parsed by libcst (for the facts the checks ask), or None."""
+    """`path` parsed by libcst (for the facts the checks ask), or None; a file nested too deeply
+    for libcst's recursion is not parsed."""
     data = _source(path)
     try:
-        return None if data is None else cst.parse_module(data)
+        return None if data is None or too_deep(data) else cst.parse_module(data)
     except (SyntaxError, cst.ParserSyntaxError, RecursionError):
         return None
 
 
 def _syntax(path: Path) -> ast.Module | None:
-    """`path` parsed by Python's own parser (for its imports), or None."""
+    """`path` parsed by Python's own parser (for its imports), or None. That parser bounds its
+    own nesting: a file too deep for it raises, it does not overflow."""
     data = _source(path)
     try:
         return None if data is None else ast.parse(data)
