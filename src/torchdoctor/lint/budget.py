@@ -11,7 +11,7 @@ The clock is the process's CPU time (`ITIMER_PROF`), not the wall clock: a busy 
 skip a file that a quiet one lints. It is set where Python allows it, the main thread of a Unix
 process whose CPU timer is free (a profiler may hold it); elsewhere only the size bound
 applies. The parser itself is one call into native code
-that a timer cannot interrupt: the size bound keeps that call short.
+that a timer cannot interrupt: the size bound keeps that call to a few seconds.
 """
 
 from __future__ import annotations
