@@ -10,8 +10,8 @@ abandoned and the file skipped with a note; the other files are linted.
 The clock is the process's CPU time (`ITIMER_PROF`), not the wall clock: a busy machine does not
 skip a file that a quiet one lints. It is set where Python allows it, the main thread of a Unix
 process whose CPU timer is free (a profiler may hold it); elsewhere only the size bound
-applies. The parser itself is one call into native code
-that a timer cannot interrupt: the size bound keeps that call to a few seconds.
+applies. The parser itself is one call into native code that a timer cannot interrupt: the size
+bound keeps that call to a few seconds.
 """
 
 from __future__ import annotations
