@@ -63,8 +63,10 @@ def cpu_budget(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_PROF, *earlier)
-        signal.signal(signal.SIGPROF, previous)
+        try:
+            signal.setitimer(signal.ITIMER_PROF, *earlier)
+        finally:  # a signal due just before the timer stopped may raise here: restore regardless
+            signal.signal(signal.SIGPROF, previous)
 
 
 def _timer_free() -> bool:
