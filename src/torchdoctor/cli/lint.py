@@ -37,6 +37,10 @@ def lint(
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these codes or prefixes."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes, show their diff on stderr."),
     diff: bool = typer.Option(False, "--diff", help="Print the safe fixes as a unified diff; write nothing."),
+    file_seconds: Optional[float] = typer.Option(
+        None, "--file-seconds", min=0.001,
+        help="CPU seconds one file's analysis may take (default 10); a slower file is skipped with a note.",
+    ),
 ) -> None:
     """Find PyTorch performance problems in source code, without running it (codes in docs/lint.md)."""
     import sys
@@ -48,7 +52,9 @@ def lint(
     from torchdoctor.outputs import OutputError
     from torchdoctor.report.safe_text import clean, for_stream, markup
 
-    chosen = {"select": _codes(select), "ignore": _codes(ignore)}
+    chosen: dict = {"select": _codes(select), "ignore": _codes(ignore)}
+    if file_seconds is not None:
+        chosen["file_seconds"] = file_seconds
     err = Console(stderr=True, highlight=False)
     if diff:  # preview only: the diff on stdout, nothing written
         fixes = plan_fixes(paths, **chosen)

@@ -4,13 +4,15 @@ Code policy (documented in docs/lint.md): `TDL` + a layer digit + two digits. Th
 the diagnosis layer the check backs: 1 data, 2 compute, 3 memory, 4 scale, 5 config. A code, once
 released, keeps its meaning forever; a retired check leaves its code unused.
 
-A visitor is a `libcst.CSTVisitor` subclass with `CHECKS` (the codes it can emit). It runs over one
-`MetadataWrapper` (and, for facts of the whole program, asks about the other modules through a
-:class:`~torchdoctor.lint.program.ProgramView`) and appends :class:`Hit`s; a hit names the node
-where the pattern was proven and, for a safe autofix, the node to put in its place. Names are
-resolved with libcst's `QualifiedNameProvider`: a hit requires exactly one qualified name, from an
-import or a builtin, so a user's own `DataLoader` or a shadowed `torch` is never flagged
-(precision over recall).
+A visitor is a :class:`LintVisitor` subclass with `CHECKS` (the codes it can emit) and
+`visit_<NodeType>` methods, called for every such node of one
+:class:`~torchdoctor.lint.tree.SourceTree` (for facts of the whole program it asks about the
+other modules through a :class:`~torchdoctor.lint.program.ProgramView`); it appends
+:class:`Hit`s: a hit names the node where the pattern was proven and, for a safe autofix, the
+node to put in its place. Names are resolved with libcst's scope analysis (the qualified names
+`QualifiedNameProvider` gives): a hit requires exactly one qualified name, from an import or a
+builtin, so a user's own `DataLoader` or a shadowed `torch` is never flagged (precision over
+recall).
 """
 
 from __future__ import annotations
@@ -19,15 +21,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import (
-    ParentNodeProvider,
-    QualifiedNameProvider,
-    QualifiedNameSource,
-    ScopeProvider,
-)
+from libcst.metadata import QualifiedNameSource
 
 from torchdoctor.lint.program import ModuleFact, ProgramView
+from torchdoctor.lint.tree import SourceTree
 
 #: Layer digit of a code -> the diagnosis layer it backs.
 LAYERS = {"1": "data", "2": "compute", "3": "memory", "4": "scale", "5": "config"}
@@ -67,19 +64,14 @@ class Hit:
         return self.check.message.format(subject=self.subject)
 
 
-class LintVisitor(cst.BatchableCSTVisitor):
+class LintVisitor:
     """Base of every check visitor: qualified-name and scope helpers, and `hit()`.
 
-    Visitors are batched: all of them run in one traversal of the file, so each sees the whole
-    `module` (for file-wide facts) from its constructor, and its `program` (for facts that any
+    All visitors of a file run in one walk of it (:meth:`SourceTree.visit`), so each sees the
+    whole `tree` (for file-wide facts) from its constructor, and its `program` (for facts that any
     module of the user's program may establish, see :meth:`in_program`).
     """
 
-    METADATA_DEPENDENCIES = (
-        QualifiedNameProvider,
-        ParentNodeProvider,
-        ScopeProvider,
-    )
     CHECKS: ClassVar[tuple[Check, ...]] = ()
     TRIGGERS: ClassVar[tuple[tuple[str, ...], ...]] = ()
     """Text that every hit's source contains: each group names alternatives, one of which must
@@ -92,22 +84,16 @@ class LintVisitor(cst.BatchableCSTVisitor):
         """`source` holds every text group of :attr:`TRIGGERS` (a cheap test before parsing)."""
         return all(any(text in source for text in group) for group in cls.TRIGGERS)
 
-    def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
-        super().__init__()
+    def __init__(self, tree: SourceTree, program: ProgramView | None = None) -> None:
         self.hits: list[Hit] = []
-        self.module = module
+        self.tree = tree
+        self.module = tree.module
         self.program = program or ProgramView()
         self._in_program: dict[ModuleFact, bool] = {}
-        self._attribute_values: dict[str, list[cst.BaseExpression]] | None = None
 
     def in_program(self, fact: ModuleFact) -> bool:
         """`fact` holds for this file or for another module of its program (read only when this
-        file alone does not settle it).
-
-        Ask it where the answer is needed, and not from a `cached_property`: libcst's batching
-        runs `inspect.getmembers` on every visitor, which evaluates every property, and would
-        build the program's import graph for every file linted.
-        """
+        file alone does not settle it, and only when a check asks)."""
         if fact not in self._in_program:
             self._in_program[fact] = fact(self.module) or self.program.any_companion(fact)
         return self._in_program[fact]
@@ -125,7 +111,7 @@ class LintVisitor(cst.BatchableCSTVisitor):
         """The one imported or builtin qualified name of `node` (a Call resolves its callee)."""
         if isinstance(node, cst.Call):
             node = node.func
-        names = self.get_metadata(QualifiedNameProvider, node, set())
+        names = self.tree.qualified_names(node)
         proven = {
             q.name
             for q in names
@@ -136,19 +122,11 @@ class LintVisitor(cst.BatchableCSTVisitor):
         return proven.pop()
 
     def attribute_values(self, attr: str) -> list[cst.BaseExpression]:
-        """Every value assigned to `<anything>.<attr>` (`self.loader = ...`) anywhere in the file,
-        indexed once per file on first use."""
-        if self._attribute_values is None:
-            index: dict[str, list[cst.BaseExpression]] = {}
-            for assign in m.findall(self.module, m.Assign()):
-                for target in assign.targets:  # type: ignore[union-attr]
-                    if isinstance(target.target, cst.Attribute):
-                        index.setdefault(target.target.attr.value, []).append(assign.value)  # type: ignore[union-attr]
-            self._attribute_values = index
-        return self._attribute_values.get(attr, [])
+        """Every value assigned to `<anything>.<attr>` (`self.loader = ...`) anywhere in the file."""
+        return self.tree.attribute_values(attr)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentNodeProvider, node, None)
+        return self.tree.parent(node)
 
     def ancestors(self, node: cst.CSTNode):
         """Enclosing nodes, innermost first, stopping at the enclosing function, class or module."""
@@ -181,7 +159,7 @@ class LintVisitor(cst.BatchableCSTVisitor):
         None also when a binding is anything else (a parameter, a loop target, an import, an
         augmented assignment), so callers can require that *every* binding proves a property.
         """
-        scope = self.get_metadata(ScopeProvider, name, None)
+        scope = self.tree.scope(name)
         if scope is None or name.value not in scope:
             return None
         values: list[cst.BaseExpression] = []

@@ -6,14 +6,15 @@ import ast
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchdoctor.lint.base import Hit
+from torchdoctor.lint.budget import FILE_SECONDS, OverBudget, cpu_budget, too_large, too_slow
 from torchdoctor.lint.nesting import too_deep
 from torchdoctor.lint.program import ProgramView
 from torchdoctor.lint.registry import visitor_classes
 from torchdoctor.lint.result import FileError, Violation
 from torchdoctor.lint.selection import Selection, suppressed
+from torchdoctor.lint.tree import SourceTree
 
 #: Fix passes per file; a pass can only apply the outermost of two nested fixes.
 _MAX_FIX_PASSES = 8
@@ -26,41 +27,56 @@ class SourceLint:
     violations: tuple[Violation, ...] = ()
     error: FileError | None = None
     skipped: str | None = None
-    """Why the source was not parsed though it may be valid (it nests too deeply), or None."""
+    """Why the source was not analysed though it may be valid (too large, nested too deeply,
+    too slow to analyse), or None."""
 
 
 def lint_source(
-    source: str, path: str, selection: Selection, program: ProgramView | None = None
+    source: str,
+    path: str,
+    selection: Selection,
+    program: ProgramView | None = None,
+    seconds: float = FILE_SECONDS,
 ) -> SourceLint:
     """Lint `source` (the text of `path`) with the enabled checks, honouring `# noqa`; `program`
-    answers the checks' questions about the other modules of the file's program."""
+    answers the checks' questions about the other modules of the file's program. The analysis is
+    bounded (:mod:`torchdoctor.lint.budget`): past `seconds` of CPU time it is abandoned and the
+    source skipped."""
+    reason = too_large(source)
+    if reason is not None:
+        return SourceLint(skipped=reason)
+    try:
+        with cpu_budget(seconds):
+            return _lint_parsed(source, path, selection, program)
+    except OverBudget:
+        return SourceLint(skipped=too_slow(seconds))
+
+
+def _lint_parsed(source: str, path: str, selection: Selection, program: ProgramView | None) -> SourceLint:
     reason = too_deep(source)
     if reason is not None:
         return SourceLint(skipped=reason)
     try:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-        hits = _hits(wrapper, source, selection, program)
+        tree = SourceTree(cst.parse_module(source))
+        hits = _hits(tree, source, selection, program)
+        starts = tree.starts([hit.node for hit in hits]) if hits else []
     except cst.ParserSyntaxError as exc:
         return SourceLint(error=_syntax_error(source, path, exc))
     except RecursionError:  # deeper than the token count could tell: never a traceback
         return SourceLint(skipped="too deeply nested to parse; skipped")
-    positions = wrapper.resolve(PositionProvider) if hits else {}
-    violations = []
-    for hit in hits:
-        start = positions[hit.node].start
-        check = hit.check
-        violations.append(
-            Violation(
-                code=check.code,
-                layer=check.layer,
-                message=hit.message,
-                path=path,
-                line=start.line,
-                col=start.column + 1,
-                fixable=hit.replacement is not None,
-                rule_hint=check.rule_hint,
-            )
+    violations = [
+        Violation(
+            code=hit.check.code,
+            layer=hit.check.layer,
+            message=hit.message,
+            path=path,
+            line=line,
+            col=column + 1,
+            fixable=hit.replacement is not None,
+            rule_hint=hit.check.rule_hint,
         )
+        for hit, (line, column) in zip(hits, starts)
+    ]
     violations.sort(key=lambda v: (v.line, v.col, v.code))
     return SourceLint(violations=tuple(violations))
 
@@ -75,49 +91,58 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> FileErr
     return FileError(path, f"cannot parse: {exc.message}", exc.editor_line, exc.editor_column)
 
 
-def fix_source(source: str, selection: Selection, program: ProgramView | None = None) -> str:
+def fix_source(
+    source: str, selection: Selection, program: ProgramView | None = None, seconds: float = FILE_SECONDS
+) -> str:
     """`source` with every safe fix of an enabled, unsuppressed check applied (unchanged when
-    it does not parse); `program` as for :func:`lint_source`."""
+    it does not parse, or is not analysed within the bounds of :func:`lint_source`); `program`
+    as for :func:`lint_source`."""
+    if too_large(source) is not None:
+        return source
+    try:
+        with cpu_budget(seconds):
+            return _fixed(source, selection, program)
+    except OverBudget:
+        return source
+
+
+def _fixed(source: str, selection: Selection, program: ProgramView | None) -> str:
     if too_deep(source) is not None:
         return source
     for _ in range(_MAX_FIX_PASSES):
         try:
-            wrapper = MetadataWrapper(cst.parse_module(source))
+            tree = SourceTree(cst.parse_module(source))
         except cst.ParserSyntaxError:
             return source
-        fixes = {id(h.node): h.replacement for h in _hits(wrapper, source, selection, program) if h.replacement}
+        fixes = {id(h.node): h.replacement for h in _hits(tree, source, selection, program) if h.replacement}
         if not fixes:
             break
-        fixed = wrapper.module.visit(_Replace(fixes)).code
+        fixed = tree.module.visit(_Replace(fixes)).code
         if fixed == source:
             break
         source = fixed
     return source
 
 
-def _hits(
-    wrapper: MetadataWrapper, source: str, selection: Selection, program: ProgramView | None
-) -> list[Hit]:
+def _hits(tree: SourceTree, source: str, selection: Selection, program: ProgramView | None) -> list[Hit]:
     visitors = [
-        cls(wrapper.module, program)
+        cls(tree, program)
         for cls in visitor_classes()
         if any(selection.enabled(check.code) for check in cls.CHECKS) and cls.may_apply(source)
     ]
-    if not visitors:  # no file text a check needs: skip the name resolution, the costly part
+    if not visitors:  # no file text a check needs: no walk, no name resolution
         return []
-    wrapper.visit_batched(visitors)
-    if not any(visitor.hits for visitor in visitors):
+    tree.visit(visitors)
+    found = [hit for visitor in visitors for hit in visitor.hits if selection.enabled(hit.check.code)]
+    if not found:
         return []
     lines = source.splitlines()
-    positions = wrapper.resolve(PositionProvider)
-    hits: list[Hit] = []
-    for visitor in visitors:
-        for hit in visitor.hits:
-            line = positions[hit.node].start.line
-            text = lines[line - 1] if line <= len(lines) else ""
-            if selection.enabled(hit.check.code) and not suppressed(hit.check.code, text):
-                hits.append(hit)
-    return hits
+    starts = tree.starts([hit.node for hit in found])
+    return [
+        hit
+        for hit, (line, _) in zip(found, starts)
+        if not suppressed(hit.check.code, lines[line - 1] if line <= len(lines) else "")
+    ]
 
 
 class _Replace(cst.CSTTransformer):

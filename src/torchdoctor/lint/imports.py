@@ -3,7 +3,8 @@
 Hand-written because nothing at hand answers it without running code: libcst's `FullRepoManager`
 only maps a file's own path to its dotted name (for `FullyQualifiedNameProvider`), and
 `importlib.util.find_spec` executes the parent packages' `__init__.py` and searches
-site-packages. This resolver only looks at paths: a name resolves to a `.py` file under one of the
+site-packages. Import statements are read with `ast`, which parses a file about ten times
+faster than libcst, and every linted file of a program is read. This resolver only looks at paths: a name resolves to a `.py` file under one of the
 project's boundaries or to nothing, so standard-library and third-party modules (installed
 elsewhere) never resolve.
 """
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
+import ast
 
 
 @dataclass(frozen=True)
@@ -26,16 +27,14 @@ class ImportTarget:
     base: Path | None = None
 
 
-def import_targets(module: cst.Module, here: Path) -> list[ImportTarget]:
+def import_targets(module: ast.Module, here: Path) -> list[ImportTarget]:
     """The modules `module` (the file in folder `here`) may import. Imports inside functions
     count: a lazy import still loads the module when the function runs."""
-    collector = _ImportStatements()
-    module.visit(collector)
     targets: list[ImportTarget] = []
-    for node in collector.found:
-        if isinstance(node, cst.Import):
-            targets.extend(ImportTarget(_dotted(alias.name)) for alias in node.names)
-        else:
+    for node in _statements(module):
+        if isinstance(node, ast.Import):
+            targets.extend(ImportTarget(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
             targets.extend(_from_targets(node, here))
     return [t for t in targets if t.dotted]
 
@@ -53,41 +52,31 @@ def resolve(target: ImportTarget, roots: Sequence[Path], boundaries: Sequence[Pa
     return []
 
 
-class _ImportStatements(cst.CSTVisitor):
-    """Collects import statements without descending into expressions (which hold none): a
-    third of the time of `matchers.findall`, and every linted file of a program is read."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[cst.Import | cst.ImportFrom] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            self.found.append(node)
-            return False
-        return not isinstance(node, cst.BaseExpression)
+def _statements(module: ast.Module) -> list[ast.stmt]:
+    """Every statement of `module`, nested ones included, in source order (imports come in the
+    order Python runs into them; expressions, which hold no statement, are not entered)."""
+    found: list[ast.stmt] = []
+    stack: list[ast.AST] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            found.append(node)
+        stack.extend(reversed([child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.expr)]))
+    return found
 
 
-def _from_targets(node: cst.ImportFrom, here: Path) -> list[ImportTarget]:
+def _from_targets(node: ast.ImportFrom, here: Path) -> list[ImportTarget]:
     """`from pkg import name` loads `pkg`, and `pkg/name.py` when `name` is a submodule."""
     base = None
-    if node.relative:
+    if node.level:
         base = here
-        for _ in range(len(node.relative) - 1):
+        for _ in range(node.level - 1):
             base = base.parent
-    module = _dotted(node.module) if node.module else ""
+    module = node.module or ""
     targets = [ImportTarget(module, base)] if module else []
-    if not isinstance(node.names, cst.ImportStar):
-        prefix = f"{module}." if module else ""
-        names = [alias.name for alias in node.names if isinstance(alias.name, cst.Name)]
-        targets.extend(ImportTarget(prefix + name.value, base) for name in names)
+    prefix = f"{module}." if module else ""
+    targets.extend(ImportTarget(prefix + alias.name, base) for alias in node.names if alias.name != "*")
     return targets
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _module_files(dotted: str, base: Path) -> list[Path]:

@@ -13,6 +13,7 @@ files are read; an unreadable or unparsable file is a module without imports or 
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchdoctor.inputs import read_capped
+from torchdoctor.lint.budget import MAX_PARSED_BYTES
 from torchdoctor.lint.imports import ImportTarget, import_targets, resolve
 from torchdoctor.lint.nesting import too_deep
 
@@ -133,24 +135,52 @@ class Program:
 
     def _imports(self, path: Path, roots: Sequence[Path]) -> list[Path]:
         if path not in self._targets:
-            module = self._module(path)
+            module = self._syntax(path)
             self._targets[path] = [] if module is None else import_targets(module, path.parent)
         return [f for target in self._targets[path] for f in resolve(target, roots, self.boundaries)]
 
     def _module(self, path: Path) -> cst.Module | None:
+        return self._parse(path) if self._readable(path) else None
+
+    def _syntax(self, path: Path) -> ast.Module | None:
+        return _syntax(path) if self._readable(path) else None
+
+    def _readable(self, path: Path) -> bool:
+        """`path` is among the first `MAX_MODULES` files this program reads."""
         if path not in self._read:
             if len(self._read) >= MAX_MODULES:
-                return None
+                return False
             self._read.add(path)
-        return self._parse(path)
+        return True
+
+
+def _source(path: Path) -> bytes | None:
+    """The bytes of `path` when it may be parsed: readable and within the size bound of a linted
+    file (:mod:`torchdoctor.lint.budget`); None otherwise (linting it says why)."""
+    try:
+        data = read_capped(path, MAX_SOURCE_BYTES)
+    except OSError:
+        return None
+    return None if len(data) > MAX_PARSED_BYTES else data
 
 
 def _parse(path: Path) -> cst.Module | None:
-    """`path` parsed, or None when unreadable or unparsable (linting it reports why)."""
+    """`path` parsed by libcst (for the facts the checks ask), or None; a file nested too deeply
+    for libcst's recursion is not parsed."""
+    data = _source(path)
     try:
-        data = read_capped(path, MAX_SOURCE_BYTES)
-        return None if too_deep(data) else cst.parse_module(data)
-    except (OSError, SyntaxError, cst.ParserSyntaxError, RecursionError):
+        return None if data is None or too_deep(data) else cst.parse_module(data)
+    except (SyntaxError, cst.ParserSyntaxError, RecursionError):
+        return None
+
+
+def _syntax(path: Path) -> ast.Module | None:
+    """`path` parsed by Python's own parser (for its imports), or None. That parser bounds its
+    own nesting: a file too deep for it raises, it does not overflow."""
+    data = _source(path)
+    try:
+        return None if data is None else ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

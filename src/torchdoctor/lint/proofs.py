@@ -7,10 +7,10 @@ value from another module, a name bound twice to different things) answers False
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchdoctor.lint.args import argument, is_cuda_device, literal_bool
 from torchdoctor.lint.base import LintVisitor
+from torchdoctor.lint.tree import visit, walk
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -90,9 +90,11 @@ def switches_grad_off(visitor: LintVisitor, expr: cst.BaseExpression) -> bool:
 
 def uses_cuda(module: cst.Module) -> bool:
     """The file moves something to a CUDA device: a `.cuda()` call or a "cuda[:N]" literal."""
-    cuda_calls = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("cuda"))))
-    strings = m.findall(module, m.SimpleString())
-    return bool(cuda_calls) or any(is_cuda_device(s) for s in strings)
+    return any(
+        (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda")
+        or (isinstance(node, cst.SimpleString) and is_cuda_device(node))
+        for node in walk(module)
+    )
 
 
 def _is_loss_module(visitor: LintVisitor, expr: cst.BaseExpression) -> bool:
@@ -114,15 +116,14 @@ def uses_grad_as_tensor(module: cst.Module) -> bool:
     comparing it with `is`/`is not` (`p.grad is None`). Such code assumes the gradient exists
     after `zero_grad()`, which holds only with `set_to_none=False`."""
     finder = _GradUses()
-    module.visit(finder)
+    visit(module, [finder])
     return finder.as_tensor
 
 
-class _GradUses(cst.CSTVisitor):
+class _GradUses:
     """Finds a `.grad` attribute used other than as an assignment target or an identity test."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.as_tensor = False
         self._harmless: set[int] = set()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchdoctor.errors import ScriptNotFoundError
+from torchdoctor.lint.budget import FILE_SECONDS
 from torchdoctor.lint.engine import fix_source, lint_source
 from torchdoctor.inputs import read_capped
 from torchdoctor.outputs import write_atomic
@@ -23,10 +24,16 @@ from torchdoctor.lint.selection import Selection
 
 
 def lint_paths(
-    paths: Iterable[str | Path], *, select: Iterable[str] = (), ignore: Iterable[str] = ()
+    paths: Iterable[str | Path],
+    *,
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    file_seconds: float = FILE_SECONDS,
 ) -> LintResult:
     """Lint files and folders (recursively, `*.py`). A file that cannot be parsed is reported in
-    `errors` and the others are still linted; non-Python files given explicitly are `skipped`.
+    `errors` and the others are still linted; non-Python files given explicitly are `skipped`, and
+    so is a file too large, nested too deeply, or not analysed within `file_seconds` of CPU time
+    (:mod:`torchdoctor.lint.budget`).
 
     Raises :class:`~torchdoctor.lint.selection.LintUsageError` for a missing path or an unknown
     code prefix in `select`/`ignore`.
@@ -34,7 +41,7 @@ def lint_paths(
     selection = Selection(tuple(select), tuple(ignore))
     given = [Path(p) for p in paths]
     files, skipped = python_files(given)
-    report = _lint_files(files, selection, Program.of(given, files))
+    report = _lint_files(files, selection, Program.of(given, files), file_seconds)
     return LintResult(report.violations, report.errors, (*skipped, *report.skipped), report.files_checked)
 
 
@@ -45,7 +52,7 @@ def lint_script_with_local_imports(script: Path) -> LintResult:
         raise ScriptNotFoundError(f"script not found: {script}")
     program = Program.of([script], [script])
     imported = program.closure(script)[1:]  # the script itself keeps the path as given
-    return _lint_files([script, *imported], Selection(), program)
+    return _lint_files([script, *imported], Selection(), program, FILE_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -77,9 +84,14 @@ class FileFix:
 
 
 def plan_fixes(
-    paths: Iterable[str | Path], *, select: Iterable[str] = (), ignore: Iterable[str] = ()
+    paths: Iterable[str | Path],
+    *,
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    file_seconds: float = FILE_SECONDS,
 ) -> list[FileFix]:
-    """The files the safe fixes would change, with their new text; nothing is written."""
+    """The files the safe fixes would change, with their new text; nothing is written. A file
+    lint skips (too large, too deep, too slow within `file_seconds`) is left unchanged."""
     selection = Selection(tuple(select), tuple(ignore))
     given = [Path(p) for p in paths]
     files, _ = python_files(given)
@@ -89,18 +101,18 @@ def plan_fixes(
         source = _read(path)
         if isinstance(source, tuple):
             text, encoding = source
-            fixed = fix_source(text, selection, ProgramView(program, path))
+            fixed = fix_source(text, selection, ProgramView(program, path), file_seconds)
             if fixed != text:
                 fixes.append(FileFix(path, text, fixed, encoding))
     return fixes
 
 
-def _lint_files(files: list[Path], selection: Selection, program: Program) -> LintResult:
+def _lint_files(files: list[Path], selection: Selection, program: Program, seconds: float) -> LintResult:
     violations, errors, skipped, checked = [], [], [], 0
     for path in files:
         source = _read(path)
         view = ProgramView(program, path)
-        result = lint_source(source[0], str(path), selection, view) if isinstance(source, tuple) else None
+        result = lint_source(source[0], str(path), selection, view, seconds) if isinstance(source, tuple) else None
         error = source if isinstance(source, FileError) else result.error
         if error is not None:
             errors.append(error)

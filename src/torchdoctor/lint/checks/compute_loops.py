@@ -9,11 +9,11 @@ grad mode without backward, and recompilation.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchdoctor.lint.base import Check, LintVisitor
 from torchdoctor.lint.program import ProgramView
 from torchdoctor.lint.proofs import disables_grad, is_dataloader, is_tensor, switches_grad_off
+from torchdoctor.lint.tree import SourceTree, walk
 
 HOST_SYNC = Check(
     "TDL201",
@@ -86,17 +86,17 @@ class EvalLoopWithGradVisitor(LintVisitor):
     CHECKS = (EVAL_WITH_GRAD,)
     TRIGGERS = (("eval",),)
 
-    def __init__(self, module: cst.Module, program: ProgramView | None = None) -> None:
-        super().__init__(module, program)
+    def __init__(self, tree: SourceTree, program: ProgramView | None = None) -> None:
+        super().__init__(tree, program)
         self._grad_switched_off: bool | None = None
 
     def grad_switched_off(self) -> bool:
-        """`torch.set_grad_enabled(False)` is called somewhere in the file. A method, not a
-        `cached_property`: libcst's batching evaluates every property of a visitor, and this one
-        walks the whole file; it is needed only after an `.eval()`."""
+        """`torch.set_grad_enabled(False)` is called somewhere in the file (walked once, and only
+        after an `.eval()`)."""
         if self._grad_switched_off is None:
-            calls = m.findall(self.module, m.Call())
-            self._grad_switched_off = any(switches_grad_off(self, c) for c in calls)
+            self._grad_switched_off = any(
+                isinstance(node, cst.Call) and switches_grad_off(self, node) for node in walk(self.module)
+            )
         return self._grad_switched_off
 
     def visit_For(self, node: cst.For) -> None:
@@ -110,7 +110,7 @@ class EvalLoopWithGradVisitor(LintVisitor):
             return
         if self._grad_off_around(loop) or _calls_method(loop.body, "backward"):
             return
-        if any(self._turns_grad_off(w) for w in m.findall(loop.body, m.With())):
+        if any(self._turns_grad_off(w) for w in walk(loop.body) if isinstance(w, cst.With)):
             return
         self.hit(EVAL_WITH_GRAD, loop)
 
@@ -141,10 +141,15 @@ class CompileInLoopVisitor(LintVisitor):
 
 def _picks_steps(test: cst.BaseExpression) -> bool:
     """`test` holds on some steps only: it has a modulo, or compares with `==` to an integer."""
-    if m.findall(test, m.BinaryOperation(operator=m.Modulo())):
-        return True
-    equal_to_int = m.ComparisonTarget(operator=m.Equal(), comparator=m.Integer())
-    return bool(m.findall(test, m.Comparison(comparisons=[m.ZeroOrMore(), equal_to_int, m.ZeroOrMore()])))
+    return any(
+        (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo))
+        or (isinstance(node, cst.Comparison) and any(_equals_int(c) for c in node.comparisons))
+        for node in walk(test)
+    )
+
+
+def _equals_int(target: cst.ComparisonTarget) -> bool:
+    return isinstance(target.operator, cst.Equal) and isinstance(target.comparator, cst.Integer)
 
 
 def _mode_before(block: cst.CSTNode | None, loop: cst.BaseStatement) -> str | None:
@@ -163,7 +168,12 @@ def _mode_before(block: cst.CSTNode | None, loop: cst.BaseStatement) -> str | No
 
 def _calls_method(node: cst.CSTNode, method: str, *, top_level: bool = False) -> bool:
     """`node` contains a `<x>.<method>(...)` call; with `top_level`, only as a bare statement."""
-    call = m.Call(func=m.Attribute(attr=m.Name(method)))
     if top_level:
-        return m.matches(node, m.SimpleStatementLine(body=[m.Expr(value=call)]))
-    return bool(m.findall(node, call))
+        body = node.body if isinstance(node, cst.SimpleStatementLine) else ()
+        return len(body) == 1 and isinstance(body[0], cst.Expr) and _is_method_call(body[0].value, method)
+    return any(_is_method_call(n, method) for n in walk(node))
+
+
+def _is_method_call(node: cst.CSTNode, method: str) -> bool:
+    """`node` is `<x>.<method>(...)`."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method

@@ -9,10 +9,10 @@ shuffling work properly across multiple epochs"). Twins of the scale-layer diagn
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from torchdoctor.lint.args import argument, literal_bool
 from torchdoctor.lint.base import Check, LintVisitor
+from torchdoctor.lint.tree import walk
 
 DATA_PARALLEL = Check(
     "TDL401",
@@ -69,4 +69,7 @@ class SamplerSetEpochVisitor(LintVisitor):
 
 def calls_set_epoch(module: cst.Module) -> bool:
     """`module` calls `<anything>.set_epoch(...)`."""
-    return bool(m.findall(module, m.Call(func=m.Attribute(attr=m.Name("set_epoch")))))
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_epoch"
+        for node in walk(module)
+    )
