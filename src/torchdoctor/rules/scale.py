@@ -251,3 +251,32 @@ def learning_rate_and_global_batch(ev: Evidence) -> Hit | None:
                    "lr = base_lr * world_size  # tuned at one process; warm it up over the first steps\n"
                    "scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1 / world_size, "
                    "total_iters=500)"))
+
+
+@rule("TD-SCALE-016", "scale", knob="static_graph")
+def find_unused_parameters_unneeded(ev: Evidence) -> Hit | None:
+    """DDP was built with `find_unused_parameters=True` and no parameter went unused
+    (`distributed.runtime.ddp.find_unused_parameters_unneeded`: DDP's own logging data counted 0
+    unused parameter bytes), without `static_graph`. The flag makes DDP traverse the autograd graph
+    from the outputs every iteration to find parameters that will get no gradient, and stops it
+    rebuilding its buckets in execution order (PyTorch DDP docs; the reducer's own warning; the
+    Performance Tuning Guide's DDP section). The traversal's time is
+    not measured apart from backward, so this is an info hint with upside 0
+    (`upside_estimated: false`); the `static_graph` knob measures the fix that tune can apply."""
+    settings = ev.distributed("runtime", "ddp")
+    if not settings.find_unused_parameters_unneeded or settings.static_graph:
+        return None
+    return Hit("info", "DDP find_unused_parameters=True, but no parameter went unused", 0.0,
+               {"find_unused_parameters": True, "unused_parameter_bytes": settings.unused_parameter_bytes,
+                "has_rebuilt_buckets": settings.has_rebuilt_buckets, "upside_estimated": False},
+               "With find_unused_parameters=True, DDP walks the autograd graph from the outputs after every "
+               "forward to mark the parameters that will get no gradient; here none was unused, so the walk is "
+               "wasted host time each step, and DDP keeps its gradient buckets in constructor order instead of rebuilding "
+               "them in the order gradients arrive. Its cost is not measured apart from backward (upside shown as 0%). "
+               "Keep the flag if some steps skip part of the model (control flow that varies by step).",
+               Fix("Drop the flag (find_unused_parameters=False is the default); or, where the same parameters "
+                   "are used every step, pass static_graph=True so DDP searches once.",
+                   "# find_unused_parameters=False, the default\n"
+                   "model = DistributedDataParallel(model, device_ids=[local_rank])\n"
+                   "# or, the same parameters used every step:\n"
+                   "model = DistributedDataParallel(model, device_ids=[local_rank], static_graph=True)"))
