@@ -249,6 +249,7 @@ RECORD_DATA_KEYS = (
     "env.models[].module_types",  # module class name -> count
     "env.forward_state.autocast",  # device type -> dtype
     "trace.ranks[].steps[].sync_calls.by_name",  # sync call name -> figures
+    "trace.ranks[].sync_calls.by_name",
     "trace.ranks[].device.temporal.exclusive_us",  # kernel-type combination -> us
     "memory.timeline.series",  # category -> bytes over time (only non-zero categories)
     "memory.snapshot_timeline.series",
@@ -282,7 +283,8 @@ COMMANDS: dict[str, Command] = {
     "diagnose_trace": Command("trace", "torchdoctor diagnose --trace multirank-sampled/rank-0.json.gz "
                               "--trace multirank-sampled/rank-1.json.gz --json", RECORD_DATA_KEYS, RECORD_OPAQUE),
     "trace_analyze": Command("trace", "torchdoctor trace analyze multirank-sampled/rank-{0,1}.json.gz --top 3 "
-                             "--json", ("ranks[].steps[].sync_calls.by_name", "ranks[].device.temporal.exclusive_us")),
+                             "--json", ("ranks[].steps[].sync_calls.by_name", "ranks[].sync_calls.by_name",
+                                        "ranks[].device.temporal.exclusive_us")),
     "trace_diff": Command("trace", "torchdoctor trace diff a100-ddp2-rank0.json.gz multirank-sampled/rank-0.json.gz "
                           "--json"),
     "lint_json": Command("lint", "torchdoctor lint TDL102.py TDL501.py broken.py notes.txt --format json"),

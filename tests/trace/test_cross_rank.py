@@ -9,18 +9,18 @@ import numpy as np
 
 from torchdoctor.trace import analyse_traces
 from torchdoctor.trace.analyses.collectives import RankCollectives, lateness
-from torchdoctor.trace.analyses.rank_steps import slow_steps, step_matrix
+from torchdoctor.trace.analyses.rank_steps import StepWalls, slow_steps, step_matrix
 
 
-def _section(rank: int, walls: dict[int, float]) -> dict:
-    return {"rank": rank, "steps": [{"step": n, "wall_us": w} for n, w in walls.items()]}
+def _walls(walls: dict[int, float]) -> StepWalls:
+    return StepWalls(np.array(list(walls), np.int64), np.array(list(walls.values())))
 
 
 def test_a_rank_slow_at_one_step_is_found_at_that_step_only() -> None:
-    sections = [_section(r, {1: 100_000.0, 2: 100_000.0, 3: 100_000.0}) for r in range(4)]
-    sections[2]["steps"][1]["wall_us"] = 130_000.0  # rank 2, step 2: 30 ms over the others
-    sections.append(_section(4, {1: 100_000.0, 3: 100_000.0}))  # rank 4 lacks step 2
-    matrix = step_matrix(sections)
+    ranks = [_walls({1: 100_000.0, 2: 100_000.0, 3: 100_000.0}) for _ in range(4)]
+    ranks[2] = _walls({1: 100_000.0, 2: 130_000.0, 3: 100_000.0})  # rank 2, step 2: 30 ms over the others
+    ranks.append(_walls({1: 100_000.0, 3: 100_000.0}))  # rank 4 lacks step 2
+    matrix = step_matrix(range(5), ranks)
     assert matrix["steps"] == [1, 2, 3] and matrix["wall_us"][4] == [100_000.0, None, 100_000.0]
     found = slow_steps(matrix)
     assert found == {"count": 1, "top": [{"rank": 2, "step": 2, "wall_us": 130_000.0, "excess_us": 30_000.0}]}

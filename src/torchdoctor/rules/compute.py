@@ -328,6 +328,18 @@ def _hot_in_every_step(rank: RankSummary, name: str) -> bool:
     return True
 
 
+def _sync_calls_by_name(rank: RankSummary) -> dict[str, int]:
+    """Sync calls by name over every step: the rank's own totals, or, in a Record analysed before
+    it had them, its steps' added up."""
+    if "sync_calls" in rank.keys:
+        return {name: calls.count for name, calls in rank.sync_calls.by_name.items()}
+    names: dict[str, int] = {}
+    for step in rank.steps:
+        for name, calls in step.sync_calls.by_name.items():
+            names[name] = names.get(name, 0) + calls.count
+    return names
+
+
 @rule("TD-COMP-005", "compute", lint_topic="compute.host_sync")
 def host_device_syncs(ev: Evidence) -> Hit | None:
     """The host blocks on the device inside the step (.item(), .cpu(), print(tensor), cudaMemcpy) and
@@ -339,10 +351,7 @@ def host_device_syncs(ev: Evidence) -> Hit | None:
     severity = severity_at(sync_share, SYNC_WARNING, SYNC_PROBLEM) or ("info" if sync_share >= SYNC_INFO else None)
     if severity is None or not rank.sync_calls_per_step:
         return None
-    names: dict[str, int] = {}
-    for step in rank.steps:
-        for name, calls in step.sync_calls.by_name.items():
-            names[name] = names.get(name, 0) + calls.count
+    names = _sync_calls_by_name(rank)
     return Hit(severity, f"{rank.sync_calls_per_step:.0f} host-device syncs per step; GPU idle {sync_share:.0%} after them",
                sync_share, {"sync_calls_per_step": rank.sync_calls_per_step, "sync_calls_by_name": names,
                             "idle_after_sync_fraction": round(sync_share, 4), **window_evidence(window)},

@@ -93,7 +93,7 @@ def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:
     summary = rank_summary([_rank_figures(s) for s in sections])
     if len(kept) < 2:
         return summary
-    matrix = step_matrix(sections)
+    matrix = step_matrix([s["rank"] for s in sections], [r.step_walls for r in kept])
     return {**summary, "step_matrix": matrix, "slow_steps": slow_steps(matrix),
             "collectives": lateness([s["rank"] for s in sections], [r.collectives for r in kept])}
 

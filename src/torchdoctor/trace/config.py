@@ -22,10 +22,13 @@ class TraceConfig:
     launch_delay_outlier_us: float = 100.0  # HTA's launch_delay_cutoff
     queue_saturation_depth: int = 1000  # CUDA's launch queue holds 1024 entries
     hta_ns_rounding: bool = False  # round float timestamps to whole us as HTA does (parity checks)
+    steps_listed: int = 1000  # steps a rank's section lists in full; its totals cover every step
     timeline: bool = True  # keep one step of the first file's events for the HTML report
 
     def __post_init__(self) -> None:
         if self.top_n < 1:
             raise ValueError("TraceConfig.top_n must be at least 1")
+        if self.steps_listed < 0:
+            raise ValueError("TraceConfig.steps_listed must be 0 or more")
         if self.steps is not None and self.steps[0] > self.steps[1]:
             raise ValueError(f"TraceConfig.steps {self.steps} is empty: first > last")

@@ -15,17 +15,20 @@ from torchdoctor.trace.analyses.kernels import kernel_breakdown
 from torchdoctor.trace.analyses.launches import launch_stats
 from torchdoctor.trace.analyses.overlap import comm_comp_overlap
 from torchdoctor.trace.analyses.queue import queue_depth
-from torchdoctor.trace.analyses.step_breakdown import step_breakdowns
+from torchdoctor.trace.analyses.rank_steps import StepWalls
+from torchdoctor.trace.analyses.step_breakdown import breakdown_dict, step_breakdowns
 from torchdoctor.trace.analyses.temporal import temporal_breakdown
 from torchdoctor.trace.analyses.window import window_section
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.device import device_events
 from torchdoctor.trace.events import HOST_KINDS, Trace
+from torchdoctor.trace.step_columns import StepColumns
 from torchdoctor.trace.steps import WHOLE_TRACE, Step, assign, assign_rows, batches, find_steps, starting_in
 
 
-def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
-    """The per-rank section of the report (documented in docs/trace.md)."""
+def analyse_rank(trace: Trace, config: TraceConfig) -> tuple[dict[str, Any], StepWalls]:
+    """The per-rank section of the report (documented in docs/trace.md), and every analysed step's
+    number and wall time (for the cross-rank step matrix, whatever the section lists)."""
     steps = find_steps(trace, config.steps)
     warnings = list(trace.warnings)
     if steps and steps[0].number == WHOLE_TRACE:
@@ -34,9 +37,10 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
         warnings.append(f"{trace.path}: nothing to analyse (no events, or no profiler step in --steps)")
     op_rows, op_self = self_times(trace)
     op_step = assign_rows(trace, steps).take(op_rows)
-    per_step = _steps(trace, steps, op_rows, op_self, op_step, config)
+    columns = _step_columns(trace, steps, config.steps_listed)
     in_steps = op_step >= 0
     window = window_section(trace, steps, has_device_info=bool(trace.metadata.get("deviceProperties")))
+    listed = min(len(steps), config.steps_listed)  # the steps the section lists in full
     out = {
         "rank": trace.rank,
         "path": trace.path,
@@ -44,19 +48,22 @@ def analyse_rank(trace: Trace, config: TraceConfig) -> dict[str, Any]:
         "truncated": trace.truncated,
         "caveats": list(trace.warnings),  # every load warning changes how the figures read
         "steps_count": len(steps),
-        "step_us_median": float(np.median([s.wall_us for s in steps])) if steps else None,
+        "step_us_median": float(np.median(columns.wall_us)) if steps else None,
         "host": op_summary(trace, op_rows[in_steps], op_self[in_steps], config),
-        "shares": _weighted_shares(per_step),
-        "sync_calls_per_step": float(np.mean([s["sync_calls"]["count"] for s in per_step])) if per_step else 0.0,
-        "breakdown_us": _sum_breakdowns(per_step),
-        "steps": per_step,
+        "shares": columns.weighted_shares(),
+        "sync_calls_per_step": float(np.mean(columns.sync_count)) if steps else 0.0,
+        "sync_calls": columns.sync_totals(),
+        "breakdown_us": columns.breakdown_sums(),
+        "steps": _listed_steps(trace, steps[:listed], columns, (op_rows, op_self, op_step), config),
+        "steps_left_out": len(steps) - listed,
         "device": _device(trace, steps, config) if trace.has_device() else None,
         "window": window,
         "facts": facts_section(trace, window.get("start_us", -np.inf), window.get("end_us", np.inf)),
         "dialect": trace.dialect,
     }
     warnings += _window_warnings(trace, window)
-    return {**out, "warnings": warnings}
+    walls = StepWalls(np.array([s.number for s in steps], np.int64), columns.wall_us)
+    return {**out, "warnings": warnings}, walls
 
 
 _STATE_WARNINGS = {
@@ -74,57 +81,44 @@ def _window_warnings(trace: Trace, window: dict[str, Any]) -> list[str]:
     return [f"{trace.path}: {text}"] if text else []
 
 
-def _steps(trace: Trace, steps: list[Step], op_rows: np.ndarray, op_self: np.ndarray, op_step: np.ndarray,
-           config: TraceConfig) -> list[dict[str, Any]]:
-    """Each step's section, its figures computed a batch of steps at a time (steps.batches)."""
-    if not steps:
-        return []
-    breakdowns = step_breakdowns(trace, steps)
-    copies = pageable_copies_by_step(trace, steps)
-    shares: list[dict[str, Any]] = [{} for _ in steps]
-    syncs: list[dict[str, Any]] = [{} for _ in steps]
+def _step_columns(trace: Trace, steps: list[Step], listed: int) -> StepColumns:
+    """Every step's figures that the rank's totals add up, as columns (trace/step_columns.py),
+    computed a batch of steps at a time (steps.batches)."""
+    columns = StepColumns.empty(steps, step_breakdowns(trace, steps), listed)
     for batch in batches(steps):
         mine = [steps[i] for i in batch]
         rows, owner = starting_in(trace, mine, HOST_KINDS)
-        for i, share, sync in zip(batch, annotation_shares(trace, mine, rows, owner),
-                                  sync_calls(trace, mine, rows, owner)):
-            shares[i], syncs[i] = share, sync
+        columns.add(batch, annotation_shares(trace, mine, rows, owner), sync_calls(trace, mine, rows, owner))
+    return columns
+
+
+def _listed_steps(trace: Trace, steps: list[Step], columns: StepColumns,
+                  ops: tuple[np.ndarray, np.ndarray, np.ndarray], config: TraceConfig) -> list[dict[str, Any]]:
+    """The section of each of `steps` (the first `steps_listed` analysed ones). `ops`: the rows of
+    the CPU operators, their self times and their steps' indices."""
+    op_rows, op_self, op_step = ops
     by_step = np.argsort(op_step, kind="stable")
-    by_step = by_step[op_step[by_step] >= 0]
+    by_step = by_step[(op_step[by_step] >= 0) & (op_step[by_step] < len(steps))]
     host = op_summaries(trace, op_rows[by_step], op_self[by_step], op_step[by_step], len(steps), config)
+    copies = pageable_copies_by_step(trace, steps)
     out = []
     for i, step in enumerate(steps):
         host_ops = host[i]
         host_ops["small_op_storm"] = host_ops["small_ops_count"] > config.small_op_storm_per_step
-        breakdown = breakdowns[i]
+        breakdown = breakdown_dict(columns.breakdown_us[i])
         gpu_busy = breakdown["kernel_us"] + breakdown["memcpy_us"] + breakdown["memset_us"]
         out.append({
             "step": step.number,
             "start_us": step.start_us,
             "wall_us": step.wall_us,
-            "host": {**host_ops, **shares[i]},
-            "sync_calls": syncs[i],
+            "host": {**host_ops, **columns.shares_of(i)},
+            "sync_calls": columns.syncs_of(i),
             "breakdown_us": breakdown,
             "gpu_busy_us": gpu_busy,
             "gpu_utilisation_fraction": gpu_busy / step.wall_us if step.wall_us else 0.0,
             "pageable_memcpy": copies[i],
         })  # fmt: skip
     return out
-
-
-def _weighted_shares(per_step: list[dict[str, Any]]) -> dict[str, float]:
-    """Each `*_fraction` of the steps' host section, weighted by step wall time."""
-    wall = sum(s["wall_us"] for s in per_step)
-    keys = [k for k in (per_step[0]["host"] if per_step else {}) if k.endswith("_fraction")]
-    return {k: sum(s["host"][k] * s["wall_us"] for s in per_step) / wall if wall else 0.0 for k in keys}
-
-
-def _sum_breakdowns(per_step: list[dict[str, Any]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for step in per_step:
-        for key, value in step["breakdown_us"].items():
-            total[key] = total.get(key, 0.0) + value
-    return total
 
 
 def _device(trace: Trace, steps: list[Step], config: TraceConfig) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 the cross-rank analyses and the report keep of that rank.
 
 A worker loads the whole trace (its memory bounded as in trace/loader.py) and sends back only the
-rank's section (trace/rank.py: figures per step and over the selection, not events), its drawn
-step timelines (capped: trace/analyses/timeline.py), its collectives' operations and durations
+rank's section (trace/rank.py: figures per step and over the selection, not events), its steps'
+numbers and wall times (two numbers a step), its drawn step timelines (capped:
+trace/analyses/timeline.py), its collectives' operations and durations
 (trace/analyses/collectives.py: two numbers a kernel) and the facts that say which job it belongs
 to; the events stay in the worker, so the caller's memory grows with the ranks' summaries only.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from torchdoctor.trace.analyses.collectives import RankCollectives, rank_collectives
+from torchdoctor.trace.analyses.rank_steps import StepWalls
 from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.events import Trace
@@ -40,17 +42,18 @@ class RankResult:
     first_timeline: dict[str, Any] | None  # the single-file timeline (600 events), for the first file
     rank_timeline: dict[str, Any] | None  # this rank's timeline among several (shared cap)
     collectives: RankCollectives  # its communication kernels: operation and duration, in order
+    step_walls: StepWalls  # every analysed step's number and wall time, listed in the section or not
 
 
 def analyse_file(task: RankTask) -> RankResult:
     """Load and analyse one file. Raises what load_trace raises (TraceFormatError, OSError)."""
     config = task.config
     trace = load_trace(task.path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
-    section = analyse_rank(trace, config)
+    section, walls = analyse_rank(trace, config)
     first, rank = None, None
     if config.timeline:
         first, rank = _timelines(trace, task)
-    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace))
+    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace), walls)
 
 
 def _timelines(trace: Trace, task: RankTask) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:

@@ -10,6 +10,7 @@ offset between hosts do not matter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,18 +20,26 @@ from torchdoctor.trace.analyses.ranks import stragglers
 TOP = 20  # slow (rank, step) pairs listed, by excess
 
 
-def step_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """`ranks` (the sections' order), `steps` (every step number seen, ascending) and `wall_us`:
-    one row per rank, one value per step (null where that rank has no such step)."""
-    numbers = sorted({s["step"] for section in sections for s in section["steps"]})
+@dataclass(frozen=True)
+class StepWalls:
+    """One rank's analysed steps: their `ProfilerStep#N` numbers and wall times (us), in time order."""
+
+    numbers: np.ndarray
+    wall_us: np.ndarray
+
+
+def step_matrix(ranks: Sequence[int], walls: Sequence[StepWalls]) -> dict[str, Any]:
+    """`ranks` (as given), `steps` (every step number seen, ascending) and `wall_us`: one row per
+    rank, one value per step (null where that rank has no such step)."""
+    numbers = sorted(set().union(*(w.numbers.tolist() for w in walls)))
     column = {n: i for i, n in enumerate(numbers)}
     rows = []
-    for section in sections:
+    for rank_walls in walls:
         row: list[float | None] = [None] * len(numbers)
-        for step in section["steps"]:
-            row[column[step["step"]]] = step["wall_us"]
+        for number, wall in zip(rank_walls.numbers.tolist(), rank_walls.wall_us.tolist()):
+            row[column[number]] = wall
         rows.append(row)
-    return {"ranks": [s["rank"] for s in sections], "steps": numbers, "wall_us": rows}
+    return {"ranks": list(ranks), "steps": numbers, "wall_us": rows}
 
 
 def slow_steps(matrix: dict[str, Any]) -> dict[str, Any]:

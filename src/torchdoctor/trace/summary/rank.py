@@ -95,8 +95,9 @@ class StepFigures(Keyed):
 
 @dataclass(frozen=True, slots=True)
 class RankSummary(Keyed):
-    """One rank's trace: its steps, host operators, shares, time by what ran, and the typed window,
-    facts and device figures (device None: a trace without device work)."""
+    """One rank's trace: its steps (the first ones listed, the totals over all), host operators,
+    shares, sync calls, time by what ran, and the typed window, facts and device figures (device
+    None: a trace without device work)."""
 
     WHERE: ClassVar[str] = "trace.ranks[]"
     rank: int | None = None
@@ -109,8 +110,10 @@ class RankSummary(Keyed):
     host: HostFigures = field(default_factory=HostFigures)
     shares: Shares = field(default_factory=Shares)
     sync_calls_per_step: float = 0.0
+    sync_calls: SyncCalls = field(default_factory=SyncCalls)  # over every step (absent before it existed)
     breakdown_us: dict[str, float] = field(default_factory=dict)
-    steps: tuple[StepFigures, ...] = ()
+    steps: tuple[StepFigures, ...] = ()  # the first `steps_listed` (TraceConfig) steps
+    steps_left_out: int = 0  # steps analysed but not in `steps`
     device: DeviceFigures | None = None
     window: Window | None = None
     facts: TraceFacts | None = None
