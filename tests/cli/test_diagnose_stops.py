@@ -17,8 +17,8 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def _long_trace(path: Path, steps: int = 20_000) -> None:
-    """A plain trace of `steps` profiler steps, one operator each: seconds of analysis."""
+def _long_trace(path: Path, steps: int = 150_000) -> None:
+    """A plain trace of `steps` profiler steps, one operator each: half a minute of analysis."""
     events = []
     for step in range(steps):
         events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
@@ -51,6 +51,7 @@ def test_a_trace_only_diagnosis_ends_at_once_on_a_stop(tmp_path, sig, status):
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_until_reading(proc, trace)
+        assert proc.poll() is None, "the analysis ended before the stop was sent"
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=120)  # held, it would run the whole analysis and exit 0
     finally:

@@ -43,7 +43,9 @@ def test_windows_repeat_with_their_period_and_name_the_operators_of_the_steps_th
     run = read_watch(tmp_path / "rank0.watch.jsonl")
     assert 2 <= len(run.profiled) <= 4  # the first at once, then one every 0.4 s and its steps
     first, second = run.profiled[0], run.profiled[1]
-    assert first[0] <= 2 and first[1] - first[0] == 4  # a warm-up step, 3 steps profiled, the 5th stopped it
+    # The sampling thread arms the first window within its 10 ms interval: a step or two on a quiet
+    # machine, a few more on a loaded one (step 3 was seen in CI).
+    assert first[0] <= 10 and first[1] - first[0] == 4  # a warm-up step, 3 steps profiled, the 5th stopped it
     assert second[0] > first[1]
     window, later = run.profiles[0], run.profiles[1]
     assert later.t_s - window.t_s >= 0.4  # none within the period

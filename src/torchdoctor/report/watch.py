@@ -54,12 +54,12 @@ def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:
     if not run.profiles:
         return
     kept = "" if len(run.profiles) == run.profiles_seen else f", {len(run.profiles)} kept"
-    console.print(f"periodic profiler windows: {run.profiles_seen}{kept} (share of "
+    console.print(f"periodic profiler windows: {run.profiles_seen:d}{kept} (share of "
                   f"{markup(run.profiles[0].clock)} self time)")
     shown = [run.profiles[0], run.profiles[-1]] if len(run.profiles) > 1 else run.profiles[:1]
     for window in shown:
         ops = ", ".join(f"{op.name} {fmt_percent(op.share)}" for op in window.ops[:top])
-        console.print(f"  at {fmt_seconds(window.t_s)}, step {window.first_step}: {markup(ops, one_line=True)}",
+        console.print(f"  at {fmt_seconds(window.t_s)}, step {window.first_step:d}: {markup(ops, one_line=True)}",
                       overflow="fold")
 
 
