@@ -71,3 +71,16 @@ def test_a_trial_without_peaks_on_both_sides_is_judged_on_speed_alone() -> None:
     trial = _trial([_run(rss_mib=900)], [Run(knobs={}, role="reference", record=Record())])
     judge_memory(trial, max_growth=0.10)
     assert trial.status == ACCEPTED and trial.memory is None
+
+
+def test_dataloader_workers_measured_by_rss_are_recorded_but_not_judged() -> None:
+    # Two forked workers whose resident memory is mostly the script's own pages, counted again.
+    trial = _trial([_run(rss_mib=310, workers_mib=500)], [_run(rss_mib=304)])
+    trial.knob = "num_workers"
+    judge_memory(trial, max_growth=0.10)
+    assert trial.status == ACCEPTED and trial.memory["peak_bytes"] == 510 * MIB
+    assert "share with the script" in trial.memory["not_judged"]
+    on_a_gpu = _trial([_run(gpu_mib=3000)], [_run(gpu_mib=2000)])
+    on_a_gpu.knob = "num_workers"
+    judge_memory(on_a_gpu, max_growth=0.10)
+    assert on_a_gpu.status == REJECTED  # device memory is the script's alone

@@ -18,6 +18,7 @@ import pytest
 
 from tests.field.helpers import assert_shares_add_up
 
+from torchdoctor.accounting.explain import UNEXPLAINED_ID
 from torchdoctor.analyse import analyse_record
 from torchdoctor.bench import FASTER
 from torchdoctor.finding import Finding
@@ -91,7 +92,11 @@ def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server:
         return
     assert record.findings, "no finding at all"
     skipped = [s for s in diagnose(record).skipped if s.startswith(WORKLOADS[name])]
-    assert record.findings[0].id == WORKLOADS[name], (summary(record), skipped, [s.wall_s for s in record.steps])
+    # The generic finding of a cost below its speed of light that no rule explains (TD-COMP-025) may
+    # come first: on compute_grad_inference the operators ran at 44% of this CPU's peak, a separate
+    # cost from autograd's recording, which TD-COMP-008 names.
+    ranked = [f.id for f in record.findings if f.id != UNEXPLAINED_ID]
+    assert ranked[:1] == [WORKLOADS[name]], (summary(record), skipped, [s.wall_s for s in record.steps])
 
 
 def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
