@@ -3,7 +3,8 @@
 What it keeps, from the process's set-up to its end: each step's end time and data wait (pushed
 by the step hook, one `deque.append` a step), the epochs (each `iter(DataLoader)`), the process's
 memory (RSS, and the CUDA allocator's allocated bytes once CUDA is in use) four times a second,
-torch.compile's graph count (torch._dynamo's counters) once a second, and a stack sample of the main thread every `sample_interval_s`: the frames of the script's own
+torch.compile's graph count (torch._dynamo's counters) once a second, and a stack sample of the
+main thread every `sample_interval_s`: the frames of the script's own
 files (what `sys._current_frames()` shows), so that a slow step is named by the function and line
 that ran in it. A daemon thread does the sampling and the writing; the step's hot path does
 nothing else.
@@ -147,7 +148,7 @@ class RunWatch:
 
     # -- the main thread -------------------------------------------------------------------
     def start(self) -> None:
-        self._event({"start": {"unix_ns": time.time_ns(), "t_us": self._us(time.perf_counter_ns()), "pid": os.getpid(),
+        self.event({"start": {"unix_ns": time.time_ns(), "t_us": self.t_us(time.perf_counter_ns()), "pid": os.getpid(),
                                "sample_interval_s": self.sample_interval_s}})
         self._thread.start()
 
@@ -177,15 +178,15 @@ class RunWatch:
 
     def event(self, event: dict[str, Any]) -> None:
         """A line of the stream, written with the next flush."""
-        self._event(event)
+        self._events.append(event)
 
     def restart(self) -> None:
         """Step detection chose a better source: the steps so far were not the script's steps."""
-        self._event({"restart": self.count})
+        self.event({"restart": self.count})
 
     def mark(self, name: str, **fields: Any) -> None:
         """A moment of the run: the script's start and end, the lean observation's start, an epoch."""
-        self._event({"mark": {"name": name, "t_us": self._us(time.perf_counter_ns()), "step": self.count, **fields}})
+        self.event({"mark": {"name": name, "t_us": self.t_us(time.perf_counter_ns()), "step": self.count, **fields}})
 
     def caller(self) -> list[str] | None:
         """[file, function] of the script's innermost frame calling this: in a step hook, the loop."""
@@ -206,14 +207,8 @@ class RunWatch:
             self._fd = None
 
     # -- the thread ------------------------------------------------------------------------
-    def _event(self, event: dict[str, Any]) -> None:
-        self._events.append(event)
-
     def t_us(self, ns: int) -> int:
         """A `perf_counter_ns()` reading on the stream's clock (µs since the observation started)."""
-        return self._us(ns)
-
-    def _us(self, ns: int) -> int:
         return (ns - self.t0_ns) // 1000
 
     def _run(self) -> None:
@@ -256,19 +251,19 @@ class RunWatch:
 
     def _read_memory(self) -> None:
         rss, cuda = _memory()
-        self._memory.append([self.count, self._us(time.perf_counter_ns()), rss, cuda])
+        self._memory.append([self.count, self.t_us(time.perf_counter_ns()), rss, cuda])
 
     def _read_compiles(self) -> None:
         """A `compiled` line when torch.compile's graph count rose since the last reading."""
         graphs = _compiled_graphs()
         if graphs is not None and graphs != self._graphs:
             self._graphs = graphs
-            self._event({"compiled": [self.count, self._us(time.perf_counter_ns()), graphs]})
+            self.event({"compiled": [self.count, self.t_us(time.perf_counter_ns()), graphs]})
 
     def _steps_line(self, steps: list[tuple[int, int]]) -> dict[str, Any]:
         """The steps as they were (the first `raw_steps`), or as one block and its slow steps."""
         first, previous = self._written, self._last_end_us
-        ends = [self._us(t) for t, _ in steps]
+        ends = [self.t_us(t) for t, _ in steps]
         self._written += len(steps)
         self._last_end_us = ends[-1]
         if first < self.raw_steps:
