@@ -212,6 +212,21 @@ def test_the_steps_of_a_periodic_profiler_window_are_its_badput_and_not_in_the_s
     assert WholeRun.from_dict(orjson.loads(orjson.dumps(whole.to_dict()))) == whole
 
 
+def test_a_checkpoint_that_falls_in_a_profiler_window_stays_the_checkpoints(tmp_path):
+    durations = [0.101 if (i + 1) % 50 == 0 else 0.020 if 198 <= i + 1 <= 203 else 0.001 for i in range(600)]
+    stream = Stream(durations)
+    for i, d in enumerate(durations):
+        stream.sample(i + 1, 1 if d > 0.05 else 0)
+    _profile(stream, 198, 2.7, [["aten::mm", 600.0]])  # steps 198-203, the save at step 200 among them
+    stream.end()
+    whole = stream.write(tmp_path / "w.jsonl")
+    save = _by_cause(whole, "save_checkpoint (train.py:212)")
+    assert save.steps == 12 and save.period_steps == 50
+    (window,) = [p for p in whole.parts if p.kind == "windows"]
+    assert window.steps == 5 and window.seconds == pytest.approx(5 * 0.019, rel=1e-3)
+    assert sum(p.seconds for p in whole.parts) == pytest.approx(whole.wall_s, abs=1e-4)
+
+
 def test_the_first_and_the_last_profiler_windows_are_kept_and_every_one_counted(tmp_path):
     stream = Stream([0.001] * 1000)
     for k in range(8):

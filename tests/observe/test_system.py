@@ -53,3 +53,13 @@ def test_other_processes_cores_over_the_window_are_the_machine_less_the_process_
                            process_cpu_percent=[20.0, 80.0, 100.0])
     sampler.window = (0.15, 0.35)
     assert sampler.window_other_cpu_cores() == pytest.approx(2 * 1.0 - 0.9)
+
+
+def test_a_window_shorter_than_the_interval_still_has_a_sample_after_it_when_the_run_stops():
+    sampler = SystemSampler(60.0)  # no sample of its own before the stop
+    sampler.start()
+    sampler.mark_window_start()
+    sampler.mark_window_end()
+    sampler.stop()
+    (t,) = sampler.columns["t_s"]
+    assert t >= sampler.window[1] and sampler.columns["rss_bytes"][0] > 0

@@ -63,7 +63,7 @@ def _watch(tmp_path: Path, epochs: int, *options: str) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_line(tmp_path):
-    proc = _watch(tmp_path, 3, "--profile-every", "0.05")  # a profiler window every 3 s
+    proc = _watch(tmp_path, 3, "--profile-every", "0.02")  # a profiler window every 1.2 s
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
@@ -84,10 +84,12 @@ def test_a_whole_run_is_broken_down_and_its_periodic_checkpoint_named_by_its_lin
     assert "Whole run" in out and "save_checkpoint (train.py:" in out
     assert "torchdoctor watch:" in err  # the progress line, in a pipe
     assert all(len(line) <= 80 for line in out.splitlines())
-    # the periodic profiler windows: the first at the lean observation's start, then every 3 s
+    # the periodic profiler windows: the first at the lean observation's start, then every 1.2 s (the
+    # seven saves alone take 1.75 s)
     assert whole["profiles_seen"] >= 2 and len(whole["profiles"]) == whole["profiles_seen"]
     windows = next(p for p in whole["parts"] if p["label"] == "torchdoctor's periodic profiler windows")
-    assert windows["steps"] == 7 * whole["profiles_seen"]  # warm-up, 5 profiled, the stop: 7 steps each
+    # warm-up, 5 profiled, the stop: 7 steps each, less a save that fell in a window (the save's)
+    assert 0 <= 7 * whole["profiles_seen"] - windows["steps"] <= whole["profiles_seen"]
     assert "aten::addmm" in {op["name"] for w in whole["profiles"] for op in w["ops"]}
     assert "periodic profiler windows: " in out
 

@@ -13,7 +13,9 @@ The parts add up to the wall time:
                   data stalls (the step's wait in `DataLoader.__next__` is most of its excess)
                   torchdoctor's detailed windows (the profiler and memory steps at the start)
               and the steps of the periodic profiler windows (`watch --profile-every`): their time
-              up to the median steady, the rest torchdoctor's; none of them sets the band
+              up to the median steady, the rest torchdoctor's; none of them sets the band (a
+              slow one in which a function of the script's ran beyond its usual work, a
+              checkpoint that fell in a window, is that function's slow step)
               and in a slow epoch (median step beyond the run's by a fifth), the excess of its
               steady steps over the run's median is badput of that epoch
   tail        the last step's end -> the script's end
@@ -260,15 +262,12 @@ class _Profiled:
         self.steps = 0
         self.first: list[int] = []
 
-    def take(self, index: int, duration: float, median: float) -> bool:
-        """Count the step if it is a window's; whether it was."""
-        if not self.inside(index):
-            return False
+    def take(self, index: int, duration: float, median: float) -> None:
+        """Count a window's step."""
         self.steady_s += min(duration, median)
         self.excess_s += max(0.0, duration - median)
         self.steps += 1
         self.first.append(index)
-        return True
 
 
 def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
@@ -289,8 +288,10 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
     epoch_steps: Counter[int] = Counter()
     slow: list[_Slow] = []
     windows = _Profiled(run.profiled)
+    in_window: list[tuple[int, float, float, float]] = []
     for i, end, d, data in zip(steps.index, steps.end, steps.duration, steps.data):
-        if windows.take(i, d, median):
+        if windows.inside(i):
+            in_window.append((i, end, d, data))
             continue
         epoch = bisect_right(starts, i)
         base, top = bands.get(epoch, (median, limit))
@@ -305,6 +306,14 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
             steady_idx.append(i)
         steady_n += 1
     sampled.learn_usual(steady_idx)
+    for i, end, d, data in in_window:
+        if d > limit and _script_ran(sampled, i):  # a checkpoint that fell in a window is the checkpoint's
+            slow.append(_Slow(i, end, d - median, data))
+            steady_s += median
+            steady_n += 1
+        else:
+            windows.take(i, d, median)
+    slow.sort(key=lambda s: s.index)
     parts = [Part("steady", "steady steps", steady_s + windows.steady_s, steps=steady_n + windows.steps)]
     if windows.steps:
         parts.append(Part("windows", "torchdoctor's periodic profiler windows", windows.excess_s,
@@ -317,6 +326,11 @@ def _step_parts(run: RunStream, steps: _Steps, sampled: _Sampled,
     parts += [Part("slow_epoch", f"epoch {e + 1}: its median step {bands[e][0] * 1e3:.2f} ms, the run's "
                    f"{median * 1e3:.2f} ms", x, steps=epoch_steps[e]) for e, x in sorted(epoch_excess.items())]
     return median, parts
+
+
+def _script_ran(sampled: _Sampled, step: int) -> bool:
+    """Whether a function of the script's other than the loop's usual work was sampled in `step`."""
+    return any(not sampled.in_loop(function, file) for function, file in sampled.unusual_shares(step))
 
 
 def _slow_parts(slow: list[_Slow], first_step: int, epoch_starts: set[int], sampled: _Sampled,

@@ -144,9 +144,16 @@ class SystemSampler:
         return float(finite.mean()) if finite.size else None
 
     def stop(self) -> None:
+        """Stop sampling, with one last sample: a run whose timed window ended less than an
+        interval before its end still has a sample after the window (its peak memory's stand-in)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2 * self.interval_s + 1)
+        if not self._thread.is_alive() and self._thread.ident is not None:
+            try:
+                self._sample()
+            except (psutil.Error, OSError):
+                pass  # a child that just exited, or a counter we may not read
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
