@@ -4,10 +4,13 @@ runs inside its closure), shares adding to 1, a known sleep in the part that hol
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.field.helpers import SCRIPTS, assert_shares_add_up, assert_sleep_in, diagnose, load_script
 from tests.integrations.conftest import TIMING_STEPS
+from torchdoctor.goodput import WholeRun
 
 
 
@@ -57,3 +60,17 @@ def test_zero_edit_diagnose_of_the_same_script_detects_steps_and_adds_up(tmp_pat
     assert record.summary.num_steps == 5
     assert_shares_add_up(record)
     assert_sleep_in(record, "forward", SLEEP_S)
+
+
+def test_with_watch_on_the_callback_follows_the_whole_fit_and_breaks_its_wall_time_down(callback_type, observe_config,
+                                                                                         outputs):
+    callback = callback_type(replace(observe_config, watch_profile_every_s=0), outputs, watch=True)
+    load_script("lightning_module").main(["--steps", "40"], callbacks=[callback])
+    record = callback.record
+    assert record is not None and not callback.observation.active
+    assert record.summary.num_steps == TIMING_STEPS  # the windows' diagnosis, as without watch
+    whole = WholeRun.from_dict(record.whole_run)
+    assert whole.ended == "script_finished" and whole.steps == 40  # every step of the fit, not only the windows'
+    assert sum(p.seconds for p in whole.parts) == pytest.approx(whole.wall_s, rel=1e-6)
+    assert whole.parts[0].kind == "startup" and whole.parts[0].seconds > 0  # the process's start to the fit's
+    assert "Whole run" in outputs.console.file.getvalue()

@@ -33,12 +33,13 @@ class TorchDoctorHook:
     """A context manager observing the loop it encloses; `record` holds the Record (with its
     findings) once the observation ended. `loaders`: DataLoaders built (or prepared by the
     Accelerator) before the block, whose settings the Record should show. `config` and `outputs`
-    are those of `torchdoctor diagnose`."""
+    are those of `torchdoctor diagnose`; `watch=True` follows the whole loop as `torchdoctor watch`
+    does (the Record then holds its `whole_run` breakdown)."""
 
     def __init__(self, loaders: Any = (), config: ObserveConfig | None = None,
-                 outputs: DiagnoseOutputs | None = None) -> None:
+                 outputs: DiagnoseOutputs | None = None, *, watch: bool = False) -> None:
         self.loaders = loaders
-        self.observation = InLoopObservation("accelerate", config, outputs)
+        self.observation = InLoopObservation("accelerate", config, outputs, watch=watch)
 
     @property
     def record(self) -> Record | None:

@@ -26,10 +26,13 @@ _transformers = require("transformers", "transformers")
 class TorchDoctorCallback(_transformers.TrainerCallback):
     """Observes the Trainer's training loop; `record` holds the Record (with its findings) once the
     observation ended. `config` and `outputs` are those of `torchdoctor diagnose` (ObserveConfig:
-    the windows; DiagnoseOutputs: store, JSON/HTML files, console)."""
+    the windows; DiagnoseOutputs: store, JSON/HTML files, console);
+    `watch=True` follows the whole of training as `torchdoctor watch` does (the Record then holds
+    its `whole_run` breakdown)."""
 
-    def __init__(self, config: ObserveConfig | None = None, outputs: DiagnoseOutputs | None = None) -> None:
-        self.observation = InLoopObservation("huggingface", config, outputs)
+    def __init__(self, config: ObserveConfig | None = None, outputs: DiagnoseOutputs | None = None, *,
+                 watch: bool = False) -> None:
+        self.observation = InLoopObservation("huggingface", config, outputs, watch=watch)
 
     @property
     def record(self) -> Record | None:

@@ -7,18 +7,25 @@ analyse -> rules -> store -> report chain runs on it. What differs is only who s
 the callback starts it when training starts and ends it once every window is measured (`poll`,
 called at each step end; training then goes on unobserved, with every patch undone) or when
 training ends or fails first (`finish`). The session never stops the script: it is the user's run.
+
+With `watch=True` the observation follows the whole run instead, as `torchdoctor watch` does:
+after the windows only the lean observation stays (one step hook, a stack sampler thread, the
+stream on disk) until training ends, and the Record gains the whole run's breakdown from the
+process's start (workflow.watch.report_whole_run).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
 import orjson
+import psutil
 
 from torchdoctor.analyse import analyse_record
 from torchdoctor.observe.config import ObserveConfig
@@ -26,7 +33,9 @@ from torchdoctor.observe.session import ObservationSession, results_path
 from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.store import run_dir_for
+from torchdoctor.goodput import watch_path
 from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_and_report
+from torchdoctor.workflow.watch import report_whole_run
 
 
 class _NeverRaised(BaseException):
@@ -50,14 +59,17 @@ class InLoopObservation:
     `config`: the windows to measure (ObserveConfig; `stop_after_windows` is ignored; unless given, no
     compile probe: it would compile the user's model for seconds to minutes of their own training). `outputs`:
     where the Record goes, as for `torchdoctor diagnose` (the store, JSON/HTML files, the console).
-    `integration` names the host in `record.config["integration"]`. After `finish`, `record` holds
-    the Record with its findings (None until then).
+    `integration` names the host in `record.config["integration"]`. `watch`: follow the whole run
+    to the end of training (ObserveConfig.watch). After `finish`, `record` holds the Record with its
+    findings (None until then).
     """
 
     def __init__(self, integration: str, config: ObserveConfig | None = None,
-                 outputs: DiagnoseOutputs | None = None) -> None:
+                 outputs: DiagnoseOutputs | None = None, *, watch: bool = False) -> None:
         self.integration = integration
         self.config = config or ObserveConfig(compile_probe=False)
+        if watch:
+            self.config = replace(self.config, stop_after_windows=False, watch=True)
         self.outputs = outputs or DiagnoseOutputs()
         self.record: Record | None = None
         self._session: ObservationSession | None = None
@@ -82,9 +94,10 @@ class InLoopObservation:
 
     def poll(self) -> Record | None:
         """At a step end: finish once every window (and the memory step, and the probes after it) is
-        measured."""
+        measured; a whole run's observation goes on to `finish`."""
         session = self._session
-        if session is None or not session.clock.done or session.measuring_after_windows:
+        if session is None or session.watch is not None or not session.clock.done \
+                or session.measuring_after_windows:
             return None
         return self.finish("completed")
 
@@ -103,7 +116,11 @@ class InLoopObservation:
                                 run_id=self._run_id)
         record = build_record([result], code, invocation)
         record.config["integration"] = self.integration
-        if session.rank == 0:
+        if session.rank == 0 and session.watch is not None:
+            spawn = psutil.Process().create_time()
+            record = report_whole_run(record, watch_path(session.config.out_dir, session.rank), spawn, time.time(),
+                                      self.outputs)
+        elif session.rank == 0:
             record = diagnose_and_report(analyse_record(record), self.outputs)
         self.record = record
         return record

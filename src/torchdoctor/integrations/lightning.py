@@ -35,11 +35,14 @@ _pl = _lightning_pytorch()
 class TorchDoctorCallback(_pl.Callback):
     """Observes the training loop of the Trainer it is given to; `record` holds the Record (with its
     findings) once the observation ended. `config` and `outputs` are those of `torchdoctor diagnose`
-    (ObserveConfig: the windows; DiagnoseOutputs: store, JSON/HTML files, console)."""
+    (ObserveConfig: the windows; DiagnoseOutputs: store, JSON/HTML files, console);
+    `watch=True` follows the whole of training as `torchdoctor watch` does (the Record then holds
+    its `whole_run` breakdown)."""
 
-    def __init__(self, config: ObserveConfig | None = None, outputs: DiagnoseOutputs | None = None) -> None:
+    def __init__(self, config: ObserveConfig | None = None, outputs: DiagnoseOutputs | None = None, *,
+                 watch: bool = False) -> None:
         super().__init__()
-        self.observation = InLoopObservation("lightning", config, outputs)
+        self.observation = InLoopObservation("lightning", config, outputs, watch=watch)
 
     @property
     def record(self) -> Record | None:

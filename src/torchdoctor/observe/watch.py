@@ -148,6 +148,10 @@ class RunWatch:
 
     # -- the main thread -------------------------------------------------------------------
     def start(self) -> None:
+        try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # written as far as the disk allows (_write); the run's end says what is missing
         self.event({"start": {"unix_ns": time.time_ns(), "t_us": self.t_us(time.perf_counter_ns()), "pid": os.getpid(),
                                "sample_interval_s": self.sample_interval_s}})
         self._thread.start()

@@ -55,7 +55,6 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
                  outputs: DiagnoseOutputs = DiagnoseOutputs(), *, progress_every_s: float = 60.0) -> Record:
     """Observe SCRIPT's whole run, keep the Record (with its `whole_run` section) and print the
     diagnosis of the windows and the whole run's breakdown; returns the Record."""
-    console = outputs.console or Console()
     run_id = new_run_id()
     out_dir, fallback = run_folder(outputs.store_path, run_id, save=outputs.save)
     stream = watch_path(out_dir, 0)
@@ -70,14 +69,21 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
     ended = time.time()
     if fallback:
         record.warnings.append(fallback)
+    return report_whole_run(record, stream, spawn, ended, outputs)
+
+
+def report_whole_run(record: Record, stream: Path, spawn_unix_s: float, ended_unix_s: float,
+                     outputs: DiagnoseOutputs) -> Record:
+    """Add the whole run's breakdown read from `stream` (the process started at `spawn_unix_s`,
+    ended at `ended_unix_s`) to the Record, diagnose, store and print it and the breakdown."""
     run = read_watch(stream)
-    whole = breakdown(run, spawn, ended, disk_bytes=stream.stat().st_size) if run is not None else None
+    whole = breakdown(run, spawn_unix_s, ended_unix_s, disk_bytes=stream.stat().st_size) if run is not None else None
     if whole is not None:
         record.whole_run = whole.to_dict()
     else:
         record.warnings.append("the whole run's stream is missing: the script ended before it started")
     record = diagnose_and_report(analyse_record(record), outputs)
     if whole is not None:
-        render_whole_run(whole, console, stream=str(stream))
+        render_whole_run(whole, outputs.console or Console(), stream=str(stream))
     sys.stdout.flush()
     return record
