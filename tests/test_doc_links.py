@@ -21,36 +21,37 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def prose_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of `text` outside fenced code blocks."""
+def prose(text: str) -> list[str]:
+    """The lines of `text`, those of fenced code blocks blanked (line numbers kept)."""
     lines, fenced = [], False
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced:
-            lines.append((number, line))
+    for line in text.splitlines():
+        fence = line.lstrip().startswith("```")
+        lines.append("" if fenced or fence else line)
+        fenced ^= fence
     return lines
 
 
 def anchors(page: Path) -> set[str]:
     """The anchors of `page`'s headings."""
-    return {anchor(line.lstrip("#")) for _, line in prose_lines(page.read_text(encoding="utf-8"))
+    return {anchor(line.lstrip("#")) for line in prose(page.read_text(encoding="utf-8"))
             if line.startswith("#")}
 
 
 def broken_links(page: Path) -> list[str]:
-    """'line: target (why)' for each relative link of `page` that does not resolve."""
-    found = []
-    for number, line in prose_lines(page.read_text(encoding="utf-8")):
-        for target in LINK.findall(line):
-            if SCHEME.match(target):
-                continue
-            path, _, heading = target.partition("#")
-            linked = (page.parent / path).resolve() if path else page
-            if not linked.exists():
-                found.append(f"{number}: {target} (no such file)")
-            elif heading and linked.suffix == ".md" and heading not in anchors(linked):
-                found.append(f"{number}: {target} (no such heading)")
+    """'line: target (why)' for each relative link of `page` that does not resolve; a link's text
+    may run over a line break."""
+    text, found = "\n".join(prose(page.read_text(encoding="utf-8"))), []
+    for link in LINK.finditer(text):
+        target = link.group(1)
+        if SCHEME.match(target):
+            continue
+        path, _, heading = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        number = text.count("\n", 0, link.start(1)) + 1
+        if not linked.exists():
+            found.append(f"{number}: {target} (no such file)")
+        elif heading and linked.suffix == ".md" and heading not in anchors(linked):
+            found.append(f"{number}: {target} (no such heading)")
     return found
 
 
@@ -71,8 +72,10 @@ def test_a_link_to_a_missing_page_or_heading_is_found(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("[ok](other.md#a-heading) [web](https://example.org/x.md)\n"
                     "[gone](missing.md) [no heading](other.md#nowhere)\n"
-                    "```\n[in code](missing.md)\n```\n", encoding="utf-8")
-    assert broken_links(page) == ["2: missing.md (no such file)", "2: other.md#nowhere (no such heading)"]
+                    "```\n[in code](missing.md)\n```\n"
+                    "[text over\ntwo lines](gone.md)\n", encoding="utf-8")
+    assert broken_links(page) == ["2: missing.md (no such file)", "2: other.md#nowhere (no such heading)",
+                                  "7: gone.md (no such file)"]
 
 
 def test_every_relative_link_of_the_docs_resolves() -> None:
