@@ -146,7 +146,7 @@ def claims_table(rows: list[dict[str, Any]]) -> str:
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """The rows as the table in docs/tune.md."""
+    """The rows as the zoo table of benchmarks/results/ (2026-12-04-tune-zoo.md)."""
     lines = ["| workload | tune kept | claimed (95% CI) | re-measured, plain vs `run --apply` | claim / re-measured "
              "| expert fix | expert re-measured | tuned / expert | tuning wall, trials, runs | load (1 min) |",
              "|---|---|---|---|---|---|---|---|---|---|"]

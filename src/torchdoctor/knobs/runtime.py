@@ -102,8 +102,9 @@ class Threads(Knob):
         """First guess: half the threads the script uses (at most the cores), the value that holds
         up on a shared machine. One thread per core was tried as the first guess and undone: while
         other jobs held a core, two threads on two cores measured x0.70 against the script's 16
-        (tests/tune/scripts/threads16.py) and collapsed 6-15x in a re-measurement (docs/tune.md,
-        the anomaly row); the search still reaches the cores with more `--int-trials`. Nor does the
+        (tests/tune/scripts/threads16.py) and collapsed 6-15x in a re-measurement
+        (benchmarks/results/2026-12-04-tune-zoo.md, the anomaly row); the search still reaches the
+        cores with more `--int-trials`. Nor does the
         threads probe's count come first when it measured faster in the baseline's own run: in the
         test suite, beside another test worker, the probe's 2 threads then measured x0.77 against
         threads16's 16 in tune's trial a minute later, where 1 thread is kept
