@@ -156,19 +156,43 @@ def _apply(run: RunStream, item: dict[str, Any]) -> None:
         run.sample_interval_s = float(item["start"]["sample_interval_s"])
 
 
-def read_watch(path: Path) -> RunStream | None:
-    """The stream at `path` (None: no file, or no readable line in it)."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    run, read = RunStream(), 0
-    for line in raw.splitlines():
+class StreamFollower:
+    """Reads a stream as it grows, into one `RunStream`: each `read` applies the complete lines
+    written since the last (a torn last line waits for the next read, the writer may be finishing
+    it). The same reader serves the live view while the script runs and the breakdown after it:
+    `read(final=True)` once the writer is gone takes the file to its end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.run = RunStream()
+        self.lines = 0  # lines applied so far
+        self._offset = 0
+
+    def read(self, *, final: bool = False) -> int:
+        """Apply the lines written since the last read; returns how many were applied. `final`:
+        the writer is gone, so a last line without its newline is tried too (a torn one is skipped)."""
         try:
-            item = orjson.loads(line)
-            if isinstance(item, dict):
-                _apply(run, item)
-                read += 1
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            continue
-    return run if read else None
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except OSError:
+            return 0
+        complete = chunk if final else chunk[: chunk.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        before = self.lines
+        for line in complete.splitlines():
+            try:
+                item = orjson.loads(line)
+                if isinstance(item, dict):
+                    _apply(self.run, item)
+                    self.lines += 1
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+                continue
+        return self.lines - before
+
+
+def read_watch(path: Path) -> RunStream | None:
+    """The stream at `path`, read to its end (None: no file, or no readable line in it)."""
+    follower = StreamFollower(path)
+    follower.read(final=True)
+    return follower.run if follower.lines else None

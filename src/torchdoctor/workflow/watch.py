@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.live import Live
 
 from torchdoctor.analyse import analyse_record
-from torchdoctor.goodput import breakdown, read_watch, watch_path
+from torchdoctor.goodput import RunStream, breakdown, read_watch, watch_path
 from torchdoctor.goodput.live import LiveState, LiveView
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
@@ -51,6 +51,15 @@ class _Follower(threading.Thread):
                 live.update(live_panel(self._view()), refresh=True)
 
 
+def _read_to_end(follower: _Follower, stream: Path) -> RunStream | None:
+    """The stream, read to its end by the live view's reader (it has read most of it already);
+    read afresh should that reader not have stopped."""
+    if follower.is_alive():
+        return read_watch(stream)
+    follower.state.read(final=True)
+    return follower.state.run if follower.state.follower.lines else None
+
+
 def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
                  outputs: DiagnoseOutputs = DiagnoseOutputs(), *, progress_every_s: float = 60.0) -> Record:
     """Observe SCRIPT's whole run, keep the Record (with its `whole_run` section) and print the
@@ -70,7 +79,7 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
     ended = time.time()
     if fallback:
         record.warnings.append(fallback)
-    run = read_watch(stream)
+    run = _read_to_end(follower, stream)
     whole = breakdown(run, spawn, ended, disk_bytes=stream.stat().st_size) if run is not None else None
     if whole is not None:
         record.whole_run = whole.to_dict()
