@@ -4,7 +4,6 @@ of an unknown shape are skipped."""
 
 from __future__ import annotations
 
-
 import orjson
 
 from torchdoctor.goodput.stream import StreamFollower, read_watch

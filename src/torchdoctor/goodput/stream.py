@@ -20,6 +20,7 @@ A torn last line (a process killed mid-write) and lines of an unknown shape are 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,12 @@ KEEP_LAST_PROFILES = 4  # the profiler windows kept: the first and the last this
 
 def watch_path(out_dir: str | Path, rank: int) -> Path:
     return Path(out_dir) / f"rank{rank}.watch.jsonl"
+
+
+def watch_paths(out_dir: str | Path) -> dict[int, Path]:
+    """Every rank's stream in `out_dir`, by rank (torchrun: one a rank)."""
+    found = (re.fullmatch(r"rank(\d+)\.watch\.jsonl", p.name) for p in Path(out_dir).glob("rank*.watch.jsonl"))
+    return {int(m.group(1)): Path(out_dir) / m.group(0) for m in found if m is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from torchdoctor.goodput import WholeRun
 from torchdoctor.goodput.live import LiveView
+from torchdoctor.goodput.ranks import RATIO
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
 from torchdoctor.report.safe_text import cell, markup, plain
 
@@ -44,9 +45,31 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
     for trend in run.trends:  # each is a finding above, with its evidence and fix
         upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
         console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
+    _print_ranks(run, console)
     _print_profiles(run, console)
     if stream:
         console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
+
+
+def _print_ranks(run: WholeRun, console: Console) -> None:
+    """Each rank's goodput (a torchrun job), then each straggler: which rank, when, by how much."""
+    if not run.ranks:
+        return
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim", title_justify="left")
+    for name in ("rank", "steps", "median step", "goodput", "share", "ended"):
+        table.add_column(name, justify="left" if name == "ended" else "right")
+    for rank in run.ranks:
+        table.add_row(str(rank.rank), str(rank.steps), fmt_seconds(rank.step_s) if rank.step_s else "",
+                      fmt_seconds(rank.goodput_s), fmt_percent(rank.goodput_share), cell(rank.ended))
+    console.print(f"goodput by rank (the table above is rank {run.ranks[0].rank:d}'s)")
+    console.print(table)
+    if not run.stragglers:
+        console.print(f"stragglers: none (no rank's own step time was {RATIO:g} times the others' over a stretch)")
+    for s in run.stragglers:
+        console.print(f"[yellow]![/yellow] straggler: rank {s.rank:d}, steps {s.first_step:d}-{s.last_step:d} "
+                      f"(at {fmt_seconds(s.start_s)} to {fmt_seconds(s.end_s)}): {fmt_seconds(s.step_s)} a step, "
+                      f"{s.step_s / s.others_step_s:.1f}x the others' {fmt_seconds(s.others_step_s)}; "
+                      f"{fmt_seconds(s.lost_s)} of the run ({fmt_percent(s.lost_s / run.wall_s)})")
 
 
 def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:

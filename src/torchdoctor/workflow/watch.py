@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.live import Live
 
 from torchdoctor.analyse import analyse_record
-from torchdoctor.goodput import RunStream, breakdown, read_watch, watch_path
+from torchdoctor.goodput import RunStream, job_breakdown, read_watch, watch_path, watch_paths
 from torchdoctor.goodput.live import LiveState, LiveView
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
@@ -51,13 +51,19 @@ class _Follower(threading.Thread):
                 live.update(live_panel(self._view()), refresh=True)
 
 
-def _read_to_end(follower: _Follower, stream: Path) -> RunStream | None:
-    """The stream, read to its end by the live view's reader (it has read most of it already);
-    read afresh should that reader not have stopped."""
-    if follower.is_alive():
-        return read_watch(stream)
-    follower.state.read(final=True)
-    return follower.state.run if follower.state.follower.lines else None
+def _streams(follower: _Follower, paths: dict[int, Path]) -> dict[int, RunStream]:
+    """Every rank's stream read to its end; rank 0's by the live view's reader (it has read most
+    of it already), read afresh should that reader not have stopped."""
+    runs = {}
+    for rank, path in paths.items():
+        if rank == 0 and not follower.is_alive():
+            follower.state.read(final=True)
+            run = follower.state.run if follower.state.follower.lines else None
+        else:
+            run = read_watch(path)
+        if run is not None:
+            runs[rank] = run
+    return runs
 
 
 def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
@@ -79,14 +85,16 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
     ended = time.time()
     if fallback:
         record.warnings.append(fallback)
-    run = _read_to_end(follower, stream)
-    whole = breakdown(run, spawn, ended, disk_bytes=stream.stat().st_size) if run is not None else None
+    paths = watch_paths(out_dir)
+    whole = job_breakdown(_streams(follower, paths), spawn, ended,
+                          disk_bytes=sum(p.stat().st_size for p in paths.values()))
     if whole is not None:
         record.whole_run = whole.to_dict()
     else:
         record.warnings.append("the whole run's stream is missing: the script ended before it started")
     record = diagnose_and_report(analyse_record(record), outputs)
     if whole is not None:
-        render_whole_run(whole, console, stream=str(stream))
+        shown = stream if len(paths) < 2 else Path(out_dir) / "rank*.watch.jsonl"
+        render_whole_run(whole, console, stream=str(shown))
     sys.stdout.flush()
     return record
