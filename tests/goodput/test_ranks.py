@@ -1,7 +1,8 @@
 """The ranks of a torchrun job over time: a rank whose steps take longer than the others' over a
 stretch is a straggler, with its steps, when, its own time a step against the others' and the run
-time lost; under a collective each step the ranks' step times are alike and the wait sampled in the
-collective tells the straggler; alike ranks, a short blip and a profiler window are no straggler."""
+time lost; under a collective each step the ranks' step times are alike and the wait sampled in
+the collective (under DDP, in backward) tells the straggler; alike ranks, a short blip and a
+profiler window are no straggler."""
 
 from __future__ import annotations
 
@@ -15,18 +16,20 @@ WAIT, WORK = 0, 1  # stack ids: waiting in all_reduce, the script's own work
 
 
 def _run(durations: list[float], *, waiting: set[int] = frozenset(), per_step: int = 2,
-         profiled: list[tuple[int, int]] = ()) -> RunStream:
+         profiled: list[tuple[int, int]] = (), ddp: bool = False) -> RunStream:
     """A rank's stream: its steps' times, `per_step` stack samples in each, those of the steps in
-    `waiting` in `distributed_c10d:all_reduce` but one."""
+    `waiting` in `distributed_c10d:all_reduce` but one (`ddp`: in autograd's engine, the model
+    DistributedDataParallel's)."""
     run = RunStream(start_unix_s=100.0)
     t = 1.0
     run.ends[0] = t
     for i, d in enumerate(durations, start=1):
         t += d
         run.ends[i] = t
-    run.marks.append({"name": "lean_start", "step": 5, "t_s": 1.0})
+    run.marks.append({"name": "lean_start", "step": 5, "t_s": 1.0, "sync_in_backward": ddp})
     run.marks.append({"name": "script_end", "step": len(durations) + 1, "t_s": t + 0.1, "how": "script_finished"})
-    run.stacks = {WAIT: _stack("distributed_c10d:all_reduce"), WORK: _stack("time:sleep")}
+    run.stacks = {WAIT: _stack("graph:_engine_run_backward" if ddp else "distributed_c10d:all_reduce"),
+                  WORK: _stack("time:sleep")}
     run.samples = [(i, WAIT if i in waiting and k else WORK) for i in range(1, len(durations) + 1)
                    for k in range(per_step)]
     run.profiled = list(profiled)
@@ -63,6 +66,16 @@ def test_under_a_collective_each_step_the_rank_the_others_waited_for_is_the_stra
     assert found.rank == 1 and found.first_step <= 306 and found.last_step >= 399
     assert found.others_step_s < 0.02 and found.step_s > 0.04
     assert found.lost_s == pytest.approx(100 * 0.04, rel=0.25)
+
+
+def test_under_ddp_the_wait_in_backward_is_the_wait_only_when_the_model_is_ddp_s():
+    alike = [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]
+    (found,) = _found({0: _run(alike, waiting=set(SLOW), per_step=5, ddp=True), 1: _run(alike, per_step=5, ddp=True)})
+    assert found.rank == 1 and found.first_step <= 306 and found.last_step >= 399
+    # without DDP, time in backward is the rank's own work: alike ranks
+    backward = {0: _run(alike, waiting=set(SLOW), per_step=5), 1: _run(alike, per_step=5)}
+    backward[0].stacks[WAIT] = _stack("graph:_engine_run_backward")
+    assert _found(backward) == []
 
 
 def test_alike_ranks_a_short_blip_and_a_profiler_window_are_no_straggler():

@@ -5,9 +5,11 @@ the others'.
 Under a collective each step (an `all_reduce`, a `barrier`), every rank waits for the slowest, so
 their step times come out equal; what differs is where the time went. A rank's *own* time a step
 is therefore its step time less the share of its stack samples that were waiting in a collective
-(the innermost frame in `torch.distributed`'s `distributed_c10d`): the straggler's own time is its
-step time, the others' is what is left after their wait. Without collectives the own time is the
-step time, and a slow rank is simply the one whose steps take longer.
+(the innermost frame in `torch.distributed`'s `distributed_c10d`; with a DistributedDataParallel
+model, whose gradients are reduced inside `backward`, in autograd's engine as well): the
+straggler's own time is its step time, the others' is what is left after their wait. Without
+collectives the own time is the step time, and a slow rank is simply the one whose steps take
+longer. Under DDP, a rank slower in `backward` itself is therefore not told from one waiting there.
 
 The steps from the lean observation's start on every rank are cut into stretches of about half a
 second (enough stack samples to weigh the wait), the steps of a periodic profiler window on any
@@ -34,6 +36,9 @@ MAX_STRETCHES = 2000
 KEEP = 10  # the stragglers kept, the costliest
 _MIN_SAMPLES = 3  # fewer samples in a stretch: its wait is not weighed (taken as none)
 _COLLECTIVE_LEAVES = ("distributed_c10d:", "c10d_logger:")
+# DDP waits for the other ranks at the end of `backward` (torch.autograd's engine, called from
+# graph.py, or from autograd/__init__.py before torch 2.4)
+_BACKWARD_LEAVES = ("graph:_engine_run_backward", "__init__:backward")
 
 
 def job_breakdown(runs: dict[int, RunStream], spawn_unix_s: float | None, exit_unix_s: float | None, *,
@@ -78,8 +83,9 @@ class RankSteps:
         known |= {b.first + b.count - 1: b.end_s for b in run.blocks}
         index = sorted(known)
         lean = run.mark("lean_start")
+        leaves = _COLLECTIVE_LEAVES + (_BACKWARD_LEAVES if lean and lean.get("sync_in_backward") else ())
         waiting = sorted(step for step, stack in run.samples
-                         if stack in run.stacks and run.stacks[stack].leaf.startswith(_COLLECTIVE_LEAVES))
+                         if stack in run.stacks and run.stacks[stack].leaf.startswith(leaves))
         return cls(index=index, end_s=[known[i] + offset_s for i in index],
                    sampled=sorted(step for step, _ in run.samples), waiting=waiting, profiled=run.profiled,
                    lean_from=int(lean["step"]) if lean else run.first_step + 1)

@@ -3,8 +3,9 @@
 Lines (one JSON object each; times in µs since the observation's clock started in the process):
   {"start": {"unix_ns", "t_us", "pid", "sample_interval_s"}}   the clock's anchor to wall time
   {"mark": {"name", "t_us", "step", ...}}   script_start, epoch (with the DataLoader's "length"),
-                        lean_start (with the step "source", the "loop" [file, function] and the
-                        windows' "batch_size"), script_end (with "how")
+                        lean_start (with the step "source", the "loop" [file, function], the
+                        windows' "batch_size" and "sync_in_backward": the model is DDP's, whose
+                        gradients are reduced inside `backward`), script_end (with "how")
   {"restart": N}        step detection chose a better source: steps before index N were not steps
   {"steps": {"first", "end_us": [...], "data_us": [...]}}    steps one by one
   {"block": {"first", "count", "end_us", "sum_us", "median_us", "max_us", "data_us"},

@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from torchdoctor.goodput import WholeRun
+from torchdoctor.goodput.section import Straggler
 from torchdoctor.goodput.live import LiveView
 from torchdoctor.goodput.ranks import RATIO
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
@@ -55,21 +56,34 @@ def _print_ranks(run: WholeRun, console: Console) -> None:
     """Each rank's goodput (a torchrun job), then each straggler: which rank, when, by how much."""
     if not run.ranks:
         return
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim", title_justify="left")
-    for name in ("rank", "steps", "median step", "goodput", "share", "ended"):
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    for name in RANK_COLUMNS:
         table.add_column(name, justify="left" if name == "ended" else "right")
-    for rank in run.ranks:
-        table.add_row(str(rank.rank), str(rank.steps), fmt_seconds(rank.step_s) if rank.step_s else "",
-                      fmt_seconds(rank.goodput_s), fmt_percent(rank.goodput_share), cell(rank.ended))
+    for row in rank_rows(run):
+        table.add_row(*row[:-1], cell(row[-1]))
     console.print(f"goodput by rank (the table above is rank {run.ranks[0].rank:d}'s)")
     console.print(table)
     if not run.stragglers:
         console.print(f"stragglers: none (no rank's own step time was {RATIO:g} times the others' over a stretch)")
-    for s in run.stragglers:
-        console.print(f"[yellow]![/yellow] straggler: rank {s.rank:d}, steps {s.first_step:d}-{s.last_step:d} "
-                      f"(at {fmt_seconds(s.start_s)} to {fmt_seconds(s.end_s)}): {fmt_seconds(s.step_s)} a step, "
-                      f"{s.step_s / s.others_step_s:.1f}x the others' {fmt_seconds(s.others_step_s)}; "
-                      f"{fmt_seconds(s.lost_s)} of the run ({fmt_percent(s.lost_s / run.wall_s)})")
+    for straggler in run.stragglers:
+        console.print(f"[yellow]![/yellow] {markup(straggler_words(straggler, run.wall_s), one_line=True)}")
+
+
+def straggler_words(s: Straggler, wall_s: float) -> str:
+    """A straggler in words: which rank, which steps and when, by how much, what it cost."""
+    return (f"straggler: rank {s.rank:d}, steps {s.first_step:d}-{s.last_step:d} (at {fmt_seconds(s.start_s)} to "
+            f"{fmt_seconds(s.end_s)}): {fmt_seconds(s.step_s)} a step, {s.step_s / s.others_step_s:.1f}x the "
+            f"others' {fmt_seconds(s.others_step_s)}; {fmt_seconds(s.lost_s)} of the run "
+            f"({fmt_percent(s.lost_s / wall_s if wall_s else None)})")
+
+
+def rank_rows(run: WholeRun) -> list[list[str]]:
+    """Each rank's row: rank, steps, median step, goodput, its share of the wall time, how it ended."""
+    return [[str(r.rank), str(r.steps), fmt_seconds(r.step_s) if r.step_s else "", fmt_seconds(r.goodput_s),
+             fmt_percent(r.goodput_share), r.ended] for r in run.ranks]
+
+
+RANK_COLUMNS = ("rank", "steps", "median step", "goodput", "share", "ended")
 
 
 def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:
