@@ -49,12 +49,11 @@ SLOW = range(300, 400)  # the stretch in which rank 1 is slow
 
 def test_a_rank_slower_over_a_stretch_is_a_straggler_with_when_and_by_how_much():
     even = [0.01] * 800
-    slow = [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]
+    slow = [0.05 if i + 1 in SLOW else 0.02 if i + 1 == 270 else 0.01 for i in range(800)]  # and a blip near
     (found,) = _found({0: _run(even), 1: _run(slow), 2: _run(even)})
-    assert found.rank == 1 and found.first_step <= 300 and found.last_step >= 399
-    assert 250 <= found.first_step and found.last_step <= 450
-    assert found.step_s > 3 * found.others_step_s and found.others_step_s == pytest.approx(0.01)
-    assert found.lost_s == pytest.approx(100 * 0.04, rel=0.05)
+    assert (found.rank, found.first_step, found.last_step) == (1, 300, 399)  # its steps, not its stretches'
+    assert found.step_s == pytest.approx(0.05) and found.others_step_s == pytest.approx(0.01)
+    assert found.lost_s == pytest.approx(100 * 0.04)
     assert found.start_s == pytest.approx(1.0 + sum(slow[:found.first_step - 1]))
 
 
@@ -62,16 +61,17 @@ def test_under_a_collective_each_step_the_rank_the_others_waited_for_is_the_stra
     alike = [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]  # every rank waits for rank 1
     waiting = set(SLOW)  # ... in all_reduce, most of each slow step
     runs = {0: _run(alike, waiting=waiting, per_step=5), 1: _run(alike, per_step=5)}
-    (found,) = _found(runs)  # in stretches of 50 steps, the first with 6 slow steps is not enough
-    assert found.rank == 1 and found.first_step <= 306 and found.last_step >= 399
-    assert found.others_step_s < 0.02 and found.step_s > 0.04
-    assert found.lost_s == pytest.approx(100 * 0.04, rel=0.25)
+    (found,) = _found(runs)
+    assert (found.rank, found.first_step, found.last_step) == (1, 300, 399)
+    # rank 0's own: a fifth of its samples in each slow step were its own work
+    assert found.step_s == pytest.approx(0.05) and found.others_step_s == pytest.approx(0.01)
+    assert found.lost_s == pytest.approx(100 * 0.04)
 
 
 def test_under_ddp_the_wait_in_backward_is_the_wait_only_when_the_model_is_ddp_s():
     alike = [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]
     (found,) = _found({0: _run(alike, waiting=set(SLOW), per_step=5, ddp=True), 1: _run(alike, per_step=5, ddp=True)})
-    assert found.rank == 1 and found.first_step <= 306 and found.last_step >= 399
+    assert (found.rank, found.first_step, found.last_step) == (1, 300, 399)
     # without DDP, time in backward is the rank's own work: alike ranks
     backward = {0: _run(alike, waiting=set(SLOW), per_step=5), 1: _run(alike, per_step=5)}
     backward[0].stacks[WAIT] = _stack("graph:_engine_run_backward")

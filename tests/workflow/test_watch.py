@@ -180,8 +180,7 @@ def test_every_rank_of_a_torchrun_job_streams_and_the_straggler_is_found_when_an
     assert len(list((tmp_path / "runs").rglob("rank*.watch.jsonl"))) == 2
     worst = whole["stragglers"][0]
     # rank 0 waits in backward for rank 1 in steps 100-149: their step times are alike, rank 1's own is not
-    assert worst["rank"] == 1 and worst["first_step"] <= 110 and worst["last_step"] >= 140
-    assert 60 <= worst["first_step"] and worst["last_step"] <= 200
+    assert worst["rank"] == 1 and 90 <= worst["first_step"] <= 105 and 145 <= worst["last_step"] <= 165
     assert worst["step_s"] >= 2 * worst["others_step_s"] and worst["start_s"] < worst["end_s"] <= whole["wall_s"]
     truth = json.loads((tmp_path / "truth.json").read_text())["straggled_s"]
     assert worst["lost_s"] == pytest.approx(truth, rel=0.3)

@@ -14,8 +14,10 @@ longer. Under DDP, a rank slower in `backward` itself is therefore not told from
 The steps from the lean observation's start on every rank are cut into stretches of about half a
 second (enough stack samples to weigh the wait), the steps of a periodic profiler window on any
 rank left out; in a stretch a rank straggles when its own time a step is `RATIO` times the other
-ranks' median or more. Adjacent straggling stretches of one rank make one straggler, kept when the
-time it cost (its excess a step times the steps) is `MIN_SHARE` of the run's wall time or more.
+ranks' median or more. Adjacent straggling stretches of one rank make one straggler, its steps
+then narrowed (or widened, by up to a stretch) to the longest run of its steps that took `RATIO`
+times its median step or more, and measured again over them: kept when the time it cost (its excess a step
+over the others' times the steps) is `MIN_SHARE` of the run's wall time or more.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ MIN_SHARE = 0.01  # a straggler costing less than this share of the wall time is
 STRETCH_S = 0.5  # seconds of steps in a stretch (about ten stack samples at the default interval)
 MAX_STRETCHES = 2000
 KEEP = 10  # the stragglers kept, the costliest
+_GAP = 3  # slow steps this far apart at most are one straggler's (a noisy step elsewhere is not)
 _MIN_SAMPLES = 3  # fewer samples in a stretch: its wait is not weighed (taken as none)
 _COLLECTIVE_LEAVES = ("distributed_c10d:", "c10d_logger:")
 # DDP waits for the other ranks at the end of `backward` (torch.autograd's engine, called from
@@ -74,6 +77,7 @@ class RankSteps:
     waiting: list[int]
     profiled: list[tuple[int, int]]
     lean_from: int
+    step_s: float | None  # the median of the steps known one by one
 
     @classmethod
     def of(cls, run: RunStream, offset_s: float) -> RankSteps:
@@ -86,9 +90,11 @@ class RankSteps:
         leaves = _COLLECTIVE_LEAVES + (_BACKWARD_LEAVES if lean and lean.get("sync_in_backward") else ())
         waiting = sorted(step for step, stack in run.samples
                          if stack in run.stacks and run.stacks[stack].leaf.startswith(leaves))
-        return cls(index=index, end_s=[known[i] + offset_s for i in index],
-                   sampled=sorted(step for step, _ in run.samples), waiting=waiting, profiled=run.profiled,
-                   lean_from=int(lean["step"]) if lean else run.first_step + 1)
+        ends = [known[i] + offset_s for i in index]
+        durations = [b - a for i, j, a, b in zip(index, index[1:], ends, ends[1:]) if j == i + 1]
+        return cls(index=index, end_s=ends, sampled=sorted(step for step, _ in run.samples), waiting=waiting,
+                   profiled=run.profiled, lean_from=int(lean["step"]) if lean else run.first_step + 1,
+                   step_s=statistics.median(durations) if durations else None)
 
     def end_at(self, step: int) -> tuple[int, float] | None:
         """The last step at or before `step` whose end is known, and its end."""
@@ -105,6 +111,26 @@ class RankSteps:
         waits = bisect_right(self.waiting, last) - bisect_right(self.waiting, first)
         share = waits / samples if samples >= _MIN_SAMPLES else 0.0
         return (b[1] - a[1]) / (b[0] - a[0]) * (1.0 - share)
+
+    def slow_span(self, first: int, last: int, reach: int) -> tuple[int, int]:
+        """Steps first+1..last narrowed or widened to the longest run of steps within `reach` steps
+        of them that took RATIO times the rank's median step or more (unchanged where none did, or
+        where the steps' times are not known one by one): a straggler's steps, not its stretches'."""
+        if not self.step_s:
+            return first, last
+        lo, hi = bisect_right(self.index, first - reach), bisect_right(self.index, last + reach)
+        slow = [self.index[k] for k in range(max(lo, 1), hi) if self.index[k] - self.index[k - 1] == 1
+                and self.end_s[k] - self.end_s[k - 1] >= RATIO * self.step_s]
+        if not slow:
+            return first, last
+        runs = [[slow[0]]]  # the slow steps in runs, a gap of _GAP steps at most within one
+        for step in slow[1:]:
+            if step - runs[-1][-1] <= _GAP:
+                runs[-1].append(step)
+            else:
+                runs.append([step])
+        longest = max(runs, key=len)
+        return longest[0] - 1, longest[-1]
 
     def profiles(self, first: int, last: int) -> bool:
         return any(lo <= last and hi > first for lo, hi in self.profiled)
@@ -138,30 +164,33 @@ def stragglers(ranks: dict[int, RankSteps], step_s: float | None, wall_s: float)
     """The stragglers of a job of two ranks or more, the costliest first (see the module's doc)."""
     if len(ranks) < 2 or not step_s or any(not r.index for r in ranks.values()):
         return []
-    found: list[Straggler] = []
-    open_: dict[int, Straggler] = {}
-    for first, last in _stretches(ranks, step_s):
-        slow = _straggling(ranks, first, last)
-        for rank in [r for r in open_ if r not in slow or open_[r].last_step != first]:
-            found.append(open_.pop(rank))
-        for rank, (mine, others) in slow.items():
-            open_[rank] = _joined(open_.get(rank), ranks[rank], rank, first, last, mine, others)
-    found += open_.values()
-    kept = [s for s in found if s.lost_s >= MIN_SHARE * wall_s]
+    stretches = _stretches(ranks, step_s)
+    reach = stretches[0][1] - stretches[0][0] if stretches else 0
+    found = [_measured(ranks, rank, *ranks[rank].slow_span(first, last, reach))
+             for rank, first, last in _spans(ranks, stretches)]
+    kept = [s for s in found if s is not None and s.lost_s >= MIN_SHARE * wall_s]
     return sorted(kept, key=lambda s: -s.lost_s)[:KEEP]
 
 
-def _joined(before: Straggler | None, steps: RankSteps, rank: int, first: int, last: int,
-            mine: float, others: float) -> Straggler:
-    """The straggler `before` grown by steps first+1..last (or begun with them)."""
-    n = last - first
-    start, end = steps.end_at(first), steps.end_at(last)
-    if before is None:
-        return Straggler(rank=rank, first_step=first + 1, last_step=last, start_s=start[1] if start else 0.0,
-                         end_s=end[1] if end else 0.0, step_s=mine, others_step_s=others, lost_s=(mine - others) * n)
-    had = before.last_step - before.first_step + 1
-    return Straggler(rank=rank, first_step=before.first_step, last_step=last, start_s=before.start_s,
-                     end_s=end[1] if end else before.end_s, step_s=(before.step_s * had + mine * n) / (had + n),
-                     others_step_s=(before.others_step_s * had + others * n) / (had + n),
-                     lost_s=before.lost_s + (mine - others) * n)
+def _spans(ranks: dict[int, RankSteps], stretches: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(rank, first, last): the adjacent stretches in which one rank straggled, joined."""
+    found, open_ = [], {}
+    for first, last in stretches:
+        slow = _straggling(ranks, first, last)
+        for rank in [r for r in open_ if r not in slow or open_[r][1] != first]:
+            found.append((rank, *open_.pop(rank)))
+        for rank in slow:
+            open_[rank] = (open_[rank][0] if rank in open_ else first, last)
+    return found + [(rank, *span) for rank, span in open_.items()]
 
+
+def _measured(ranks: dict[int, RankSteps], rank: int, first: int, last: int) -> Straggler | None:
+    """Rank `rank` over steps first+1..last against the others (None: their times not known)."""
+    own = {r: steps.own_s(first, last) for r, steps in ranks.items()}
+    mine, others = own[rank], [s for r, s in own.items() if r != rank and s is not None]
+    start, end = ranks[rank].end_at(first), ranks[rank].end_at(last)
+    if mine is None or not others or start is None or end is None:
+        return None
+    median = statistics.median(others)
+    return Straggler(rank=rank, first_step=first + 1, last_step=last, start_s=start[1], end_s=end[1], step_s=mine,
+                     others_step_s=median, lost_s=max(0.0, (mine - median) * (last - first)))
