@@ -321,6 +321,9 @@ COMMANDS: dict[str, Command] = {
     "watch": Command("watch", "torchdoctor watch --warmup-steps 2 --steps 6 --no-profile --no-memory --json -- "
                      "(a loop with a checkpoint every 30 steps and a leak of 1 MiB a step)",
                      RECORD_DATA_KEYS, RECORD_OPAQUE),
+    "watch_ranks": Command("watch_ranks", "torchdoctor watch --nproc-per-node 2 --warmup-steps 2 --steps 6 "
+                           "--no-profile --no-memory --no-periodic-profile --json -- (two gloo ranks with an "
+                           "all_reduce a step, rank 1 slower in steps 60-99)", RECORD_DATA_KEYS, RECORD_OPAQUE),
     "check": Command("check", "torchdoctor check --demo --json PATH (a caught regression: metrics, location)",
                      ("metrics", "samples_s")),
     "check_baseline": Command("check", "torchdoctor check --baseline base.json --json PATH -- DEMO (after "
@@ -440,6 +443,34 @@ def run_watch(work: Path) -> dict[str, Any]:
     torchdoctor("watch", "--warmup-steps", "2", "--steps", "6", "--no-profile", "--no-memory", "--json", out,
                 "--store", work / "runs.db", "--", script, cwd=work)
     return {"watch": _load(out)}
+
+
+WATCH_RANKS_SCRIPT = '''import time
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+model = torch.nn.Linear(16, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(160):
+    optimizer.zero_grad()
+    model(torch.randn(8, 16)).mean().backward()
+    if dist.get_rank() == 1 and 60 <= step < 100:
+        time.sleep(0.03)
+    time.sleep(0.005)
+    for p in model.parameters():
+        dist.all_reduce(p.grad)
+    optimizer.step()
+dist.destroy_process_group()
+'''
+
+
+def run_watch_ranks(work: Path) -> dict[str, Any]:
+    script, out = work / "ranks.py", work / "watch.json"
+    script.write_text(WATCH_RANKS_SCRIPT)
+    torchdoctor("watch", "--nproc-per-node", "2", "--warmup-steps", "2", "--steps", "6", "--no-profile",
+                "--no-memory", "--no-periodic-profile", "--json", out, "--store", work / "runs.db", "--", script,
+                cwd=work)
+    return {"watch_ranks": _load(out)}
 
 
 def run_trace(work: Path) -> dict[str, Any]:
@@ -625,6 +656,7 @@ GROUPS: dict[str, Group] = {
     "sweep": Group(run_sweep, slow=True, cost=5),
     "check": Group(run_check, slow=True, cost=30),
     "watch": Group(run_watch, slow=True, cost=20),
+    "watch_ranks": Group(run_watch_ranks, slow=True, cost=25),
 }
 
 

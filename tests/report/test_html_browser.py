@@ -141,3 +141,20 @@ def test_the_whole_run_is_drawn_with_its_badput_bands(tmp_path: Path) -> None:
     assert sum(f": {HOSTILE}, " in b for b in bands) == 12
     assert result.results[WHOLE_RUN["lines"]] == 2 and result.results[WHOLE_RUN["images"]] == 0
     print(f"screenshot: {shot}")
+
+
+def test_a_torchrun_jobs_straggler_is_a_band_of_its_own_with_its_legend(tmp_path: Path) -> None:
+    from tests.goodput.test_ranks import SLOW, _run
+    from torchdoctor.goodput import job_breakdown
+
+    slow = [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]
+    whole = job_breakdown({0: _run([0.01] * 800), 1: _run(slow)}, 100.0, 114.0)
+    page = write_report(Record(script="train.py", whole_run=whole.to_dict()), tmp_path / "ranks.html")
+    expressions = ["[...document.querySelectorAll('#td-whole-run rect.band-straggler title')].map(t => t.textContent)",
+                   "[...document.querySelectorAll('#td-whole-run .legend li')].map(li => li.textContent)",
+                   "document.querySelectorAll('#whole-run table.ranks tr').length"]
+    result = visit(page, tmp_path / "profile", tmp_path / "ranks.png", expressions)
+    assert result.console_errors == [] and result.dialogs == [] and result.requests == [page.resolve().as_uri()]
+    (band,) = result.results[expressions[0]]
+    assert band.startswith("straggler: rank 1, steps 300-399 ")
+    assert "a straggling rank" in result.results[expressions[1]] and result.results[expressions[2]] == 3

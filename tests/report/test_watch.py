@@ -1,6 +1,6 @@
 """The whole run's terminal output while the script runs: the live panel (80 columns, untrusted
 text shown as text) and the plain progress line of a pipe; after it, the periodic profiler
-windows' operators."""
+windows' operators; a torchrun job's goodput by rank and its stragglers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import io
 from rich.console import Console
 
 from torchdoctor.goodput.live import LiveView
-from torchdoctor.goodput.section import OpTime, ProfileWindow, WholeRun
+from torchdoctor.goodput.section import OpTime, ProfileWindow, RankRun, Straggler, WholeRun
 from torchdoctor.report.watch import live_panel, progress_line, render_whole_run
 
 VIEW = LiveView(elapsed_s=754.0, steps=48210, steps_per_s=66.8, samples_per_s=2137.6, step_s=0.0149,
@@ -60,3 +60,19 @@ def test_the_first_and_the_last_profiler_windows_operators_are_printed():
     assert "periodic profiler windows: 7, 3 kept (share of device self time)" in out
     assert "step 100: aten::mm 60.0%, [red]aten::cat 10.0%" in out and "step 900: aten::mm 20.0%" in out
     assert "step 500" not in out
+
+
+def test_a_torchrun_job_prints_each_ranks_goodput_and_each_straggler_in_80_columns():
+    ranks = [RankRun(rank=r, wall_s=100.0, ended="\x1b[2J[red]x[/]" if r else "script_finished", steps=3000,
+                     step_s=0.02, goodput_s=60.0 - 10 * r) for r in (0, 1)]
+    late = Straggler(rank=1, first_step=1200, last_step=1499, start_s=31.5, end_s=43.5, step_s=0.04,
+                     others_step_s=0.0125, lost_s=8.25)
+    console = _console()
+    render_whole_run(WholeRun(wall_s=100.0, ended="script_finished", steps=3000, step_s=0.02, goodput_s=60.0,
+                              parts=[], trends=[], ranks=ranks, stragglers=[late]), console)
+    out = console.file.getvalue()
+    assert "goodput by rank (the table above is rank 0's)" in out and "50.000 s  50.0%" in out
+    assert "[red]x[/]" in out and "\x1b[2J" not in out
+    assert ("straggler: rank 1, steps 1200-1499 (at 31.500 s to 43.500 s): 40.00 ms a step, 3.2x the others' "
+            "12.50 ms; 8.250 s of the run (8.2%)") in " ".join(out.split())
+    assert all(len(line) <= 80 for line in out.splitlines())

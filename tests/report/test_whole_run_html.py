@@ -53,3 +53,21 @@ def test_the_page_holds_the_section_and_a_hostile_cause_only_escaped(tmp_path):
     page = HtmlRenderer().render(record)
     assert 'id="td-whole-run"' in page and 'id="td-whole-run-data"' in page
     assert HOSTILE not in page and "\\u003c/script\\u003e\\u003cimg" in page
+
+
+def test_a_torchrun_job_shows_each_ranks_goodput_and_each_straggler_as_a_band():
+    from tests.goodput.test_ranks import SLOW, _run
+    from torchdoctor.goodput import job_breakdown
+
+    even, slow = [0.01] * 800, [0.05 if i + 1 in SLOW else 0.01 for i in range(800)]
+    whole = job_breakdown({0: _run(even), 1: _run(slow)}, 100.0, 114.0)
+    view = whole_run_view(Record(script="train.py", whole_run=whole.to_dict()))
+    assert [row[:2] for row in view["ranks"]] == [["0", "801"], ["1", "801"]]
+    (band,) = [b for b in view["bands"] if b["kind"] == "straggler"]
+    (words,) = view["stragglers"]
+    assert band["label"] == words and words.startswith("straggler: rank 1, steps ")
+    assert band["start_s"] == whole.stragglers[0].start_s and band["end_s"] == whole.stragglers[0].end_s
+    page = HtmlRenderer().render(Record(script="train.py", whole_run=whole.to_dict()))
+    assert "Goodput by rank" in page and "<td>801</td>" in page and words.replace("'", "&#39;") in page
+    single = whole_run_view(Record(script="train.py", whole_run=job_breakdown({0: _run(even)}, 100.0, 114.0).to_dict()))
+    assert single["ranks"] == [] and single["stragglers"] == []

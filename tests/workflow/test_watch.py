@@ -131,3 +131,59 @@ def test_the_run_is_followed_live_on_a_terminal_and_line_by_line_in_a_pipe(tmp_p
         assert "torchdoctor watch" in out and "step 50/100" in out and "\x1b[" in out
     else:
         assert out.splitlines()[0].startswith("torchdoctor watch: 0.0 min, 50 steps, median step 10.00 ms")
+
+
+RANKS_SCRIPT = '''import json, sys, time
+import torch
+import torch.distributed as dist
+torch.set_num_threads(1)
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 16))
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+straggled = 0.0
+
+def straggle():
+    global straggled
+    start = time.perf_counter()
+    time.sleep(0.04)
+    straggled += time.perf_counter() - start
+
+for step in range(300):
+    optimizer.zero_grad()
+    loss = model(torch.randn(8, 16)).sum()
+    if rank == 1 and 100 <= step < 150:
+        straggle()
+    time.sleep(0.01)
+    loss.backward()  # DDP's all_reduce: every rank waits here for the slowest
+    optimizer.step()
+if rank == 1:
+    json.dump({"straggled_s": straggled}, open(sys.argv[1], "w"))
+dist.destroy_process_group()
+'''
+
+
+@pytest.mark.slow
+def test_every_rank_of_a_torchrun_job_streams_and_the_straggler_is_found_when_and_by_how_much(tmp_path):
+    script = tmp_path / "ranks.py"
+    script.write_text(RANKS_SCRIPT)
+    command = [sys.executable, "-m", "torchdoctor", "watch", "--nproc-per-node", "2", "--store",
+               str(tmp_path / "runs.db"), "--no-profile", "--no-memory", "--no-periodic-profile", "--json",
+               str(tmp_path / "record.json"), "--", str(script), str(tmp_path / "truth.json")]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
+    assert [(r["rank"], r["steps"], r["ended"]) for r in whole["ranks"]] == [(0, 300, "script_finished"),
+                                                                          (1, 300, "script_finished")]
+    assert all(0 < r["goodput_s"] < r["wall_s"] for r in whole["ranks"])
+    assert len(list((tmp_path / "runs").rglob("rank*.watch.jsonl"))) == 2
+    worst = whole["stragglers"][0]
+    # rank 0 waits in backward for rank 1 in steps 100-149: their step times are alike, rank 1's own is not
+    assert worst["rank"] == 1 and 90 <= worst["first_step"] <= 105 and 145 <= worst["last_step"] <= 165
+    assert worst["step_s"] >= 2 * worst["others_step_s"] and worst["start_s"] < worst["end_s"] <= whole["wall_s"]
+    truth = json.loads((tmp_path / "truth.json").read_text())["straggled_s"]
+    assert worst["lost_s"] == pytest.approx(truth, rel=0.3)
+    assert all(s["lost_s"] < 0.3 * worst["lost_s"] for s in whole["stragglers"][1:])
+    assert "goodput by rank" in done.stdout and "straggler: rank 1, steps" in done.stdout
+    assert all(len(line) <= 80 for line in done.stdout.splitlines())

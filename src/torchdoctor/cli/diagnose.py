@@ -75,7 +75,7 @@ def diagnose(
     # Ctrl-C must not cost the store entry or the --json of a run that was measured.
     with held_stops() as stops:
         launch_options = dict(nproc_per_node=nproc_per_node, timeout_s=timeout,
-                              torchrun_args=_torchrun_args(torchrun_arg, rdzv_timeout))
+                              torchrun_args=torchrun_args(torchrun_arg, rdzv_timeout))
         record = _diagnose_script(command, demo, config_options, launch_options, outputs)
     sys.exit(stops.exit_status(record.exit.status))
 
@@ -93,7 +93,8 @@ def _diagnose_traces(traces: list[Path], outputs: DiagnoseOutputs, jobs: int, cl
         return 128 + signal.SIGINT
 
 
-def _torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:
+def torchrun_args(passed: list[str] | None, rdzv_timeout: float | None) -> list[str]:
+    """The options passed to torchrun: those given, and the rendezvous's join timeout."""
     args = list(passed or [])
     if rdzv_timeout is not None:
         args.append(f"--rdzv-conf=join_timeout={int(rdzv_timeout)}")

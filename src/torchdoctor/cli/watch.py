@@ -34,6 +34,12 @@ def watch(
         10.0, help="Minutes between two short profiler windows during the run (a fraction: 0.5 is 30 s)."),
     periodic_profile: bool = typer.Option(
         True, "--periodic-profile/--no-periodic-profile", help="Repeat a short profiler window during the run."),
+    nproc_per_node: Optional[int] = typer.Option(
+        None, help="Launch this many ranks with torchrun; each streams its own run."),
+    torchrun_arg: Optional[list[str]] = typer.Option(
+        None, "--torchrun-arg", help="Pass an option to torchrun, e.g. --torchrun-arg=--nnodes=2 (repeatable)."),
+    rdzv_timeout: Optional[float] = typer.Option(
+        None, help="Give up when the other nodes have not joined torchrun's rendezvous after this many seconds."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the Record as JSON here."),
     html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     store: Path = typer.Option(DEFAULT_STORE, "--store", help="SQLite file where runs are kept."),
@@ -41,6 +47,7 @@ def watch(
 ) -> None:
     """Run SCRIPT to its end: the detailed windows at the start, then a lean observation of every
     step; report the whole run's goodput and badput, each cause named by the script's own code."""
+    from torchdoctor.cli.diagnose import torchrun_args
     from torchdoctor.launch import LaunchConfig, ObserveConfig
     from torchdoctor.launch.stops import held_stops
     from torchdoctor.workflow import DiagnoseOutputs
@@ -53,7 +60,8 @@ def watch(
                                stop_after_windows=False, threads_probe=False, compile_probe=False, watch=True,
                                watch_sample_interval_s=sample_every,
                                watch_profile_every_s=60.0 * profile_every if periodic_profile else 0.0)
-        launch = LaunchConfig(timeout_s=duration)
+        launch = LaunchConfig(timeout_s=duration, nproc_per_node=nproc_per_node,
+                              torchrun_args=torchrun_args(torchrun_arg, rdzv_timeout))
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     if progress_every <= 0:

@@ -68,6 +68,40 @@ class ProfileWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class RankRun:
+    """One rank's whole run under torchrun (`watch --nproc-per-node`): its steps, median step and
+    goodput, each rank broken down from its own stream like rank 0's."""
+
+    rank: int
+    wall_s: float
+    ended: str
+    steps: int
+    step_s: float | None
+    goodput_s: float
+
+    @property
+    def goodput_share(self) -> float:
+        return self.goodput_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Straggler:
+    """A stretch of the run in which one rank's steps were slower than the other ranks': its steps
+    (`first_step`..`last_step`) and when they ran on the run's clock, its own time a step (the step
+    time less the share of its stack samples waiting in a collective) against the other ranks'
+    median, and the run time lost: the excess a step times the steps, what the others waited."""
+
+    rank: int
+    first_step: int
+    last_step: int
+    start_s: float
+    end_s: float
+    step_s: float
+    others_step_s: float
+    lost_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class WholeRun:
     """The run from the process's start to its exit."""
 
@@ -82,6 +116,8 @@ class WholeRun:
     disk_bytes: int = 0
     profiles: list[ProfileWindow] = field(default_factory=list)
     profiles_seen: int = 0
+    ranks: list[RankRun] = field(default_factory=list)
+    stragglers: list[Straggler] = field(default_factory=list)
 
     @property
     def goodput_share(self) -> float:

@@ -3,8 +3,9 @@
 Lines (one JSON object each; times in µs since the observation's clock started in the process):
   {"start": {"unix_ns", "t_us", "pid", "sample_interval_s"}}   the clock's anchor to wall time
   {"mark": {"name", "t_us", "step", ...}}   script_start, epoch (with the DataLoader's "length"),
-                        lean_start (with the step "source", the "loop" [file, function] and the
-                        windows' "batch_size"), script_end (with "how")
+                        lean_start (with the step "source", the "loop" [file, function], the
+                        windows' "batch_size" and "sync_in_backward": the model is DDP's, whose
+                        gradients are reduced inside `backward`), script_end (with "how")
   {"restart": N}        step detection chose a better source: steps before index N were not steps
   {"steps": {"first", "end_us": [...], "data_us": [...]}}    steps one by one
   {"block": {"first", "count", "end_us", "sum_us", "median_us", "max_us", "data_us"},
@@ -20,6 +21,7 @@ A torn last line (a process killed mid-write) and lines of an unknown shape are 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,12 @@ KEEP_LAST_PROFILES = 4  # the profiler windows kept: the first and the last this
 
 def watch_path(out_dir: str | Path, rank: int) -> Path:
     return Path(out_dir) / f"rank{rank}.watch.jsonl"
+
+
+def watch_paths(out_dir: str | Path) -> dict[int, Path]:
+    """Every rank's stream in `out_dir`, by rank (torchrun: one a rank)."""
+    found = (re.fullmatch(r"rank(\d+)\.watch\.jsonl", p.name) for p in Path(out_dir).glob("rank*.watch.jsonl"))
+    return {int(m.group(1)): Path(out_dir) / m.group(0) for m in found if m is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,19 +164,43 @@ def _apply(run: RunStream, item: dict[str, Any]) -> None:
         run.sample_interval_s = float(item["start"]["sample_interval_s"])
 
 
-def read_watch(path: Path) -> RunStream | None:
-    """The stream at `path` (None: no file, or no readable line in it)."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    run, read = RunStream(), 0
-    for line in raw.splitlines():
+class StreamFollower:
+    """Reads a stream as it grows, into one `RunStream`: each `read` applies the complete lines
+    written since the last (a torn last line waits for the next read, the writer may be finishing
+    it). The same reader serves the live view while the script runs and the breakdown after it:
+    `read(final=True)` once the writer is gone takes the file to its end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.run = RunStream()
+        self.lines = 0  # lines applied so far
+        self._offset = 0
+
+    def read(self, *, final: bool = False) -> int:
+        """Apply the lines written since the last read; returns how many were applied. `final`:
+        the writer is gone, so a last line without its newline is tried too (a torn one is skipped)."""
         try:
-            item = orjson.loads(line)
-            if isinstance(item, dict):
-                _apply(run, item)
-                read += 1
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            continue
-    return run if read else None
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except OSError:
+            return 0
+        complete = chunk if final else chunk[: chunk.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        before = self.lines
+        for line in complete.splitlines():
+            try:
+                item = orjson.loads(line)
+                if isinstance(item, dict):
+                    _apply(self.run, item)
+                    self.lines += 1
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+                continue
+        return self.lines - before
+
+
+def read_watch(path: Path) -> RunStream | None:
+    """The stream at `path`, read to its end (None: no file, or no readable line in it)."""
+    follower = StreamFollower(path)
+    follower.read(final=True)
+    return follower.run if follower.lines else None

@@ -33,7 +33,6 @@ from torchdoctor.observe.session import ObservationSession, results_path
 from torchdoctor.observe.summary import Invocation, build_record
 from torchdoctor.record import Record, new_run_id
 from torchdoctor.store import run_dir_for
-from torchdoctor.goodput import watch_path
 from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_and_report
 from torchdoctor.workflow.watch import report_whole_run
 
@@ -118,8 +117,7 @@ class InLoopObservation:
         record.config["integration"] = self.integration
         if session.rank == 0 and session.watch is not None:
             spawn = psutil.Process().create_time()
-            record = report_whole_run(record, watch_path(session.config.out_dir, session.rank), spawn, time.time(),
-                                      self.outputs)
+            record = report_whole_run(record, session.config.out_dir, spawn, time.time(), self.outputs)
         elif session.rank == 0:
             record = diagnose_and_report(analyse_record(record), self.outputs)
         self.record = record

@@ -257,8 +257,10 @@ class ObservationSession:
         self.lean.install_steps(source, self.hooks._first_root)
         self.sampler.stop()  # the windows' system figures are kept; a run of days must not grow them
         batches = Counter(parts.batch_size for _, parts in self.clock.samples if parts.batch_size)
+        # DDP reduces the gradients inside `backward`: a rank waiting for a straggler waits there
+        ddp = type(self.hooks._first_root).__qualname__ == "DistributedDataParallel"
         self.watch.mark("lean_start", source=source, loop=self.watch.caller(),
-                        batch_size=batches.most_common(1)[0][0] if batches else None)
+                        batch_size=batches.most_common(1)[0][0] if batches else None, sync_in_backward=ddp)
         if self.periodic is not None:
             self.watch.schedule(self.config.watch_profile_every_s, self.periodic.begin)
 

@@ -9,7 +9,9 @@ from rich.panel import Panel
 from rich.table import Table
 
 from torchdoctor.goodput import WholeRun
+from torchdoctor.goodput.section import Straggler
 from torchdoctor.goodput.live import LiveView
+from torchdoctor.goodput.ranks import RATIO
 from torchdoctor.report.format import fmt_bytes, fmt_percent, fmt_seconds
 from torchdoctor.report.safe_text import cell, markup, plain
 
@@ -44,9 +46,44 @@ def render_whole_run(run: WholeRun, console: Console, *, stream: str | None = No
     for trend in run.trends:  # each is a finding above, with its evidence and fix
         upside = f" (up to {fmt_seconds(trend.upside_s)} of the run)" if trend.upside_s else ""
         console.print(f"[yellow]![/yellow] {markup(trend.title, one_line=True)}{upside}")
+    _print_ranks(run, console)
     _print_profiles(run, console)
     if stream:
         console.print(f"[dim]streamed {fmt_bytes(run.disk_bytes)} to {markup(stream, one_line=True)}[/dim]")
+
+
+def _print_ranks(run: WholeRun, console: Console) -> None:
+    """Each rank's goodput (a torchrun job), then each straggler: which rank, when, by how much."""
+    if not run.ranks:
+        return
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    for name in RANK_COLUMNS:
+        table.add_column(name, justify="left" if name == "ended" else "right")
+    for row in rank_rows(run):
+        table.add_row(*row[:-1], cell(row[-1]))
+    console.print(f"goodput by rank (the table above is rank {run.ranks[0].rank:d}'s)")
+    console.print(table)
+    if not run.stragglers:
+        console.print(f"stragglers: none (no rank's own step time was {RATIO:g} times the others' over a stretch)")
+    for straggler in run.stragglers:
+        console.print(f"[yellow]![/yellow] {markup(straggler_words(straggler, run.wall_s), one_line=True)}")
+
+
+def straggler_words(s: Straggler, wall_s: float) -> str:
+    """A straggler in words: which rank, which steps and when, by how much, what it cost."""
+    return (f"straggler: rank {s.rank:d}, steps {s.first_step:d}-{s.last_step:d} (at {fmt_seconds(s.start_s)} to "
+            f"{fmt_seconds(s.end_s)}): {fmt_seconds(s.step_s)} a step, {s.step_s / s.others_step_s:.1f}x the "
+            f"others' {fmt_seconds(s.others_step_s)}; {fmt_seconds(s.lost_s)} of the run "
+            f"({fmt_percent(s.lost_s / wall_s if wall_s else None)})")
+
+
+def rank_rows(run: WholeRun) -> list[list[str]]:
+    """Each rank's row: rank, steps, median step, goodput, its share of the wall time, how it ended."""
+    return [[str(r.rank), str(r.steps), fmt_seconds(r.step_s) if r.step_s else "", fmt_seconds(r.goodput_s),
+             fmt_percent(r.goodput_share), r.ended] for r in run.ranks]
+
+
+RANK_COLUMNS = ("rank", "steps", "median step", "goodput", "share", "ended")
 
 
 def _print_profiles(run: WholeRun, console: Console, top: int = 3) -> None:

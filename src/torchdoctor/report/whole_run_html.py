@@ -1,7 +1,8 @@
 """The whole run's timeline for the HTML report (`torchdoctor watch`): the step time and memory
 series of `whole_run.timeline` with the badput bands placed on the run's clock, for
 `static/report.js` to draw. Start-up and the end are bands of their own; each slow step of the
-timeline is a band named by the part (checkpoint, evaluation, ...) it belongs to."""
+timeline is a band named by the part (checkpoint, evaluation, ...) it belongs to; each straggler
+of a torchrun job is a band of its own, and each rank's goodput a row of a table."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from torchdoctor.goodput.section import Part, WholeRun
 from torchdoctor.jsonfields import readable
 from torchdoctor.record import Record
 from torchdoctor.report.format import fmt_percent, fmt_seconds
+from torchdoctor.report.watch import RANK_COLUMNS, rank_rows, straggler_words
 
 SLOW = 2.0  # a point of the timeline this many times the median step is drawn as a band
 
@@ -47,6 +49,8 @@ def _bands(run: WholeRun) -> list[dict[str, Any]]:
         kind, label = _slow_label(run, int(step))
         bands.append({"start_s": end - duration, "end_s": end, "kind": kind,
                       "label": f"step {int(step)}: {label}, {fmt_seconds(duration)}"})
+    bands += [{"start_s": s.start_s, "end_s": s.end_s, "kind": "straggler", "label": straggler_words(s, run.wall_s)}
+              for s in run.stragglers]
     tail = _seconds_of(run, "tail", "exit")
     bands.append({"start_s": run.wall_s - tail, "end_s": run.wall_s, "kind": "end",
                   "label": "after the last step, and the exit"})
@@ -61,4 +65,6 @@ def whole_run_view(record: Record) -> dict[str, Any] | None:
     summary = (f"{fmt_seconds(run.wall_s)} from the process's start to its exit, {run.steps} steps; "
                f"goodput (steady steps) {fmt_seconds(run.goodput_s)}, {fmt_percent(run.goodput_share)}")
     return {"summary": summary, "wall_s": run.wall_s, "median_s": run.step_s, "bands": _bands(run),
+            "rank_columns": list(RANK_COLUMNS), "ranks": rank_rows(run),
+            "stragglers": [straggler_words(s, run.wall_s) for s in run.stragglers],
             **{k: run.timeline.get(k, []) for k in ("t_s", "step_s", "memory_t_s", "memory_bytes")}}

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.live import Live
 
 from torchdoctor.analyse import analyse_record
-from torchdoctor.goodput import breakdown, read_watch, watch_path
+from torchdoctor.goodput import RunStream, job_breakdown, read_watch, watch_path, watch_paths
 from torchdoctor.goodput.live import LiveState, LiveView
 from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.record import Record, new_run_id
@@ -51,6 +51,21 @@ class _Follower(threading.Thread):
                 live.update(live_panel(self._view()), refresh=True)
 
 
+def _streams(follower: _Follower, paths: dict[int, Path]) -> dict[int, RunStream]:
+    """Every rank's stream read to its end; rank 0's by the live view's reader (it has read most
+    of it already), read afresh should that reader not have stopped."""
+    runs = {}
+    for rank, path in paths.items():
+        if rank == 0 and not follower.is_alive():
+            follower.state.read(final=True)
+            run = follower.state.run if follower.state.follower.lines else None
+        else:
+            run = read_watch(path)
+        if run is not None:
+            runs[rank] = run
+    return runs
+
+
 def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch: LaunchConfig,
                  outputs: DiagnoseOutputs = DiagnoseOutputs(), *, progress_every_s: float = 60.0) -> Record:
     """Observe SCRIPT's whole run, keep the Record (with its `whole_run` section) and print the
@@ -69,21 +84,25 @@ def watch_script(script: str, args: Sequence[str], config: ObserveConfig, launch
     ended = time.time()
     if fallback:
         record.warnings.append(fallback)
-    return report_whole_run(record, stream, spawn, ended, outputs)
+    return report_whole_run(record, out_dir, spawn, ended, outputs, runs=_streams(follower, watch_paths(out_dir)))
 
 
-def report_whole_run(record: Record, stream: Path, spawn_unix_s: float, ended_unix_s: float,
-                     outputs: DiagnoseOutputs) -> Record:
-    """Add the whole run's breakdown read from `stream` (the process started at `spawn_unix_s`,
-    ended at `ended_unix_s`) to the Record, diagnose, store and print it and the breakdown."""
-    run = read_watch(stream)
-    whole = breakdown(run, spawn_unix_s, ended_unix_s, disk_bytes=stream.stat().st_size) if run is not None else None
+def report_whole_run(record: Record, out_dir: str | Path, spawn_unix_s: float, ended_unix_s: float,
+                     outputs: DiagnoseOutputs, *, runs: dict[int, RunStream] | None = None) -> Record:
+    """Add the whole run's breakdown to the Record, from the ranks' streams in `out_dir` (`runs`:
+    those already read, by rank; else each is read here) of a process started at `spawn_unix_s`
+    and ended at `ended_unix_s`; diagnose, store and print the Record, then the breakdown."""
+    paths = watch_paths(out_dir)
+    if runs is None:
+        runs = {rank: run for rank, path in paths.items() if (run := read_watch(path)) is not None}
+    whole = job_breakdown(runs, spawn_unix_s, ended_unix_s, disk_bytes=sum(p.stat().st_size for p in paths.values()))
     if whole is not None:
         record.whole_run = whole.to_dict()
     else:
         record.warnings.append("the whole run's stream is missing: the script ended before it started")
     record = diagnose_and_report(analyse_record(record), outputs)
     if whole is not None:
-        render_whole_run(whole, outputs.console or Console(), stream=str(stream))
+        shown = watch_path(out_dir, 0) if len(paths) < 2 else Path(out_dir) / "rank*.watch.jsonl"
+        render_whole_run(whole, outputs.console or Console(), stream=str(shown))
     sys.stdout.flush()
     return record

@@ -177,7 +177,7 @@
     if (seconds < 7200) return (seconds / 60).toFixed(1) + " min";
     return (seconds / 3600).toFixed(1) + " h";
   }
-  var BAND_COLOURS = { startup: "#9a9a9a", end: "#9a9a9a", slow: "#d9534f", warmup: "#e6a700", windows: "#8e44ad" };
+  var BAND_COLOURS = { startup: "#9a9a9a", end: "#9a9a9a", slow: "#d9534f", warmup: "#e6a700", windows: "#8e44ad", straggler: "#ff7f0e" };
 
   // The run's clock on x; above, each step's time (log scale: steady steps and stalls both show);
   // below, memory; shaded bands across both where the badput lies, each with its cause on hover.
@@ -194,8 +194,10 @@
     stepLine(chart, view, x, top, H1, left);
     memoryLine(chart, view, x, top + H1 + gap, H2, left);
     root.appendChild(chart);
-    legend(root, [["step time", "#3366cc"], ["memory", "#2e9e50"], ["slow steps", BAND_COLOURS.slow],
-      ["start-up and the end", BAND_COLOURS.startup]]);
+    var items = [["step time", "#3366cc"], ["memory", "#2e9e50"], ["slow steps", BAND_COLOURS.slow],
+      ["start-up and the end", BAND_COLOURS.startup]];
+    if (view.stragglers && view.stragglers.length) items.push(["a straggling rank", BAND_COLOURS.straggler]);
+    legend(root, items);
   }
 
   function stepLine(chart, view, x, top, H, left) {
