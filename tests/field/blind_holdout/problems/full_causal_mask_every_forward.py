@@ -7,8 +7,8 @@ building masks at run time against keeping a cached mask buffer, which
 https://github.com/TransformerLensOrg/TransformerLens/pull/493
 
 Problem: each attention layer calls
-``torch.tril(torch.ones(2048, 2048, dtype=torch.bool))`` in ``forward`` and
-slices the 64x64 corner it needs, allocating and filling 4 M elements per
+``torch.tril(torch.ones(4096, 4096, dtype=torch.bool))`` in ``forward`` and
+slices the 64x64 corner it needs, allocating and filling 16 M elements per
 layer per step.
 Expected fix: build the mask once and keep it (``register_buffer`` in
 ``__init__``, sliced per call), or pass ``is_causal=True`` to
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MAX_CTX, DIM, HEADS = 2048, 64, 4
+MAX_CTX, DIM, HEADS = 4096, 64, 4
 
 
 class CausalSelfAttention(nn.Module):

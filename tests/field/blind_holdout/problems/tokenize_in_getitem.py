@@ -1,8 +1,8 @@
 """Raw text tokenised again in ``__getitem__`` every time a sample is read.
 
 Thread: "Can we preprocess the tokenization process to speed up?" (the
-texts are tokenized again on every run and every epoch, about two hours; the
-asker wants to convert them to token ids once and train from those),
+training code tokenizes a large set of texts every time, which costs about two
+hours; the asker wants to convert them to token ids first and train on those),
 https://github.com/huggingface/sentence-transformers/issues/334
 
 Problem: the Dataset keeps raw strings and ``__getitem__`` normalises,
