@@ -1,6 +1,6 @@
-"""Recall and false alarms of `torchdoctor diagnose` on the blind corpus.
+"""Recall and false alarms of `torchdoctor diagnose` on a blind corpus.
 
-The corpus (`tests/field/blind/`) holds one small CPU script per performance problem reported in
+A corpus (`tests/field/blind/`, the default, or the held-out `tests/field/blind_holdout/`) holds one small CPU script per performance problem reported in
 a public thread (`problems/NAME.py`), the same script with the problem fixed (`healthy/NAME.py`)
 and `manifest.json`, whose `expect` keywords were written from each problem before torchdoctor
 was run on it. Each script runs once, one after the other, under
@@ -16,7 +16,7 @@ Scored per problem:
 - no findings: runs whose Record has an empty `findings` list.
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/blind_corpus.py [-k NAME] [--jobs 1]
-        [--timeout 400] [--keep DIR] [--out results.md]
+        [--timeout 400] [--keep DIR] [--out results.md] [--corpus tests/field/blind_holdout]
 
 `-k` keeps the problems whose name contains any of the given substrings (repeatable). Only
 sequential runs are supported (`--jobs 1`): the scripts measure step time, and two diagnoses
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "field" / "blind"
+DEFAULT_CORPUS = ROOT / "tests" / "field" / "blind"
 ALARM_UPSIDE = 0.10
 FOUND_WITHIN = 2
 
@@ -50,9 +50,9 @@ class Run:
     error: str | None
 
 
-def load_manifest(filters: list[str]) -> list[dict]:
+def load_manifest(corpus: Path, filters: list[str]) -> list[dict]:
     """The manifest's problems, kept when their name contains any filter (all without filters)."""
-    problems = json.loads((CORPUS / "manifest.json").read_text())["problems"]
+    problems = json.loads((corpus / "manifest.json").read_text())["problems"]
     return [p for p in problems if not filters or any(f in p["name"] for f in filters)]
 
 
@@ -153,13 +153,13 @@ def summary(rows: list[dict]) -> str:
             f"runs without a Record: {errors}")
 
 
-def run_corpus(problems: list[dict], timeout: float, keep: Path) -> list[dict]:
+def run_corpus(corpus: Path, problems: list[dict], timeout: float, keep: Path) -> list[dict]:
     """Diagnose every problem and its twin, one after the other, printing progress."""
     rows = []
     for problem in problems:
         name = problem["name"]
-        sick = diagnose(CORPUS / "problems" / f"{name}.py", keep / f"{name}.problem.json", timeout)
-        twin = diagnose(CORPUS / "healthy" / f"{name}.py", keep / f"{name}.healthy.json", timeout)
+        sick = diagnose(corpus / "problems" / f"{name}.py", keep / f"{name}.problem.json", timeout)
+        twin = diagnose(corpus / "healthy" / f"{name}.py", keep / f"{name}.healthy.json", timeout)
         rows.append(score(problem, sick, twin))
         r = rows[-1]
         print(f"{name}: rank {r['rank']}, twin alarms {r['twin_alarms'] or 'none'} "
@@ -174,16 +174,20 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=400.0, help="seconds per diagnosis")
     parser.add_argument("--keep", type=Path, help="folder for the Records (default: temporary)")
     parser.add_argument("--out", type=Path, help="also write the table and summary here")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
+                        help="corpus folder (problems/, healthy/, manifest.json)")
     args = parser.parse_args()
     if args.jobs != 1:
         parser.error("only --jobs 1 is supported: parallel diagnoses disturb each other's timings")
-    problems = load_manifest(args.k)
+    if not (args.corpus / "manifest.json").is_file():
+        parser.error(f"{args.corpus} has no manifest.json")
+    problems = load_manifest(args.corpus, args.k)
     if not problems:
         parser.error(f"no problem name contains any of {args.k}")
     with tempfile.TemporaryDirectory() as tmp:
         keep = args.keep or Path(tmp)
         keep.mkdir(parents=True, exist_ok=True)
-        rows = run_corpus(problems, args.timeout, keep)
+        rows = run_corpus(args.corpus.resolve(), problems, args.timeout, keep)
     report = f"{table(rows)}\n\n{summary(rows)}\n"
     print(report)
     if args.out:

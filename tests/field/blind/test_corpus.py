@@ -1,8 +1,9 @@
-"""The blind corpus is well formed: what `benchmarks/blind_corpus.py` relies on.
+"""The blind corpora are well formed: what `benchmarks/blind_corpus.py` relies on.
 
-Each problem script has a healthy twin, cites its public thread in its docstring, has a manifest
-entry with non-empty lowercase `expect` keywords, and every script compiles. Diagnosing the
-scripts is the benchmark's job (minutes per script), not this test's.
+Two corpora share one layout: `tests/field/blind/` and the held-out `tests/field/blind_holdout/`.
+In each, every problem script has a healthy twin, cites its public thread in its docstring, has a
+manifest entry with non-empty lowercase `expect` keywords, and every script compiles. Diagnosing
+the scripts is the benchmark's job (minutes per script), not this test's.
 """
 
 import ast
@@ -12,33 +13,59 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parent
-PROBLEMS = sorted(p.stem for p in (CORPUS / "problems").glob("*.py"))
-MANIFEST = json.loads((CORPUS / "manifest.json").read_text())["problems"]
+FIELD = Path(__file__).resolve().parent.parent
+CORPORA = (FIELD / "blind", FIELD / "blind_holdout")
 URL = re.compile(r"https?://\S+")
+
+
+def problems(corpus: Path) -> list[str]:
+    return sorted(p.stem for p in (corpus / "problems").glob("*.py"))
+
+
+def manifest(corpus: Path) -> list[dict]:
+    return json.loads((corpus / "manifest.json").read_text())["problems"]
 
 
 def docstring(path: Path) -> str:
     return ast.get_docstring(ast.parse(path.read_text(), str(path))) or ""
 
 
-def test_the_corpus_holds_at_least_twenty_problems():
-    assert len(PROBLEMS) >= 20
+def per_corpus(items) -> list:
+    """`pytest.param(corpus, item)` for every item `items(corpus)` yields, in every corpus."""
+    return [pytest.param(corpus, item, id=f"{corpus.name}/{label}")
+            for corpus in CORPORA for label, item in items(corpus)]
 
 
-def test_every_problem_has_a_healthy_twin_and_no_twin_is_orphaned():
-    twins = sorted(p.stem for p in (CORPUS / "healthy").glob("*.py"))
-    assert twins == PROBLEMS
+ENTRIES = per_corpus(lambda c: [(e["name"], e) for e in manifest(c)])
+NAMES = per_corpus(lambda c: [(n, n) for n in problems(c)])
+SCRIPTS = per_corpus(lambda c: [(f"{p.parent.name}/{p.stem}", p) for p in sorted(c.glob("*/*.py"))])
 
 
-def test_manifest_lists_exactly_the_problem_scripts_once_each():
-    names = [entry["name"] for entry in MANIFEST]
-    assert sorted(names) == PROBLEMS
+@pytest.mark.parametrize("corpus", CORPORA, ids=lambda c: c.name)
+def test_the_corpus_holds_at_least_twenty_problems(corpus):
+    assert len(problems(corpus)) >= 20
+
+
+@pytest.mark.parametrize("corpus", CORPORA, ids=lambda c: c.name)
+def test_every_problem_has_a_healthy_twin_and_no_twin_is_orphaned(corpus):
+    twins = sorted(p.stem for p in (corpus / "healthy").glob("*.py"))
+    assert twins == problems(corpus)
+
+
+@pytest.mark.parametrize("corpus", CORPORA, ids=lambda c: c.name)
+def test_manifest_lists_exactly_the_problem_scripts_once_each(corpus):
+    names = [entry["name"] for entry in manifest(corpus)]
+    assert sorted(names) == problems(corpus)
     assert len(set(names)) == len(names)
 
 
-@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["name"])
-def test_manifest_entry_has_a_thread_a_description_and_lowercase_keywords(entry):
+def test_the_held_out_corpus_shares_no_script_name_with_the_first():
+    first, held_out = (set(problems(corpus)) for corpus in CORPORA)
+    assert not first & held_out
+
+
+@pytest.mark.parametrize(("corpus", "entry"), ENTRIES)
+def test_manifest_entry_has_a_thread_a_description_and_lowercase_keywords(corpus, entry):
     assert URL.fullmatch(entry["thread"]["url"])
     assert entry["thread"]["title"].strip()
     assert entry["description"].strip()
@@ -46,24 +73,24 @@ def test_manifest_entry_has_a_thread_a_description_and_lowercase_keywords(entry)
     assert all(k and k == k.lower() for k in entry["expect"])
 
 
-@pytest.mark.parametrize("name", PROBLEMS)
-def test_problem_docstring_cites_its_thread_and_states_the_fix(name):
-    doc = docstring(CORPUS / "problems" / f"{name}.py")
-    entry = next(e for e in MANIFEST if e["name"] == name)
+@pytest.mark.parametrize(("corpus", "name"), NAMES)
+def test_problem_docstring_cites_its_thread_and_states_the_fix(corpus, name):
+    doc = docstring(corpus / "problems" / f"{name}.py")
+    entry = next(e for e in manifest(corpus) if e["name"] == name)
     assert entry["thread"]["url"] in URL.findall(doc) or entry["thread"]["url"] in doc
     assert "Problem:" in doc and "Expected fix:" in doc
 
 
-@pytest.mark.parametrize("name", PROBLEMS)
-def test_twin_names_its_problem_and_differs_from_it(name):
-    problem = (CORPUS / "problems" / f"{name}.py").read_text()
-    twin = (CORPUS / "healthy" / f"{name}.py").read_text()
-    assert docstring(CORPUS / "healthy" / f"{name}.py").startswith(f"Healthy twin of problems/{name}.py")
+@pytest.mark.parametrize(("corpus", "name"), NAMES)
+def test_twin_names_its_problem_and_differs_from_it(corpus, name):
+    problem = (corpus / "problems" / f"{name}.py").read_text()
+    twin = (corpus / "healthy" / f"{name}.py").read_text()
+    assert docstring(corpus / "healthy" / f"{name}.py").startswith(f"Healthy twin of problems/{name}.py")
     assert problem.split('"""', 2)[2] != twin.split('"""', 2)[2], "the twin's code is the problem's"
 
 
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_script_compiles_and_has_a_main_entry(path):
+@pytest.mark.parametrize(("corpus", "path"), SCRIPTS)
+def test_every_script_compiles_and_has_a_main_entry(corpus, path):
     source = path.read_text()
     compile(source, str(path), "exec")
     assert 'if __name__ == "__main__":' in source
