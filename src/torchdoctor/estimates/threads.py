@@ -7,6 +7,11 @@ rule reads it: assuming every worker busy, the probe tried one thread on a third
 whose two workers were idle, where the fix named two, so the rule fell back to a ceiling of x1.96
 for a fix that measured about x1.1 (docs/field.md).
 
+Fewer threads than cores (TD-COMP-043) are tried with one a core the busy workers leave free, only
+where the script chose the count itself: a count the environment sets (OMP_NUM_THREADS,
+MKL_NUM_THREADS) is the launcher's choice (torchrun sets 1 per process beside others; a scheduler
+sets the cores it allots), which the fix would have to change there.
+
 Beside other processes that take a material share of the machine (TD-COMP-031), the cores they
 keep busy count as the busy workers' do: two intra-op threads on two cores beside two busy
 processes measured 5-16x slower a step than one (a small transformer language model; an OpenMP
@@ -16,6 +21,7 @@ thread descheduled by a neighbour stalls the others at every operator's barrier)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 #: A DataLoader worker on CPU at least this share of its wall time competes for a core.
 WORKER_BUSY = 0.5
@@ -56,3 +62,19 @@ def threads_to_try(threads: int, cores: int, busy_cores: float, other_cores: flo
         keep = threads_in_fix(threads, cores, busy_cores + other_cores)
         return keep if keep < threads else None
     return None
+
+
+#: The environment variables through which a launcher sets the intra-op threads.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def set_by_environment(threads: int, env_vars: Mapping[str, str]) -> bool:
+    """Whether `threads` is the count a THREAD_VARIABLES variable of `env_vars` sets."""
+    return any(env_vars.get(name, "").strip() == str(threads) for name in THREAD_VARIABLES)
+
+
+def more_threads(threads: int, cores: int, busy_cores: float) -> int | None:
+    """TD-COMP-043's count: one thread per core the busy workers leave free, when that is more than
+    the script's `threads`; None otherwise."""
+    free = cores - math.ceil(busy_cores)
+    return free if free > threads else None
