@@ -47,3 +47,15 @@ def test_a_dtype_the_device_runs_as_fast_as_float32_is_not_a_finding() -> None:
     rates = record.probes["op_costs"]["peaks"]["flops_per_s"]
     rates["fp16"] = rates["fp32"] * 2  # a GPU's Tensor Cores
     assert _finding(record) is None
+
+
+def test_on_a_gpu_the_products_are_timed_by_their_flops_at_the_dtypes_peak() -> None:
+    # The probe's CPU profile times a GPU operator's launch, not its kernel: FLOPs at the peak instead.
+    record = Record.load(FIXTURES / "fires-fp64.json")
+    costs = record.probes["op_costs"]
+    costs["peaks"].update(device="cuda", flops_per_s={"fp32": 60e12, "fp64": 1e12})
+    flops = sum(op["flops"] for op in costs["ops"] if op["dtype"] == "fp64")
+    costs["step_s"] = 4 * flops / 1e12  # the fp64 products take a quarter of the step at their peak
+    finding = _finding(record)
+    assert finding.evidence["device"] == "cuda" and finding.evidence["matmul_share_fraction"] == pytest.approx(0.25)
+    assert finding.upside == pytest.approx(0.25 * (1 - 1 / 60), abs=1e-3)

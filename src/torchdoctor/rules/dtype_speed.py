@@ -38,7 +38,8 @@ def slow_matmul_dtype(ev: Evidence) -> Hit | None:
     """Matrix products run in a dtype whose matrix-product peak, measured on this run's device, is
     SLOWER (1.3x) or more below float32's: float64 on most devices, float16 on a CPU without fp16
     arithmetic. Evidence: the operator-costs probe's operator groups in that dtype with FLOPs (their
-    self time per profiled step) and its measured peaks. Upside: that time x (1 - the dtype's peak /
+    self time per profiled step on a CPU; on a GPU their FLOPs at the dtype's peak, the least time
+    they take) and its measured peaks. Upside: that time x (1 - the dtype's peak /
     fp32's), the time the same FLOPs take at float32's measured rate, over the profiled step;
     reported from 5%. The fix names float32, and bfloat16 only on a CPU whose recorded ISA flags
     have bf16 instructions (capability.device's BF16_ISA) when the script chose a narrow dtype."""
@@ -51,7 +52,8 @@ def slow_matmul_dtype(ev: Evidence) -> Hit | None:
         raise MissingEvidence("probes.op_costs.peaks.flops_per_s.fp32")
     slow = {d: rates[REFERENCE] / r for d, r in rates.items() if rates[REFERENCE] / r >= SLOWER}
     step = float(costs.get("step_s") or 0.0)
-    timed = _time_by_dtype(costs.get("ops") or [], slow)
+    device = str(peaks.get("device") or "cpu")
+    timed = _time_by_dtype(costs.get("ops") or [], slow, rates if device != "cpu" else None)
     if not timed or step <= 0:
         return None
     dtype = max(timed, key=lambda d: timed[d][0] * (1 - 1 / slow[d]))
@@ -60,7 +62,6 @@ def slow_matmul_dtype(ev: Evidence) -> Hit | None:
     upside = share * (1 - 1 / slow[dtype])
     if upside < REPORTED:
         return None
-    device = str(peaks.get("device") or "cpu")
     evidence = {"dtype": dtype, "matmul_share_fraction": round(share, 4), "slower_than_fp32": round(slow[dtype], 2),
                 f"peak_flops_per_s_{dtype}": round(rates[dtype]), "peak_flops_per_s_fp32": round(rates[REFERENCE]),
                 "device": device, "largest_op": top.get("name"), "largest_op_shapes": top.get("shapes"),
@@ -77,16 +78,20 @@ def slow_matmul_dtype(ev: Evidence) -> Hit | None:
                _fix(dtype, device, run_isa_flags(ev)))
 
 
-def _time_by_dtype(ops: list[dict[str, Any]], dtypes: dict[str, float]) -> dict[str, tuple[float, dict[str, Any]]]:
-    """{dtype: (self seconds per step of its operator groups with FLOPs, its largest group)} for the
-    dtypes in `dtypes`."""
+def _time_by_dtype(ops: list[dict[str, Any]], dtypes: dict[str, float],
+                   rates: dict[str, float] | None) -> dict[str, tuple[float, dict[str, Any]]]:
+    """{dtype: (seconds per step of its operator groups with FLOPs, its largest group)} for the
+    dtypes in `dtypes`: their self time on a CPU (`rates` None); on a GPU, whose kernels the probe's
+    CPU profile does not time (an operator's self time there is its launch), their FLOPs at the
+    dtype's measured peak (`rates`), the least time they can take."""
     timed: dict[str, tuple[float, dict[str, Any]]] = {}
     for op in ops:
         dtype = op.get("dtype")
         if dtype not in dtypes or not op.get("flops"):
             continue
         seconds, top = timed.get(dtype, (0.0, op))
-        timed[dtype] = (seconds + float(op.get("self_s") or 0.0), top)
+        took = float(op["flops"]) / rates[dtype] if rates else float(op.get("self_s") or 0.0)
+        timed[dtype] = (seconds + took, top)
     return timed
 
 

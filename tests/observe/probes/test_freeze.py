@@ -3,12 +3,17 @@ against blocks as the script left them; their flags are back however the probe e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
 
+from torchdoctor.launch import LaunchConfig, ObserveConfig, observe
 from torchdoctor.observe.probes.blocks import BLOCK, ORDER
 from torchdoctor.observe.probes.freeze import FreezeProbe
+from torchdoctor.probe_values import FREEZE
+from torchdoctor.rules import diagnose
 
 
 class GradClock:
@@ -54,3 +59,28 @@ def test_a_probe_cut_short_gives_the_parameters_back_their_gradients() -> None:
     probe.close("the script ended during the probe")
     assert all(p.requires_grad for p in model[0].parameters())
     assert probe.to_dict()["complete"] is False
+
+
+# -- in a real observation ------------------------------------------------------------------------
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "unused_gradients.py"
+FAST = ObserveConfig(warmup_steps=2, timing_steps=6, profile_wait=0, profile_warmup=1, profile_active=1)
+
+
+@pytest.mark.slow
+def test_a_backbone_no_optimizer_holds_is_recorded_probed_frozen_and_claimed_as_measured(tmp_path):
+    record = observe(SCRIPT, ["120"], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
+    assert record.exit.reason == "completed", record.exit
+    (model,) = record.env["models"]
+    backbone = 64 * 256 + 256 + 256 * 256 + 256
+    assert (model["unused_grad_tensors"], model["unused_grad_parameters"]) == (4, backbone)
+    probe = FREEZE.of(record)
+    assert probe["tensors"] == 4 and probe["parameters"] == backbone
+    assert probe["complete"] and probe["samples"] == len(ORDER) * (BLOCK - 1), probe
+    findings = diagnose(record, select=["TD-COMP-042"]).findings
+    if probe["verdict"] == "faster" and probe["speedup"] >= 1 / 0.95:
+        (finding,) = findings
+        assert finding.evidence["upside_basis"] == "measured"
+        assert finding.upside == pytest.approx(1 - 1 / probe["speedup"], abs=1e-4)
+    else:  # freezing measured no clear gain in this run (a busy machine): no finding
+        assert findings == []
