@@ -36,7 +36,8 @@ def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, 
     (2, 2, 0.0, 0.4, None),  # 2.4 cores wanted, not above 1.25 x 2
     (1, 2, 0.0, 1.9, None),  # one thread is already the fewest
     (6, 8, 0.0, 6.0, 2),  # beside six busy cores of eight, the two they leave
-    (8, 2, 0.0, 1.5, 2),  # threads beyond the cores: TD-COMP-009's count, whatever the load
+    (8, 2, 0.0, 1.5, 1),  # threads beyond the cores: TD-COMP-009's count, the others' cores counted too
+    (32, 2, 0.0, 0.0, 2),  # ... and one a core on a quiet machine
 ])
 def test_beside_a_busy_machine_the_probe_tries_the_cores_the_others_leave(threads, cores, busy_cores, others, tried):
     assert threads_to_try(threads, cores, busy_cores, others) == tried

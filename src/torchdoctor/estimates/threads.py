@@ -49,15 +49,16 @@ def threads_in_fix(threads: int, cores: int, busy_cores: float) -> int:
 
 
 def threads_to_try(threads: int, cores: int, busy_cores: float, other_cores: float = 0.0) -> int | None:
-    """The count to probe: TD-COMP-009's fix when the intra-op threads alone outnumber the cores;
-    else TD-COMP-031's when other processes' material load (`other_cores`, 0 when it is not
-    material) with the busy workers leaves the threads fewer cores than they are; else None.
+    """The count to probe: TD-COMP-009's fix when the intra-op threads alone outnumber the cores (the
+    cores other processes' material load, `other_cores`, 0 when it is not material, keeps busy
+    counted as the busy workers' are); else TD-COMP-031's when that load with the busy workers
+    leaves the threads fewer cores than they are; else None.
     Busy workers alone do not start a probe: every DataLoader with workers beside one thread
     a core would pay 16 steps (seconds on a slow loader; the test suite took 25% longer) for a rule
     that is silent when its workers are idle, as they mostly are; that case keeps the ceiling. A
     busy machine does: only then, and its load is what the probe measures against."""
     if threads > cores:
-        return threads_in_fix(threads, cores, busy_cores)
+        return threads_in_fix(threads, cores, busy_cores + other_cores)
     if other_cores and competing(threads, cores, busy_cores + other_cores):
         keep = threads_in_fix(threads, cores, busy_cores + other_cores)
         return keep if keep < threads else None

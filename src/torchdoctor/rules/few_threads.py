@@ -13,11 +13,10 @@ per physical core by default) and the Performance Tuning Guide ("Utilize OpenMP"
 
 from __future__ import annotations
 
-from torchdoctor.environment.system import others_material
 from torchdoctor.estimates.threads import busy_worker_cores, more_threads, set_by_environment
 from torchdoctor.probe_values import THREADS
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
-from torchdoctor.rules.compute_settings import loader_workers, measured_thread_fix
+from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.compute_settings import loader_workers, material_others, measured_thread_fix
 from torchdoctor.rules.evidence import Evidence, known
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
@@ -34,16 +33,12 @@ def threads_below_cores(ev: Evidence) -> Hit | None:
     with one thread a free core against the script's count; silent when that was not judged faster,
     or reported from 5%. Without the probe's measurement: an info finding, no upside claimed."""
     threads, cores = known(ev.switches().num_threads, "env.torch.num_threads"), ev.physical_cores()
-    if set_by_environment(threads, ev.env_vars()):
+    if set_by_environment(threads, ev.env_vars()) or material_others(ev):
         return None
-    try:
-        others, logical = ev.other_processes_cores()
-    except MissingEvidence:
-        others, logical = 0.0, cores
     workers = loader_workers(ev)
     busy = busy_worker_cores(workers, ev.worker_cpu_cores()) if workers else 0.0
     keep = more_threads(threads, cores, busy)
-    if keep is None or others_material(others, logical):
+    if keep is None:
         return None
     evidence = {"num_threads": threads, "physical_cores": cores, "num_workers": workers,
                 "worker_cpu_cores": round(busy, 3), "threads_in_fix": keep}
