@@ -29,7 +29,15 @@ def test_unmeasured_it_is_said_without_an_upside() -> None:
     assert finding.evidence["upside_basis"] == "not measured"
 
 
-def test_beside_other_processes_keeping_the_cores_busy_more_threads_are_not_advised() -> None:
+def test_beside_other_processes_keeping_the_cores_busy_more_threads_are_said_not_claimed() -> None:
     record = Record.load(FIXTURES / "fires.json")
     record.system["summary"]["machine_cpu_percent_mean"] = 90.0  # others keep 1.1 of the 2 cores busy
+    (finding,) = diagnose(record, select=["TD-COMP-043"]).findings
+    assert finding.severity == "info" and finding.upside == 0.0  # the probe's figure is not taken there
+    assert finding.evidence["upside_basis"] == "not measured" and "quiet machine" in finding.fix.text
+
+
+def test_a_count_the_launcher_set_is_not_a_finding() -> None:
+    record = Record.load(FIXTURES / "fires.json")
+    record.env["env_vars"] = {"OMP_NUM_THREADS": "1"}
     assert _ids(record) == []
