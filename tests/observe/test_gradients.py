@@ -53,3 +53,10 @@ def test_an_embedding_table_reports_its_size_flag_and_the_rows_its_gradient_touc
     assert big == {"module": "0", "type": "EmbeddingBag", "num_embeddings": 1000, "embedding_dim": 4,
                    "sparse": False, "dtype": "float32", "optimized": True, "rows_with_grad": 5}
     assert tiny["module"] == "small" and tiny["sparse"] and not tiny["optimized"] and tiny["rows_with_grad"] is None
+
+
+def test_a_gradient_whose_rows_cannot_be_counted_is_a_missing_fact_not_an_error() -> None:
+    table = nn.Embedding(10, 4, device="meta")  # no values to count: a meta (or sharded) tensor
+    table.weight.grad = torch.empty(10, 4, device="meta")
+    (facts,) = embedding_tables(nn.Sequential(table), set())
+    assert facts["rows_with_grad"] is None and facts["num_embeddings"] == 10

@@ -48,11 +48,17 @@ def embedding_tables(module: torch.nn.Module, optimized: set[int]) -> list[dict[
 
 
 def _rows_with_grad(weight: torch.nn.Parameter) -> int | None:
+    """The rows of `weight`'s dense gradient with a non-zero element (a reduction whose output is one
+    value a row, so a large table's gradient is not copied); None without a dense 2-D gradient, or
+    where the reduction fails (a sharded or meta tensor): a fact missing, never the run's Record."""
     grad = weight.grad
     if grad is None or grad.is_sparse or grad.dim() != 2:
         return None
-    with torch.no_grad():
-        return int(grad.ne(0).any(dim=1).sum())
+    try:
+        with torch.no_grad():
+            return int(grad.any(dim=1).sum())
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 def gradient_facts(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer]) -> dict[str, Any]:
