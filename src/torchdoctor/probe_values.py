@@ -52,6 +52,13 @@ class AnomalyValue(BlocksValue):
     step_s_anomaly_off: float | None
 
 
+class FreezeValue(BlocksValue):
+    tensors: int
+    parameters: int
+    step_s_with_grads: float | None
+    step_s_frozen: float | None
+
+
 class CompileSpeedValue(BlocksValue):
     value: dict[str, Any]
     ops_per_step: float
@@ -76,6 +83,7 @@ class HandoffValue(TypedDict):
 
 THREADS: ProbeKey[ThreadsValue] = ProbeKey("threads")
 ANOMALY: ProbeKey[AnomalyValue] = ProbeKey("anomaly")
+FREEZE: ProbeKey[FreezeValue] = ProbeKey("freeze")
 COMPILE_SPEED: ProbeKey[CompileSpeedValue] = ProbeKey("compile_speed")
 HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchdoctor.capability import cpu_precision, gpu_precision, host_isa_flags
+from torchdoctor.capability import cpu_precision, gpu_precision, host_isa_flags, precision_isa_flags
 
 
 @pytest.mark.parametrize("capability", [(7, 0), (7, 5)])
@@ -60,3 +60,10 @@ def test_the_isa_flags_are_read_from_cpuinfo(tmp_path: Path) -> None:
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f amx_bf16\n\nprocessor\t: 1\n")
     assert host_isa_flags(cpuinfo) == frozenset({"fpu", "sse2", "avx512f", "amx_bf16"})
     assert host_isa_flags(tmp_path / "absent") is None
+
+
+def test_a_record_keeps_only_the_flags_that_say_which_precisions_the_cpu_computes() -> None:
+    flags = frozenset({"fpu", "sse2", "avx2", "avx512f", "avx512_bf16", "sha_ni", "f16c"})
+    assert precision_isa_flags(flags) == ("avx2", "avx512_bf16", "avx512f", "f16c")
+    assert precision_isa_flags(frozenset({"asimd", "asimdhp", "bf16", "aes"})) == ("asimd", "asimdhp", "bf16")
+    assert precision_isa_flags(None) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
+from torchdoctor.estimates.threads import busy_worker_cores, more_threads, set_by_environment, threads_to_try
 
 
 @pytest.mark.parametrize(("threads", "cores", "busy_cores", "tried"), [
@@ -36,7 +36,25 @@ def test_workers_count_only_when_busy_and_only_with_the_cores_they_use(workers, 
     (2, 2, 0.0, 0.4, None),  # 2.4 cores wanted, not above 1.25 x 2
     (1, 2, 0.0, 1.9, None),  # one thread is already the fewest
     (6, 8, 0.0, 6.0, 2),  # beside six busy cores of eight, the two they leave
-    (8, 2, 0.0, 1.5, 2),  # threads beyond the cores: TD-COMP-009's count, whatever the load
+    (8, 2, 0.0, 1.5, 1),  # threads beyond the cores: TD-COMP-009's count, the others' cores counted too
+    (32, 2, 0.0, 0.0, 2),  # ... and one a core on a quiet machine
 ])
 def test_beside_a_busy_machine_the_probe_tries_the_cores_the_others_leave(threads, cores, busy_cores, others, tried):
     assert threads_to_try(threads, cores, busy_cores, others) == tried
+
+
+@pytest.mark.parametrize(("threads", "cores", "busy_cores", "tried"), [
+    (1, 2, 0.0, 2),  # set_num_threads(1) on two free cores: one a core
+    (1, 8, 2.5, 5),  # a core kept for each busy worker's share, rounded up
+    (2, 2, 0.0, None),  # one a core already
+    (1, 2, 1.0, None),  # the busy worker's core taken: nothing more to try
+])
+def test_fewer_threads_than_the_free_cores_are_tried_with_one_a_core(threads, cores, busy_cores, tried):
+    assert more_threads(threads, cores, busy_cores) == tried
+
+
+def test_a_thread_count_the_environment_sets_is_the_launchers_choice():
+    assert set_by_environment(1, {"OMP_NUM_THREADS": "1"})
+    assert set_by_environment(4, {"MKL_NUM_THREADS": " 4 "})
+    assert not set_by_environment(1, {"OMP_NUM_THREADS": "2"})
+    assert not set_by_environment(1, {})

@@ -19,6 +19,8 @@ def _with_worker_cpu(percent: float | None, cores: int = 2, threads: int = 2) ->
     record = Record.load(IDLE)  # 2 intra-op threads + 2 workers on 2 cores
     record.env["cpu"].update(physical_cores=cores, logical_cores=cores, affinity_cores=cores)
     record.env["torch"]["num_threads"] = threads
+    summary = record.system["summary"]
+    summary["machine_cpu_percent_mean"] = summary["process_cpu_percent_mean"] / cores  # no other process
     if percent is None:
         del record.system["summary"]["children_cpu_percent_mean"]
     else:

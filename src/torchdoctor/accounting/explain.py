@@ -29,7 +29,7 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "small_ops": ("TD-COMP-003", "TD-COMP-018", "TD-COMP-012", "TD-COMP-011"),
     "syncs": ("TD-COMP-005",),
     "runtime": ("TD-COMP-005", "TD-COMP-003", "TD-COMP-002"),
-    "compute_below_peak": ("TD-COMP-006", "TD-COMP-009", "TD-COMP-015", "TD-COMP-020"),
+    "compute_below_peak": ("TD-COMP-006", "TD-COMP-009", "TD-COMP-015", "TD-COMP-020", "TD-COMP-040"),
     "kernel": ("TD-COMP-006", "TD-COMP-010", "TD-COMP-015"),
     "memory_bound": ("TD-COMP-004", "TD-COMP-009", "TD-COMP-012"),
     "cpu_exec": ("TD-COMP-004", "TD-COMP-003", "TD-COMP-009"),

@@ -7,8 +7,9 @@ names a feature the run's device or torch lacks; where the table does not know t
 version, it says "unknown" (None) and the advice takes the conservative option.
 """
 
-from torchdoctor.capability.device import Precision, cpu_precision, gpu_precision, host_isa_flags
+from torchdoctor.capability.device import (BF16_ISA, Precision, cpu_precision, gpu_precision, host_isa_flags,
+                                           precision_isa_flags)
 from torchdoctor.capability.torch_api import API, TorchVersion, parse_version, requirement, supports
 
-__all__ = ["API", "Precision", "TorchVersion", "cpu_precision", "gpu_precision", "host_isa_flags",
-           "parse_version", "requirement", "supports"]
+__all__ = ["API", "BF16_ISA", "Precision", "TorchVersion", "cpu_precision", "gpu_precision", "host_isa_flags",
+           "parse_version", "precision_isa_flags", "requirement", "supports"]

@@ -92,6 +92,13 @@ def _amd(capability: tuple[int, int] | None, name: str) -> Precision:
 
 #: ISA flags (as /proc/cpuinfo writes them) with bf16 matrix or dot-product instructions.
 BF16_ISA = frozenset({"avx512_bf16", "amx_bf16"})
+#: The flags a Record keeps (`env.cpu.isa_flags`): those that say which precisions the CPU's vector
+#: and matrix units compute natively. x86: AVX2/FMA (fp32), F16C (fp16 conversion only), AVX-512,
+#: AVX512-BF16/AMX-BF16 (bf16), AVX512-FP16/AMX-FP16 (fp16 arithmetic), VNNI/AMX-INT8 (int8). Arm:
+#: asimd (NEON), asimdhp/fphp (fp16 arithmetic), bf16, i8mm, sve/sve2.
+PRECISION_ISA = frozenset({"avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni",
+                           "amx_tile", "amx_bf16", "amx_fp16", "amx_int8", "asimd", "asimdhp", "fphp", "bf16",
+                           "i8mm", "sve", "sve2"})
 
 
 def cpu_precision(isa_flags: frozenset[str] | None) -> Precision:
@@ -112,3 +119,8 @@ def host_isa_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | No
         return None
     match = re.search(r"^(flags|Features)\s*:(.*)$", text, re.MULTILINE)
     return frozenset(match.group(2).split()) if match else None
+
+
+def precision_isa_flags(flags: frozenset[str] | None) -> tuple[str, ...] | None:
+    """The PRECISION_ISA flags among `flags`, sorted (what a Record keeps of them); None stays None."""
+    return None if flags is None else tuple(sorted(flags & PRECISION_ISA))

@@ -55,7 +55,9 @@ class Devices(Keyed):
 
 @dataclass(frozen=True, slots=True)
 class Cpu(Keyed):
-    """The machine's CPU and memory, and the cores the process could run on (`affinity_cores`)."""
+    """The machine's CPU and memory, the cores the process could run on (`affinity_cores`), and the
+    ISA flags that say which precisions it computes natively (`isa_flags`: capability.device's
+    PRECISION_ISA among /proc/cpuinfo's flags; None where they could not be read)."""
 
     model: str | None = None
     physical_cores: int | None = None
@@ -63,6 +65,7 @@ class Cpu(Keyed):
     affinity_cores: int | None = None
     memory_bytes: int | None = None
     hostname: str | None = None
+    isa_flags: tuple[str, ...] | None = None
 
     @property
     def usable_cores(self) -> int | None:

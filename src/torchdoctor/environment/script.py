@@ -67,10 +67,28 @@ class LayerShape(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
+class EmbeddingTable(Keyed):
+    """An `nn.Embedding` or `nn.EmbeddingBag` of a model at the end of the run: `module` (its name in
+    the model), its size, `sparse` flag and dtype, whether an optimizer held its weight, and
+    `rows_with_grad` (rows whose dense gradient was non-zero; None without a dense gradient)."""
+
+    module: str | None = None
+    type: str | None = None
+    num_embeddings: int | None = None
+    embedding_dim: int | None = None
+    sparse: bool | None = None
+    dtype: str | None = None
+    optimized: bool | None = None
+    rows_with_grad: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ModelFacts(Keyed):
     """An outermost module the script called, as it was at the end of the run. `ddp`: a
     DistributedDataParallel's settings, as written (read with torchdoctor.distributed.section's
-    `DdpSettings`)."""
+    `DdpSettings`). `unused_grad_tensors`/`unused_grad_parameters`: the parameter tensors (and their
+    elements) that required grad and held a gradient that no stepped optimizer held (None: no
+    optimizer stepped, or an older Record); `embeddings`: its largest embedding tables."""
 
     class_name: str | None = field(default=None, metadata=json_key("class"))
     num_parameters: int | None = None
@@ -83,6 +101,9 @@ class ModelFacts(Keyed):
     training: bool | None = None
     compiled: bool | None = None
     ddp: Any = None
+    unused_grad_tensors: int | None = None
+    unused_grad_parameters: int | None = None
+    embeddings: tuple[EmbeddingTable, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ from typing import Any
 import psutil
 import torch
 
+from torchdoctor.capability import host_isa_flags, precision_isa_flags
+
 #: Environment variables that change performance or debugging behaviour.
 ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -90,6 +92,7 @@ def cpu() -> dict[str, Any]:
         "affinity_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "memory_bytes": psutil.virtual_memory().total,
         "hostname": socket.gethostname(),
+        "isa_flags": precision_isa_flags(host_isa_flags()),
     }
 
 

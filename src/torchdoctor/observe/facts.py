@@ -15,6 +15,7 @@ import torch
 
 from torchdoctor.observe.probes.distributed import RuntimeProbe
 from torchdoctor.observe.batch_layout import Layout
+from torchdoctor.observe.gradients import gradient_facts, optimized_ids, unused_gradients
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
 _MAX_LAYER_SHAPES = 64  # distinct Linear/Conv shapes recorded per model
@@ -55,7 +56,9 @@ def describe_optimizer(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
     }
 
 
-def describe_module(module: torch.nn.Module) -> dict[str, Any]:
+def describe_module(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer] | None = None) -> dict[str, Any]:
+    """The module's parameters, layers and state; with the optimizers the script stepped, what its
+    gradients went to (observe/gradients.py)."""
     params = list(module.parameters())
     dtypes = Counter(str(p.dtype).removeprefix("torch.") for p in params)
     devices = Counter(str(p.device.type) for p in params)
@@ -71,6 +74,7 @@ def describe_module(module: torch.nn.Module) -> dict[str, Any]:
         "layer_shapes": layer_shapes(module),
         "training": module.training,
         "compiled": type(module).__qualname__ == "OptimizedModule",
+        **gradient_facts(module, optimizers or []),
     }
     if type(module).__qualname__ == "DistributedDataParallel":
         info["ddp"] = {
@@ -136,6 +140,7 @@ class Facts:
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)
+    _optimizers: list[torch.optim.Optimizer] = field(default_factory=list)  # every one stepped
     runtime: RuntimeProbe = field(default_factory=RuntimeProbe)  # facts for the distributed analysis
 
     def _first_time(self, obj: Any) -> bool:
@@ -150,8 +155,20 @@ class Facts:
             self.dataloaders.append(describe_dataloader(loader))
 
     def add_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
-        if self._first_time(optimizer) and len(self.optimizers) < _MAX_ITEMS:
+        if not self._first_time(optimizer):
+            return
+        self._optimizers.append(optimizer)
+        if len(self.optimizers) < _MAX_ITEMS:
             self.optimizers.append(describe_optimizer(optimizer))
+
+    def unused_gradients(self) -> list[torch.nn.Parameter]:
+        """The outermost modules' parameters whose gradients no stepped optimizer uses (none before
+        an optimizer stepped; observe/gradients.py)."""
+        if not self._optimizers:
+            return []
+        optimized = optimized_ids(self._optimizers)
+        unused = {id(p): p for m in self._root_modules for p in unused_gradients(m, optimized)}
+        return list(unused.values())
 
     def add_root_module(self, module: torch.nn.Module) -> None:
         if len(self._root_modules) < _MAX_ITEMS:
@@ -198,7 +215,7 @@ class Facts:
 
     def to_dict(self) -> dict[str, Any]:
         """Described at the end of the run, so modules show the state the script left them in."""
-        self.models = [describe_module(m) for m in self._root_modules]
+        self.models = [describe_module(m, self._optimizers) for m in self._root_modules]
         return {
             "dataloaders": self.dataloaders,
             "optimizers": self.optimizers,

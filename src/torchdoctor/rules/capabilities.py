@@ -15,7 +15,8 @@ from torchdoctor.rules.evidence import Evidence
 
 def run_precision(ev: Evidence) -> Precision:
     """The row of the run's first GPU (env, else the trace's deviceProperties), of the CPU when the
-    models stayed on it (bf16 not known: the Record holds no ISA flags), else an unknown device."""
+    models stayed on it (by its recorded ISA flags, `env.cpu.isa_flags`; bf16 not known in a Record
+    without them), else an unknown device."""
     environment = _environment(ev)
     gpus = environment.gpus if environment else ()
     if gpus:
@@ -29,10 +30,17 @@ def run_precision(ev: Evidence) -> Precision:
         return gpu_precision(properties[0].compute_capability, properties[0].name)
     try:
         if ev.runs_on_cpu_only():
-            return cpu_precision(None)
+            return cpu_precision(run_isa_flags(ev))
     except MissingEvidence:
         pass
     return Precision("an unknown device", known=False)
+
+
+def run_isa_flags(ev: Evidence) -> frozenset[str] | None:
+    """The CPU's precision ISA flags the Record holds (`env.cpu.isa_flags`); None where it holds none."""
+    environment = _environment(ev)
+    flags = environment.cpu.isa_flags if environment and environment.cpu else None
+    return frozenset(flags) if flags is not None else None
 
 
 def run_torch(ev: Evidence) -> TorchVersion:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.environment.system import others_material
 from torchdoctor.estimates.threads import busy_worker_cores, competing, threads_in_fix
 from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
@@ -106,7 +107,12 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
     (observe.probes.threads; silent when that is under 5% or not judged faster, rules/probed.py); without
     a probe of the fix's count (a trace, an older Record), the compute phases' share x (1 - 1 / the
     fix's speed-up ceiling, `_thread_fix_speedup`), an upper bound (x1.93 claimed where the fix
-    measured x1.31 on compute_threads); below 5% the rule is silent."""
+    measured x1.31 on compute_threads); below 5% the rule is silent.
+
+    Beside other processes that took a material share of the machine over the timed window, their
+    cores count as busy workers' do (estimates/threads.py): 32 threads on 2 cores beside 1.4 busy
+    cores measured a 24 ms step, the fix's 2 threads 135-148 ms (a spinning OpenMP thread waits on
+    a descheduled team-mate), 1 thread 6-7 ms."""
     threads, cores = known(ev.switches().num_threads, "env.torch.num_threads"), ev.physical_cores()
     workers = loader_workers(ev)
     worker_cores = 0.0
@@ -119,33 +125,57 @@ def threads_oversubscribed(ev: Evidence) -> Hit | None:
         worker_cores = busy_worker_cores(workers, worker_cores)
     if threads <= cores and not competing(threads, cores, worker_cores):
         return None
-    keep = threads_in_fix(threads, cores, worker_cores)
+    others = material_others(ev) if threads > cores else 0.0  # threads within the cores: TD-COMP-031's
+    keep = threads_in_fix(threads, cores, worker_cores + others)
     compute = ev.summary("forward_fraction") + ev.summary("backward_fraction") + ev.summary("optimizer_fraction")
     evidence = {"num_threads": threads, "num_workers": workers, "worker_cpu_cores": round(worker_cores, 3),
-                "physical_cores": cores, "compute_fraction": round(compute, 4), "threads_in_fix": keep}
+                "other_processes_cores": round(others, 2), "physical_cores": cores,
+                "compute_fraction": round(compute, 4), "threads_in_fix": keep}
     measured = measured_thread_fix(THREADS.of(ev.record), threads, keep)
-    if measured is not None:
-        if no_clear_gain(measured):
-            return None  # fewer threads measured no clear gain in this run: the fix could make it slower
-        share = max(0.0, 1 - 1 / measured["speedup"])
-        evidence.update(measured_evidence(measured))
-        how = f"alternating blocks of {keep} and {threads} threads"
-        claim = f"With {keep} thread(s) the step measured {measured_phrase(measured, how)}."
-    else:
-        speedup = _thread_fix_speedup(threads, keep, worker_cores, cores)
-        share = compute * max(0.0, 1 - 1 / speedup)
-        evidence.update(compute_speedup_ceiling=round(speedup, 3), upside_basis="ceiling")
-        claim = (f"With {keep} thread(s) the compute ({compute:.0%} of the step) can run at most {speedup:.2f}x "
-                 "faster: the cores stay the same, only the contention between threads goes (not measured).")
-    severity = severity_at(share, 0.05, 0.25)
+    if measured is not None and no_clear_gain(measured):
+        return None  # fewer threads measured no clear gain in this run: the fix could make it slower
+    share, claim = _thread_fix_claim(measured, threads, keep, worker_cores + others, cores, compute, evidence)
+    severity = severity_at(share, 0.05, 0.25) or ("info" if others and measured is None else None)
     if severity is None:
         return None
     busy = f" + {workers} busy workers ({worker_cores:.1f} cores)" if worker_cores else ""
-    return Hit(severity, f"{threads} intra-op threads{busy} on {cores} cores", share, evidence,
+    beside = f" beside other processes using {others:.1f}" if others else ""
+    return Hit(severity, f"{threads} intra-op threads{busy} on {cores} cores{beside}", share, evidence,
                "More busy threads than cores make them preempt each other and thrash caches; matmuls slow down. "
                + claim,
-               Fix("Use at most one intra-op thread per physical core the busy workers leave free.",
+               Fix("Use at most one intra-op thread per physical core the busy workers (and other processes) "
+                   "leave free.",
                    f"torch.set_num_threads({keep})  # or OMP_NUM_THREADS"))
+
+
+def _thread_fix_claim(measured: ThreadsValue | None, threads: int, keep: int, busy_cores: float, cores: int,
+                      compute: float, evidence: dict[str, object]) -> tuple[float, str]:
+    """(TD-COMP-009's upside, the sentence that says where it comes from), its evidence added: the
+    probe's measurement of the fix; without one, beside busy cores of other processes, none (no
+    ceiling bounds what fewer threads win where a spinning thread waits on a descheduled one);
+    else the ceiling of `_thread_fix_speedup`."""
+    if measured is not None:
+        evidence.update(measured_evidence(measured))
+        how = f"alternating blocks of {keep} and {threads} threads"
+        return max(0.0, 1 - 1 / measured["speedup"]), f"With {keep} thread(s) the step measured {measured_phrase(measured, how)}."
+    if evidence.get("other_processes_cores"):
+        evidence["upside_basis"] = "not measured"
+        return 0.0, f"What {keep} thread(s) would gain beside the other processes was not measured in this run."
+    speedup = _thread_fix_speedup(threads, keep, busy_cores, cores)
+    evidence.update(compute_speedup_ceiling=round(speedup, 3), upside_basis="ceiling")
+    return compute * max(0.0, 1 - 1 / speedup), (
+        f"With {keep} thread(s) the compute ({compute:.0%} of the step) can run at most {speedup:.2f}x "
+        "faster: the cores stay the same, only the contention between threads goes (not measured).")
+
+
+def material_others(ev: Evidence) -> float:
+    """The cores other processes kept busy over the timed window when that is material
+    (environment.system's OTHERS_MATERIAL of the machine), else 0 (also when not sampled)."""
+    try:
+        others, logical = ev.other_processes_cores()
+    except MissingEvidence:
+        return 0.0
+    return others if others_material(others, logical) else 0.0
 
 
 def loader_workers(ev: Evidence) -> int:

@@ -77,7 +77,7 @@ def test_a_new_probe_module_is_found_by_the_scan_and_its_value_lands_in_the_reco
 def test_probes_run_by_phase_then_order_and_a_name_is_registered_once(monkeypatch):
     names = [(p.phase, p.order, p.name) for p in all_probes()]
     assert names == sorted(names, key=lambda n: (n[0].value, n[1], n[2]))
-    assert [name for _, _, name in names][:5] == ["handoff", "op_costs", "threads", "anomaly", "compile_speed"]
+    assert [name for _, _, name in names][:6] == ["handoff", "op_costs", "threads", "anomaly", "freeze", "compile_speed"]
     monkeypatch.setattr(base, "REGISTRY", dict(base.REGISTRY))
     with pytest.raises(ValueError, match="registered twice"):
         probe("threads", Phase.AFTER_WINDOWS, order=9, applies=lambda ctx: True)(lambda ctx: None)

@@ -10,7 +10,8 @@ that overhead reaches a timed or a profiled step.
 Its value (`Record.probes["op_costs"]`, docs/record-schema.md) is per recorded step: the operators
 grouped by name, dtype and input shapes with their self time, FLOPs (the profiler's `with_flops`
 formulas: matrix products and convolutions) and the line of the script that runs them; the totals
-of the small operators (under SMALL_OP_US each) and of the synchronising ones; and the peaks.
+of the small operators (under SMALL_OP_US each) and of the synchronising ones; and the peaks (of
+every dtype with FLOPs, and of fp32, the reference the others are weighed against).
 """
 
 from __future__ import annotations
@@ -267,7 +268,8 @@ class OpCostProbe:
         steps = [e.duration_ns() for e in events
                  if e.is_user_annotation() and e.name().startswith("ProfilerStep")]
         value = summarise(list(events), steps, self._files)
-        dtypes = sorted(value["flops_by_dtype"]) or ["fp32"]
+        # fp32 always: the reference a matrix product in another dtype is weighed against (TD-COMP-040)
+        dtypes = sorted(set(value["flops_by_dtype"]) | {"fp32"})
         value["peaks"] = measure_peaks(self._device, dtypes, self._cache)
         self._value = value
 

@@ -8,11 +8,13 @@ and dcgan). So blocks of steps alternate between the script's thread count and t
 rule's fix would set (probes/blocks.py), and the script's own count is restored afterwards.
 
 The count tried is the one TD-COMP-009's fix names, or, beside other processes that took a
-material share of the machine over the timed window, TD-COMP-031's (estimates/threads.py).
+material share of the machine over the timed window, TD-COMP-031's, or, where the script set fewer
+threads than the cores, TD-COMP-043's (estimates/threads.py).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -22,14 +24,14 @@ from torchdoctor.observe import env
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.blocks import BlockProbe
 from torchdoctor.environment.system import others_material
-from torchdoctor.estimates.threads import busy_worker_cores, threads_to_try
+from torchdoctor.estimates.threads import busy_worker_cores, more_threads, set_by_environment, threads_to_try
 from torchdoctor.probe_values import THREADS, ThreadsValue
 
 
 class ThreadsProbe(BlockProbe):
     """`set_threads` and `clock_ns` are torch's and perf_counter's, replaceable in tests."""
 
-    label = "probing fewer threads"
+    label = "probing another thread count"
 
     def __init__(self, threads: int, tried: int, *, set_threads: Callable[[int], None] = torch.set_num_threads,
                  clock_ns: Callable[[], int] = time.perf_counter_ns) -> None:
@@ -56,7 +58,9 @@ class ThreadsProbe(BlockProbe):
 def fewer_threads(ctx: ProbeContext) -> ThreadsProbe | None:
     """When the intra-op threads outnumber the usable cores less those the busy DataLoader workers
     (and other processes, when their load is material) used over the timed window, as TD-COMP-009
-    and TD-COMP-031 read them: blocks with the count their fix sets."""
+    and TD-COMP-031 read them: blocks with the count their fix sets. When the script itself set
+    fewer threads than those cores, on a machine without material other load (TD-COMP-043): blocks
+    with one a core."""
     loaders = ctx.facts.dataloaders
     workers = int(loaders[0].get("num_workers") or 0) if loaders else 0
     threads = torch.get_num_threads()
@@ -64,4 +68,6 @@ def fewer_threads(ctx: ProbeContext) -> ThreadsProbe | None:
     others = ctx.sampler.window_other_cpu_cores()
     material = others if others is not None and others_material(others, ctx.sampler.logical_cores) else 0.0
     tried = threads_to_try(threads, env.usable_cores(), busy, material)
+    if tried is None and not material and not set_by_environment(threads, os.environ):
+        tried = more_threads(threads, env.usable_cores(), busy)
     return ThreadsProbe(threads, tried) if tried is not None else None
