@@ -1,0 +1,118 @@
+"""What the script's own code called in the profiled steps, from the Python tracer's events.
+
+The profiler's Python tracer (`with_stack=True`) records every Python function and every C function
+(a builtin, a method of a tensor) the interpreter calls, each with its start and end. A call made
+directly by a frame of the script's own files is one the user wrote (`gc.collect()`, `x.item()`,
+`torch.autograd.grad(...)`, `self.net(sample)`), so grouping those calls by what was called and by
+the script's function that called it names, per step, what ran and how often, inside the model
+or outside it.
+
+The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
+each (callee, caller) the number of calls, their total wall time and whether the caller ran inside
+a module's forward; plus the number of calls of the outermost modules (the forwards) and the runs
+of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
+
+Why read the tracer's events rather than trace the calls ourselves: the profiler already records
+them for the operator costs, so this costs no more run time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Protocol
+
+#: (callee, caller) groups kept, the longest first and then the most called.
+MAX_CALLS = 24
+#: The autograd engine's entry point: one call per backward pass (`backward()`, `autograd.grad`).
+ENGINE_RUN = re.compile(r"^<built-in method run_backward of torch\._C\._EngineBase object")
+MODULE_CALL = "nn.Module: "
+_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
+_BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) object|function (?P<function>\S+))")
+_INSTANCE = re.compile(r"_\d+$")
+
+
+class ScriptPaths(Protocol):
+    def path(self, name: str) -> str | None: ...
+
+
+def callee_name(event_name: str) -> str:
+    """A readable name for a called function: `Tensor.item`, `collect`, `torch.autograd.grad`,
+    `nn.Module: Sequential` (the tracer's instance suffix `_0` dropped), or the name as recorded."""
+    if event_name.startswith(MODULE_CALL):
+        return _INSTANCE.sub("", event_name)
+    builtin = _BUILTIN.match(event_name)
+    if builtin:
+        if builtin["function"]:
+            return builtin["function"].rstrip(">")
+        owner = builtin["owner"]
+        return builtin["method"] if owner in ("type", "module") else f"{owner}.{builtin['method']}"
+    frame = _FRAME.match(event_name)
+    if frame:
+        module = frame["file"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        return f"{module}.{frame['func']}"
+    return event_name
+
+
+class _Group:
+    __slots__ = ("count", "wall_ns", "in_model")
+
+    def __init__(self) -> None:
+        self.count, self.wall_ns, self.in_model = 0, 0, False
+
+
+def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str, Any]:
+    """The calls the script's frames made in `steps` recorded steps, per step (module docstring)."""
+    python = sorted((e for e in events if e.is_python_function()),
+                    key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
+    groups: dict[tuple[str, str], _Group] = {}
+    counts: Counter[str] = Counter()
+    thread, stack = None, []  # open events: (end_ns, script label or None, is a module call)
+    for e in python:
+        if e.start_thread_id() != thread:
+            thread, stack = e.start_thread_id(), []
+        while stack and stack[-1][0] <= e.start_ns():
+            stack.pop()
+        name = e.name()
+        label = _script_label(name, files)
+        in_model = any(module for _, _, module in stack)
+        _count_special(name, in_model, counts)
+        if label is None and stack and stack[-1][1] is not None:
+            group = groups.setdefault((callee_name(name), stack[-1][1]), _Group())
+            group.count += 1
+            group.wall_ns += e.end_ns() - e.start_ns()
+            group.in_model |= in_model
+        stack.append((e.end_ns(), label, name.startswith(MODULE_CALL)))
+    return _value(groups, counts, max(1, steps))
+
+
+def _script_label(name: str, files: ScriptPaths) -> str | None:
+    """`file:line (function)` of a frame of the script's own files; None for any other event."""
+    frame = _FRAME.match(name)
+    path = files.path(frame["file"]) if frame else None
+    return f"{path}:{frame['line']} ({frame['func']})" if frame and path else None
+
+
+def _count_special(name: str, in_model: bool, counts: Counter[str]) -> None:
+    """Counts the outermost module calls (forwards) and the autograd engine's runs."""
+    if name.startswith(MODULE_CALL) and not in_model:
+        counts["forwards"] += 1
+    elif ENGINE_RUN.match(name):
+        counts["backward_passes"] += 1
+
+
+def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], steps: int) -> dict[str, Any]:
+    by_time = sorted(groups.items(), key=lambda kv: -kv[1].wall_ns)[:MAX_CALLS // 2]
+    by_count = sorted(groups.items(), key=lambda kv: -kv[1].count)
+    kept = dict(by_time)
+    for key, group in by_count:
+        if len(kept) >= MAX_CALLS:
+            break
+        kept.setdefault(key, group)
+    return {
+        "forwards": counts["forwards"] / steps,
+        "backward_passes": counts["backward_passes"] / steps,
+        "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
+                   "in_model": g.in_model}
+                  for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
+    }
