@@ -22,6 +22,7 @@ from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
+from torchdoctor.probe_values import OP_COSTS, ScriptCallsValue
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
 from torchdoctor.trace.summary.device import DeviceFigures
@@ -387,6 +388,15 @@ class Evidence:
         wall = known(run.wall_s if run.wall_s > 0 else None, "whole_run.wall_s")
         found = [t for t in run.trends if t.kind == kind]
         return (max(found, key=lambda t: t.upside_s or 0.0), wall) if found else None
+
+    def script_calls(self) -> tuple[ScriptCallsValue, float]:
+        """(the calls the script's own code made per profiled step, the profiled step in seconds):
+        the operator-costs probe's `script_calls` (observe/probes/script_calls.py)."""
+        probe = OP_COSTS.of(self.record) or {}
+        calls, step_s = probe.get("script_calls"), probe.get("step_s")
+        if not probe.get("complete") or calls is None or not step_s:
+            raise MissingEvidence("probes.op_costs.script_calls")
+        return calls, float(step_s)
 
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""

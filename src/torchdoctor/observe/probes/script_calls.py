@@ -9,7 +9,8 @@ or outside it.
 
 The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
 each (callee, caller) the number of calls, their total wall time and whether the caller ran inside
-a module's forward; plus the number of calls of the outermost modules (the forwards) and the runs
+a module's forward; the wall time of the script's own frames (a function, a generator expression:
+its calls' time, inclusive); plus the number of calls of the outermost modules (the forwards) and the runs
 of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
 
 Why read the tracer's events rather than trace the calls ourselves: the profiler already records
@@ -30,6 +31,9 @@ MODULE_CALL = "nn.Module: "
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 _BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) object|function (?P<function>\S+))")
 _INSTANCE = re.compile(r"_\d+$")
+#: torchdoctor's own wrappers (observe/hooks.py) by the torch function each one stands for.
+_WRAPPED = {"torchdoctor.observe.hooks.tensor_backward": "torch._tensor.backward",
+            "torchdoctor.observe.hooks.autograd_backward": "torch.autograd.backward"}
 
 
 class ScriptPaths(Protocol):
@@ -38,7 +42,8 @@ class ScriptPaths(Protocol):
 
 def callee_name(event_name: str) -> str:
     """A readable name for a called function: `Tensor.item`, `collect`, `torch.autograd.grad`,
-    `nn.Module: Sequential` (the tracer's instance suffix `_0` dropped), or the name as recorded."""
+    `nn.Module: Sequential` (the tracer's instance suffix `_0` dropped), the torch function a
+    torchdoctor hook wraps (`torch._tensor.backward`), or the name as recorded."""
     if event_name.startswith(MODULE_CALL):
         return _INSTANCE.sub("", event_name)
     builtin = _BUILTIN.match(event_name)
@@ -50,7 +55,8 @@ def callee_name(event_name: str) -> str:
     frame = _FRAME.match(event_name)
     if frame:
         module = frame["file"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        return f"{module}.{frame['func']}"
+        name = f"{module}.{frame['func']}"
+        return _WRAPPED.get(name, name)
     return event_name
 
 
@@ -67,6 +73,7 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
                     key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
     groups: dict[tuple[str, str], _Group] = {}
     counts: Counter[str] = Counter()
+    frames: Counter[str] = Counter()  # script frame -> its calls' wall time, ns
     thread, stack = None, []  # open events: (end_ns, script label or None, is a module call)
     for e in python:
         if e.start_thread_id() != thread:
@@ -77,13 +84,15 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
         label = _script_label(name, files)
         in_model = any(module for _, _, module in stack)
         _count_special(name, in_model, counts)
+        if label is not None:
+            frames[label] += e.end_ns() - e.start_ns()
         if label is None and stack and stack[-1][1] is not None:
             group = groups.setdefault((callee_name(name), stack[-1][1]), _Group())
             group.count += 1
             group.wall_ns += e.end_ns() - e.start_ns()
             group.in_model |= in_model
         stack.append((e.end_ns(), label, name.startswith(MODULE_CALL)))
-    return _value(groups, counts, max(1, steps))
+    return _value(groups, counts, frames, max(1, steps))
 
 
 def _script_label(name: str, files: ScriptPaths) -> str | None:
@@ -101,7 +110,8 @@ def _count_special(name: str, in_model: bool, counts: Counter[str]) -> None:
         counts["backward_passes"] += 1
 
 
-def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], steps: int) -> dict[str, Any]:
+def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: Counter[str],
+           steps: int) -> dict[str, Any]:
     by_time = sorted(groups.items(), key=lambda kv: -kv[1].wall_ns)[:MAX_CALLS // 2]
     by_count = sorted(groups.items(), key=lambda kv: -kv[1].count)
     kept = dict(by_time)
@@ -115,4 +125,5 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], steps: i
         "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
                    "in_model": g.in_model}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
+        "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
     }
