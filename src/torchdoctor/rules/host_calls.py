@@ -18,7 +18,7 @@ import statistics
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.outside import BACKWARD_CALLS, SCALAR_READS, share_of_step
+from torchdoctor.rules.outside import BACKWARD_CALLS, GRADIENTS_AT_ONCE, SCALAR_READS, share_of_step
 
 MANY_READS = 32  # scalar reads a step from one function: a loop over elements, not a logged loss
 MANY_PASSES = 4  # backward passes a step from one function, and per forward of the model
@@ -110,11 +110,7 @@ def repeated_backward_passes(ev: Evidence) -> Hit | None:
                f"{top['caller']} runs the autograd engine {count:.0f} times a step for {forwards:.0f} forward(s) of "
                "the model: each call walks the whole graph again for one output (or one row of a Jacobian), "
                "paying every backward operator's dispatch each time.",
-               Fix("Take all the rows in one call: batch the grad_outputs with is_grads_batched=True, or use "
-                   "torch.func.jacrev / torch.func.vmap.",
-                   "basis = torch.eye(n).unsqueeze(1).expand(n, *y.shape)\n"
-                   "(jac,) = torch.autograd.grad(y, x, grad_outputs=basis, is_grads_batched=True, create_graph=True)\n"
-                   "# or: torch.func.jacrev(f)(x)"))
+               GRADIENTS_AT_ONCE)
 
 
 def _batch_size(ev: Evidence) -> int:

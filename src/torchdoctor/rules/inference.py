@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.estimates.shapes import MIN_STEPS, SizeSpread, size_spread
+from torchdoctor.probe_values import OP_COSTS
 from torchdoctor.rules.capabilities import gated_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import OVERHEAD_PROBLEM, OVERHEAD_WARNING, gpu_utilisation, host_overhead_share
@@ -30,8 +31,7 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
         share = 1.0 - gpu_utilisation(ev)
         measure = "gpu_idle_fraction"
     except MissingEvidence:
-        share = host_overhead_share(ev, ev.trace_rank())
-        measure = "per_op_overhead_fraction"
+        share, measure = _cpu_call_overhead(ev)
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
     if severity is None:
         return None
@@ -43,6 +43,22 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
                Fix("Batch requests (a dynamic batcher: max batch size and a short max wait).",
                    "batch = torch.cat(pending_requests)   # or: torchdoctor serve MODEL --max-batch-size 32 "
                    "--max-delay-ms 5\nwith torch.inference_mode():\n    outputs = model(batch).split(1)"))
+
+
+def _cpu_call_overhead(ev: Evidence) -> tuple[float, str]:
+    """(share of a timed CPU step that is per-call cost, its evidence key): the larger of the
+    per-operator overhead inside the model (`host_overhead_share`) and the share of the step
+    outside the matrix operators' self time (the operator-costs probe's `compute`, set against the
+    timed step): with one sample a call, everything but the matrix products (the loop, the
+    DataLoader's fetch and collate of one row, each operator's dispatch) is paid once per call
+    and shared by a batch."""
+    overhead = host_overhead_share(ev, ev.trace_rank())
+    probe = OP_COSTS.of(ev.record) or {}
+    compute_s = (probe.get("self_s_by_kind") or {}).get("compute") if probe.get("complete") else None
+    if compute_s is None:
+        return overhead, "per_op_overhead_fraction"
+    outside = max(0.0, 1.0 - compute_s / ev.summary("step_s"))
+    return (outside, "outside_matrix_ops_fraction") if outside > overhead else (overhead, "per_op_overhead_fraction")
 
 
 def _size_spread(ev: Evidence) -> SizeSpread:

@@ -3,8 +3,8 @@ calls the script's own code made there (the operator-costs probe's `script_calls
 that follows from what ran: TD-COMP-013's words.
 
 A call is named when it is the script's (made by a frame of its files), outside every module's
-forward, and not one of the step's own parts (a module call, a backward pass, the optimizer, the
-DataLoader, torchdoctor's hooks), and takes NAMED_SHARE of the profiled step or more.
+forward, and not one of the step's own parts (a module call, a `backward()` the backward phase
+times, the optimizer, the DataLoader, torchdoctor's hooks), and takes NAMED_SHARE of the profiled step or more.
 """
 
 from __future__ import annotations
@@ -23,20 +23,26 @@ SCALAR_READS = frozenset({"Tensor.item", "Tensor.__float__", "Tensor.__int__", "
                           "Tensor.__index__"})
 #: The calls that run the autograd engine: each is one backward pass.
 BACKWARD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch._tensor.backward"})
-#: Callees that are a part of the step the phases already time, or torchdoctor's own hooks.
-_STEP_PARTS = ("nn.Module: ", "torchdoctor.", "torch.optim.", "torch._compile.", "torch.utils.data.")
+#: Callees that are a part of the step the phases already time (the backward phase times these two
+#: backward calls, not `torch.autograd.grad`), or torchdoctor's own hooks.
+_STEP_PARTS = ("nn.Module: ", "torchdoctor.", "torch.optim.", "torch._compile.", "torch.utils.data.",
+               "torch.autograd.backward", "torch._tensor.backward")
 
+GRADIENTS_AT_ONCE = Fix("Take the gradients in one call: batch the grad_outputs with is_grads_batched=True, or "
+                        "use torch.func.jacrev / torch.func.vmap, instead of one torch.autograd.grad call (or "
+                        "backward pass) per output.",
+                        "basis = torch.eye(n).unsqueeze(1).expand(n, *y.shape)\n"
+                        "(jac,) = torch.autograd.grad(y, x, grad_outputs=basis, is_grads_batched=True, "
+                        "create_graph=True)\n# or: torch.func.jacrev(f)(x)")
 DEFAULT_FIX = Fix("Do it every N steps, or in a background thread.", "if step % 100 == 0:\n    log_metrics(...)")
-_FIXES = {
-    "collect": Fix("Drop the forced garbage collection from the step: Python's collector runs by itself when "
+_COLLECT_FIX = Fix("Drop the forced garbage collection from the step: Python's collector runs by itself when "
                    "objects pile up. Collect once per epoch if memory must be returned, and call gc.freeze() "
                    "after set-up so the long-lived objects are not walked by every collection.",
                    "gc.freeze()   # once, after building the model and the data\n"
-                   "# and no gc.collect() inside the training loop"),
-    "scalar": Fix("Vectorise: compute the statistic with tensor operations and read one number per step, or "
+                   "# and no gc.collect() inside the training loop")
+_SCALAR_FIX = Fix("Vectorise: compute the statistic with tensor operations and read one number per step, or "
                   "read many values at once with .tolist().",
-                  "correct += (pred == y).sum().item()   # one read, not one per element"),
-}
+                  "correct += (pred == y).sum().item()   # one read, not one per element")
 
 
 def share_of_step(calls: ScriptCallsValue, step_s: float, call: ScriptCall) -> float:
@@ -72,8 +78,8 @@ def calls_outside(ev: Evidence) -> list[Ran]:
         calls, step_s = ev.script_calls()
     except MissingEvidence:
         return []
-    ran = [Ran(c["callee"], c["caller"], c["count"], min(1.0, c["wall_s"] / step_s)) for c in calls["calls"]
-           if not c["in_model"] and not c["callee"].startswith(_STEP_PARTS) and c["callee"] not in BACKWARD_CALLS]
+    ran = [Ran(c["callee"], c["caller"], c["count"], share_of_step(calls, step_s, c)) for c in calls["calls"]
+           if not c["in_model"] and not c["callee"].startswith(_STEP_PARTS)]
     return sorted((r for r in ran if r.share >= NAMED_SHARE), key=lambda r: -r.share)[:MAX_NAMED]
 
 
@@ -86,13 +92,16 @@ def outside_text(ran: list[Ran]) -> str:
 
 
 def outside_fix(ran: list[Ran]) -> Fix:
-    """The fix for the longest call: a garbage collection, scalar reads, else doing it less often."""
+    """The fix for the longest call: a garbage collection, scalar reads, gradients taken one output at
+    a time, else doing it less often or on whole tensors."""
     if not ran:
         return DEFAULT_FIX
     top = ran[0]
-    if top.callee == "collect":
-        return _FIXES["collect"]
     if top.callee in SCALAR_READS:
-        return _FIXES["scalar"]
+        return _SCALAR_FIX
+    if top.callee == "collect":
+        return _COLLECT_FIX
+    if top.callee in BACKWARD_CALLS and top.count >= 2:
+        return GRADIENTS_AT_ONCE
     return Fix(f"Run {top.callee}() (from {top.caller}) every N steps, in a background thread, or on whole "
                "tensors at once instead of per step or per element.", DEFAULT_FIX.code)
