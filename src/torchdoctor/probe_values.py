@@ -11,7 +11,7 @@ This module imports no torch: the parent process reads Records, the child measur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
 from torchdoctor.record import Record
 
@@ -82,13 +82,15 @@ HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
 
 class ScriptCall(TypedDict):
     """Calls of one function (`callee`) made directly by one of the script's frames (`caller`,
-    `file:line (function)`), per recorded step: how many, their wall time, inside a module."""
+    `file:line (function)`), per recorded step: how many, their wall time, inside a module, and the
+    script's frame they ran (`drives`: a generator expression `sum(...)` consumed)."""
 
     callee: str
     caller: str
     count: float
     wall_s: float
     in_model: bool
+    drives: NotRequired[str | None]
 
 
 class ScriptCallsValue(TypedDict):

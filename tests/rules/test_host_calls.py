@@ -46,6 +46,16 @@ def test_scalar_reads_in_a_generator_cost_the_generators_share_at_most_the_time_
     assert capped.upside == 0.2  # the timed steps spent 20% outside the model
 
 
+def test_an_element_loop_costs_its_generator_the_call_that_consumed_it_and_the_tensor_iteration():
+    calls = [_call("Tensor.item", "train.py:40 (<genexpr>)", 256, 0.002),
+             {**_call("sum", "train.py:30 (main)", 1, 0.02), "drives": "train.py:40 (<genexpr>)"},
+             _call("torch._tensor.__iter__", "train.py:30 (main)", 2, 0.01),
+             _call("torch.nn.functional.cross_entropy", "train.py:30 (main)", 1, 0.03)]
+    frames = {"train.py:40 (<genexpr>)": 0.01, "train.py:30 (main)": 0.1}
+    finding = _only(_record(calls, frames=frames, other_s=0.04), "TD-COMP-034")
+    assert finding.upside == 0.04  # 10 + 20 + 10 ms of the 100 ms step; the loss is not the loop's
+
+
 def test_scalar_reads_of_every_kind_from_one_function_add_up():
     calls = [_call("Tensor.item", "train.py:40 (<genexpr>)", 20, 0.001),
              _call("Tensor.__float__", "train.py:40 (<genexpr>)", 20, 0.001)]
@@ -80,3 +90,12 @@ def test_time_outside_the_model_names_the_longest_call_and_its_fix_follows_from_
     assert "gc.freeze()" in finding.fix.code
     plain = _only(_record([], other_s=0.05), "TD-COMP-013")
     assert plain.evidence["calls_outside"] == [] and "every N steps" in plain.fix.text
+
+
+def test_time_outside_the_model_gives_way_to_the_finding_that_names_the_code_it_was_spent_in():
+    rows = _call("torch.autograd.grad", "train.py:23 (jacobian)", 16, 0.04)
+    ids = [f.id for f in diagnose(_record([rows], passes=17, other_s=0.05)).findings]
+    assert "TD-COMP-035" in ids and "TD-COMP-013" not in ids
+    collect = _call("collect", "train.py:21 (main)", 1, 0.045)
+    ids = [f.id for f in diagnose(_record([collect, rows], passes=17, other_s=0.05)).findings]
+    assert "TD-COMP-035" in ids and "TD-COMP-013" in ids  # its longest call is no other finding's

@@ -111,6 +111,7 @@ class Instrumentation:
         self._patch_compile()
         self._patch_gradcheck()
         self._patch_save()
+        self._patch_warnings()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
@@ -418,6 +419,20 @@ class Instrumentation:
     def _patch_save(self) -> None:
         """torch.save's calls and wall time: a checkpoint saved inside the steps stalls them."""
         self._patch(torch, "save", _timed(torch.save, self.facts.note_save))
+
+    def _patch_warnings(self) -> None:
+        """The warnings the process shows (torch's "... is extremely slow" among them), noted with
+        the file and line they name; shown exactly as before (the original `showwarning` prints
+        them), and only those the script's warning filters let through."""
+        original = warnings.showwarning
+        note = self.facts.note_warning
+
+        def noted(message: Any, category: type, filename: str, lineno: int, *args: Any, **kwargs: Any) -> Any:
+            if os.getpid() == self.pid:
+                note(message, category, filename, lineno)
+            return original(message, category, filename, lineno, *args, **kwargs)
+
+        self._patch(warnings, "showwarning", noted)
 
     def _marker(self) -> None:
         if os.getpid() == self.pid:

@@ -14,8 +14,8 @@ from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.environment import (Cpu, DataLoaderFacts, Devices, Environment, ForwardState, LayerShape, ModelFacts,
-                                     OptimizerFacts, RuntimeFacts, ScriptTools, SystemSection, SystemSummary,
-                                     TorchSwitches)
+                                     OptimizerFacts, RuntimeFacts, ScriptTools, ScriptWarning, SystemSection,
+                                     SystemSummary, TorchSwitches)
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.goodput.section import Trend, WholeRun
 from torchdoctor.jsonfields import Keyed
@@ -160,6 +160,10 @@ class Evidence:
     def script_tools(self) -> ScriptTools:
         """The script's own debugging tools in the timing window (`env.script_tools`)."""
         return cast(ScriptTools, self._env_part("script_tools"))
+
+    def script_warnings(self) -> tuple[ScriptWarning, ...]:
+        """The warnings the script's process showed (`env.warnings`; empty: none was shown)."""
+        return cast("tuple[ScriptWarning, ...]", self._env_part("warnings"))
 
     def compile_used(self) -> bool:
         """Whether the script compiled something (`env.compile_used`)."""

@@ -20,6 +20,7 @@ from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.outside import BACKWARD_CALLS, GRADIENTS_AT_ONCE, SCALAR_READS, share_of_step
 
+TENSOR_ITER = "torch._tensor.__iter__"
 MANY_READS = 32  # scalar reads a step from one function: a loop over elements, not a logged loss
 MANY_PASSES = 4  # backward passes a step from one function, and per forward of the model
 MODULE = "nn.Module: "
@@ -42,13 +43,25 @@ def _where(call: ScriptCall) -> str:
     return "inside the model's forward" if call["in_model"] else "outside the model"
 
 
+def _element_loop_share(calls: ScriptCallsValue, step_s: float, top: ScriptCall) -> float:
+    """Share of the profiled step in the loop that makes `top`'s reads: its own frame when it is a
+    function or generator of its own (`share_of_step`), plus the calls that ran that frame (the
+    `sum(...)` consuming a generator) and the tensor iterations (`Tensor.__iter__`, one tensor per
+    element) made by the frame that called them."""
+    share = share_of_step(calls, step_s, top)
+    drivers = [c for c in calls["calls"] if c.get("drives") == top["caller"]]
+    outer = {c["caller"] for c in drivers}
+    extra = sum(c["wall_s"] for c in drivers)
+    extra += sum(c["wall_s"] for c in calls["calls"] if c["callee"] == TENSOR_ITER and c["caller"] in outer)
+    return min(1.0, share + extra / step_s)
+
+
 @rule("TD-COMP-034", "compute")
 def scalar_reads_per_element(ev: Evidence) -> Hit | None:
     """One function of the script reads MANY_READS or more tensor elements a step into Python
     numbers (`.item()`, `float(t)`, ...): a Python loop over a tensor's elements. Each read is a
-    dispatch and, on a GPU, a sync. Upside: the profiled step's share in that function (its own
-    function or generator; the calls alone when they are made by the step's loop), at most the
-    timed share outside the model when it runs there."""
+    dispatch and, on a GPU, a sync. Upside: the profiled step's share in that loop
+    (`_element_loop_share`), at most the timed share outside the model when it runs there."""
     calls, step_s = ev.script_calls()
     reads: dict[str, ScriptCall] = {}
     for call in calls["calls"]:
@@ -61,10 +74,12 @@ def scalar_reads_per_element(ev: Evidence) -> Hit | None:
     top = max(reads.values(), key=lambda c: c["count"])
     if top["count"] < MANY_READS:
         return None
-    share = _capped(ev, share_of_step(calls, step_s, top), top)
+    loops = [r for r in reads.values() if r["count"] >= MANY_READS]
+    share = _capped(ev, sum(_element_loop_share(calls, step_s, r) for r in loops), top)
     return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
                f"{top['count']:.0f} tensor elements read one by one into Python each step, in {top['caller']}",
                share, {"scalar_reads_per_step": top["count"], "caller": top["caller"], "in_model": top["in_model"],
+                       "reading_loops": {r["caller"]: r["count"] for r in loops},
                        "share_fraction": round(share, 4), "profiled_step_s": round(step_s, 6)},
                f"{top['caller']} calls .item() (or float()/int()/bool() on a tensor) {top['count']:.0f} times a "
                f"step, {_where(top)}: a Python loop over a tensor's elements. Each read dispatches an operator and "

@@ -82,6 +82,8 @@ def test_scalar_reads_and_a_garbage_collection_outside_the_model_are_named_with_
     (collect,) = _per_step(calls, "collect", "_step")
     assert collect["count"] == 1 and collect["wall_s"] > 0
     assert calls["frames"][reads["caller"]] >= reads["wall_s"]  # the generator's time holds its calls'
+    (driver,) = _per_step(calls, "sum", "_step")
+    assert driver["wall_s"] < calls["frames"][reads["caller"]]  # sum() is not charged the generator's time
 
 
 @pytest.mark.parametrize(("recorded", "name"), [

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 #: (callee, caller) groups kept, the longest first and then the most called.
 MAX_CALLS = 24
@@ -61,38 +61,66 @@ def callee_name(event_name: str) -> str:
 
 
 class _Group:
-    __slots__ = ("count", "wall_ns", "in_model")
+    __slots__ = ("count", "wall_ns", "in_model", "drives")
 
     def __init__(self) -> None:
         self.count, self.wall_ns, self.in_model = 0, 0, False
+        self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
 
 
 def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str, Any]:
-    """The calls the script's frames made in `steps` recorded steps, per step (module docstring)."""
+    """The calls the script's frames made in `steps` recorded steps, per step (module docstring).
+
+    A call's time leaves out the script's frames it runs (`sum(...)` or `list.extend(...)` driving a
+    generator expression of the script's): their calls are counted under their own frame."""
     python = sorted((e for e in events if e.is_python_function()),
                     key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
     groups: dict[tuple[str, str], _Group] = {}
     counts: Counter[str] = Counter()
     frames: Counter[str] = Counter()  # script frame -> its calls' wall time, ns
-    thread, stack = None, []  # open events: (end_ns, script label or None, is a module call)
+    thread, stack = None, []  # open events: _Open
     for e in python:
         if e.start_thread_id() != thread:
             thread, stack = e.start_thread_id(), []
-        while stack and stack[-1][0] <= e.start_ns():
+        while stack and stack[-1].end_ns <= e.start_ns():
             stack.pop()
-        name = e.name()
+        name, wall = e.name(), e.end_ns() - e.start_ns()
         label = _script_label(name, files)
-        in_model = any(module for _, _, module in stack)
+        in_model = any(o.module for o in stack)
         _count_special(name, in_model, counts)
+        group = None
         if label is not None:
-            frames[label] += e.end_ns() - e.start_ns()
-        if label is None and stack and stack[-1][1] is not None:
-            group = groups.setdefault((callee_name(name), stack[-1][1]), _Group())
-            group.count += 1
-            group.wall_ns += e.end_ns() - e.start_ns()
-            group.in_model |= in_model
-        stack.append((e.end_ns(), label, name.startswith(MODULE_CALL)))
+            frames[label] += wall
+            _driver_less(stack, wall, label)
+        elif stack and stack[-1].label is not None:
+            group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
+            group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
+        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group))
     return _value(groups, counts, frames, max(1, steps))
+
+
+class _Open(NamedTuple):
+    """An event open on the tracer's stack: its end, its script label, whether it is a module call,
+    and the call group it was counted in (a call the script made directly)."""
+
+    end_ns: int
+    label: str | None
+    module: bool
+    group: _Group | None
+
+
+def _driver_less(stack: list[_Open], wall_ns: int, label: str) -> None:
+    """A script frame `label` of `wall_ns` started: the innermost call around it, when no script
+    frame lies between them and it is not a module call (whose own code it is), drove it; its time
+    is not that call's, and the call notes the frame it drives."""
+    for opened in reversed(stack):
+        if opened.label is not None:
+            return
+        if opened.group is not None:
+            if not opened.module:
+                opened.group.wall_ns -= wall_ns
+                opened.group.drives = opened.group.drives or label
+            return
 
 
 def _script_label(name: str, files: ScriptPaths) -> str | None:
@@ -123,7 +151,7 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: 
         "forwards": counts["forwards"] / steps,
         "backward_passes": counts["backward_passes"] / steps,
         "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
-                   "in_model": g.in_model}
+                   "in_model": g.in_model, "drives": g.drives}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
         "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
     }
