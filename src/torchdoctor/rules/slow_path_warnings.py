@@ -14,7 +14,7 @@ from pathlib import PurePath
 from torchdoctor.environment import ScriptWarning
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.outside import share_of_step
+from torchdoctor.rules.outside import LOOP_FRAME, share_of_step
 
 #: Words a warning uses when it is about speed.
 SLOW = re.compile(r"\b(slow|slower|slowly|performance|inefficient|expensive)\b", re.IGNORECASE)
@@ -24,8 +24,9 @@ _LABEL = re.compile(r"^(?P<file>.*):(?P<line>\d+) \((?P<func>.*)\)$")
 
 def _caller_share(ev: Evidence, warning: ScriptWarning) -> tuple[float, str] | None:
     """(share of the profiled step in the script's function that raised `warning`, its label): the
-    function of the warning's file starting nearest above its line, and its longest call; None
-    without the probe's calls or without such a function."""
+    function of the warning's file starting nearest above its line; None without the probe's
+    calls, without such a function, or when it is the step's own loop (which of its calls warned
+    is not known)."""
     try:
         calls, step_s = ev.script_calls()
     except MissingEvidence:
@@ -37,6 +38,8 @@ def _caller_share(ev: Evidence, warning: ScriptWarning) -> tuple[float, str] | N
     nearest = max(starts[c["caller"]] or 0 for c in above)
     mine = [c for c in above if starts[c["caller"]] == nearest]
     top = max(mine, key=lambda c: c["wall_s"])
+    if calls.get("frames", {}).get(top["caller"], 0.0) >= LOOP_FRAME * step_s:
+        return None  # the step's own loop: its longest call need not be the one that warned
     return share_of_step(calls, step_s, top), top["caller"]
 
 
@@ -58,9 +61,8 @@ def _slow(ev: Evidence) -> list[ScriptWarning]:
 @rule("TD-COMP-037", "compute")
 def slow_path_warning(ev: Evidence) -> Hit | None:
     """The script's process showed a warning whose message speaks of speed (SLOW). Upside: the
-    profiled step's share in the script's function that raised it (its frame, or its longest call
-    when the function is the step's loop), where the operator-costs probe measured it; else 0,
-    "not measured"."""
+    profiled step's share in the script's function that raised it, where the operator-costs probe
+    measured it and the function is not the step's own loop; else 0, "not measured"."""
     slow = _slow(ev)
     if not slow:
         return None
