@@ -93,9 +93,16 @@ def test_time_outside_the_model_names_the_longest_call_and_its_fix_follows_from_
 
 
 def test_time_outside_the_model_gives_way_to_the_finding_that_names_the_code_it_was_spent_in():
-    rows = _call("torch.autograd.grad", "train.py:23 (jacobian)", 16, 0.04)
-    ids = [f.id for f in diagnose(_record([rows], passes=17, other_s=0.05)).findings]
-    assert "TD-COMP-035" in ids and "TD-COMP-013" not in ids
+    reads = _call("Tensor.item", "train.py:40 (<genexpr>)", 512, 0.004)
+    frames = {"train.py:40 (<genexpr>)": 0.03, "train.py:20 (main)": 0.1}
+    ids = [f.id for f in diagnose(_record([reads], frames=frames, other_s=0.05)).findings]
+    assert "TD-COMP-034" in ids and "TD-COMP-013" not in ids
     collect = _call("collect", "train.py:21 (main)", 1, 0.045)
-    ids = [f.id for f in diagnose(_record([collect, rows], passes=17, other_s=0.05)).findings]
-    assert "TD-COMP-035" in ids and "TD-COMP-013" in ids  # its longest call is no other finding's
+    ids = [f.id for f in diagnose(_record([collect, reads], frames=frames, other_s=0.05)).findings]
+    assert "TD-COMP-034" in ids and "TD-COMP-013" in ids  # its longest call is no other finding's
+
+
+def test_gradients_are_the_backwards_not_time_outside_the_model():
+    rows = _call("torch.autograd.grad", "train.py:23 (jacobian)", 16, 0.04)
+    finding = _only(_record([rows], passes=17, other_s=0.05), "TD-COMP-013")
+    assert finding.evidence["calls_outside"] == []

@@ -337,6 +337,27 @@ class Instrumentation:
 
         self._patch(torch.Tensor, "backward", tensor_backward)
         self._patch(torch.autograd, "backward", autograd_backward)
+        self._patch_grad()
+
+    def _patch_grad(self) -> None:
+        """`torch.autograd.grad` is a backward pass too (a gradient penalty, a Jacobian, a hand-written
+        update): its time is the step's backward, not time outside the phases. Not a step boundary:
+        a step may take several (one per output row), and the step ends at its optimizer or backward."""
+        inst = self
+        original_grad = torch.autograd.grad
+
+        def autograd_grad(*args: Any, **kwargs: Any) -> Any:
+            if inst._in_backward or os.getpid() != inst.pid:
+                return original_grad(*args, **kwargs)
+            inst._in_backward = True
+            token = inst.phases.enter()
+            try:
+                return original_grad(*args, **kwargs)
+            finally:
+                inst._in_backward = False
+                inst.phases.leave(token, "backward")
+
+        self._patch(torch.autograd, "grad", autograd_grad)
 
     # -- forward ---------------------------------------------------------------------------
     def _discover(self, module: torch.nn.Module, args: Any) -> None:

@@ -18,7 +18,7 @@ import statistics
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.outside import BACKWARD_CALLS, GRADIENTS_AT_ONCE, SCALAR_READS, share_of_step
+from torchdoctor.rules.outside import BACKWARD_CALLS, SCALAR_READS, share_of_step
 
 TENSOR_ITER = "torch._tensor.__iter__"
 MANY_READS = 32  # scalar reads a step from one function: a loop over elements, not a logged loss
@@ -26,6 +26,13 @@ MANY_PASSES = 4  # backward passes a step from one function, and per forward of 
 MODULE = "nn.Module: "
 MIN_BATCH = 8  # a batch this large before a call count equal to it says "once per sample"
 SHARE_WARNING, SHARE_PROBLEM = 0.05, 0.20
+
+GRADIENTS_AT_ONCE = Fix("Take the gradients in one call: batch the grad_outputs with is_grads_batched=True, or "
+                        "use torch.func.jacrev / torch.func.vmap, instead of one torch.autograd.grad call (or "
+                        "backward pass) per output.",
+                        "basis = torch.eye(n).unsqueeze(1).expand(n, *y.shape)\n"
+                        "(jac,) = torch.autograd.grad(y, x, grad_outputs=basis, is_grads_batched=True, "
+                        "create_graph=True)\n# or: torch.func.jacrev(f)(x)")
 
 
 def _capped(ev: Evidence, share: float, call: ScriptCall) -> float:

@@ -23,17 +23,11 @@ SCALAR_READS = frozenset({"Tensor.item", "Tensor.__float__", "Tensor.__int__", "
                           "Tensor.__index__"})
 #: The calls that run the autograd engine: each is one backward pass.
 BACKWARD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch._tensor.backward"})
-#: Callees that are a part of the step the phases already time (the backward phase times these two
-#: backward calls, not `torch.autograd.grad`), or torchdoctor's own hooks.
+#: Callees that are a part of the step the phases already time (the backward phase times the
+#: backward calls), or torchdoctor's own hooks.
 _STEP_PARTS = ("nn.Module: ", "torchdoctor.", "torch.optim.", "torch._compile.", "torch.utils.data.",
-               "torch.autograd.backward", "torch._tensor.backward")
+               *BACKWARD_CALLS)
 
-GRADIENTS_AT_ONCE = Fix("Take the gradients in one call: batch the grad_outputs with is_grads_batched=True, or "
-                        "use torch.func.jacrev / torch.func.vmap, instead of one torch.autograd.grad call (or "
-                        "backward pass) per output.",
-                        "basis = torch.eye(n).unsqueeze(1).expand(n, *y.shape)\n"
-                        "(jac,) = torch.autograd.grad(y, x, grad_outputs=basis, is_grads_batched=True, "
-                        "create_graph=True)\n# or: torch.func.jacrev(f)(x)")
 DEFAULT_FIX = Fix("Do it every N steps, or in a background thread.", "if step % 100 == 0:\n    log_metrics(...)")
 _COLLECT_FIX = Fix("Drop the forced garbage collection from the step: Python's collector runs by itself when "
                    "objects pile up. Collect once per epoch if memory must be returned, and call gc.freeze() "
@@ -92,8 +86,8 @@ def outside_text(ran: list[Ran]) -> str:
 
 
 def outside_fix(ran: list[Ran]) -> Fix:
-    """The fix for the longest call: a garbage collection, scalar reads, gradients taken one output at
-    a time, else doing it less often or on whole tensors."""
+    """The fix for the longest call: a garbage collection, scalar reads, else doing it less often or
+    on whole tensors."""
     if not ran:
         return DEFAULT_FIX
     top = ran[0]
@@ -101,7 +95,5 @@ def outside_fix(ran: list[Ran]) -> Fix:
         return _SCALAR_FIX
     if top.callee == "collect":
         return _COLLECT_FIX
-    if top.callee in BACKWARD_CALLS and top.count >= 2:
-        return GRADIENTS_AT_ONCE
     return Fix(f"Run {top.callee}() (from {top.caller}) every N steps, in a background thread, or on whole "
                "tensors at once instead of per step or per element.", DEFAULT_FIX.code)

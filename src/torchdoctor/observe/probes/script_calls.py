@@ -33,7 +33,8 @@ _BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) o
 _INSTANCE = re.compile(r"_\d+$")
 #: torchdoctor's own wrappers (observe/hooks.py) by the torch function each one stands for.
 _WRAPPED = {"torchdoctor.observe.hooks.tensor_backward": "torch._tensor.backward",
-            "torchdoctor.observe.hooks.autograd_backward": "torch.autograd.backward"}
+            "torchdoctor.observe.hooks.autograd_backward": "torch.autograd.backward",
+            "torchdoctor.observe.hooks.autograd_grad": "torch.autograd.grad"}
 
 
 class ScriptPaths(Protocol):
