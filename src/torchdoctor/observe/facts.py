@@ -136,6 +136,7 @@ class Facts:
     save_ns: int = 0  # their wall time
     batch_layout: Layout | None = None  # the first batch's tensors (observe/batch_layout.py); not in the Record
     warnings: dict[tuple[str, str, str, int], int] = field(default_factory=dict)  # shown warnings -> times
+    create_graph: bool = False  # a backward call asked for create_graph (double backward); not in the Record
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)
@@ -180,6 +181,9 @@ class Facts:
         key = (getattr(category, "__name__", str(category)), str(message)[:_WARNING_CHARS], str(filename), int(lineno))
         if key in self.warnings or len(self.warnings) < _MAX_WARNINGS:
             self.warnings[key] = self.warnings.get(key, 0) + 1
+
+    def note_create_graph(self, asked: bool) -> None:
+        self.create_graph = self.create_graph or asked
 
     def note_window_start(self) -> None:
         self.freeze_forward_state()

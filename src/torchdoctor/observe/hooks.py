@@ -329,10 +329,12 @@ class Instrumentation:
             return result
 
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
 
         def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
 
         self._patch(torch.Tensor, "backward", tensor_backward)
@@ -347,6 +349,7 @@ class Instrumentation:
         original_grad = torch.autograd.grad
 
         def autograd_grad(*args: Any, **kwargs: Any) -> Any:
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 4))
             if inst._in_backward or os.getpid() != inst.pid:
                 return original_grad(*args, **kwargs)
             inst._in_backward = True
@@ -475,6 +478,13 @@ class Instrumentation:
                 self.facts.runtime.restart_steps()
         self.after_step()
         self.phases.charge(resumed)
+
+
+def _creates_graph(args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> bool:
+    """Whether a backward call asks for `create_graph` (keyword, or positional at `index` of the
+    arguments after the first): the script takes gradients of gradients."""
+    value = kwargs.get("create_graph", args[index] if len(args) > index else False)
+    return bool(value)
 
 
 def _timed(original: Callable[..., Any], note: Callable[[int], None]) -> Callable[..., Any]:
