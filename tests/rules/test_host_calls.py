@@ -106,3 +106,14 @@ def test_gradients_are_the_backwards_not_time_outside_the_model():
     rows = _call("torch.autograd.grad", "train.py:23 (jacobian)", 16, 0.04)
     finding = _only(_record([rows], passes=17, other_s=0.05), "TD-COMP-013")
     assert finding.evidence["calls_outside"] == []
+
+
+def test_a_tensor_dataset_fetched_per_row_is_info_from_a_twentieth_of_the_step():
+    data = json.loads((BASE.parent.parent / "TD-DATA-011" / "fires.json").read_text())
+    for step in data["steps"]:
+        step["data_wait_s"] = step["data_wait_cpu_s"] = 0.007
+    (finding,) = diagnose(Record.from_dict(data), select=["TD-DATA-011"]).findings
+    assert finding.severity == "info" and finding.upside == round(0.07 * (1 - 1 / 1024), 4)
+    for step in data["steps"]:
+        step["data_wait_s"] = step["data_wait_cpu_s"] = 0.004
+    assert diagnose(Record.from_dict(data), select=["TD-DATA-011"]).findings == []

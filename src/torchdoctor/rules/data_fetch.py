@@ -17,13 +17,14 @@ from torchdoctor.rules.evidence import Evidence
 #: Datasets whose `__getitem__` accepts a list of indices and returns the batch (one gather).
 BATCH_INDEXABLE = frozenset({"TensorDataset"})
 MIN_BATCH = 8
+MIN_SHARE = 0.05  # of the step: a fix that removes less is not worth a finding (info below WAIT_WARNING)
 
 
 @rule("TD-DATA-011", "data")
 def tensor_rows_fetched_per_sample(ev: Evidence) -> Hit | None:
     """The first DataLoader auto-batches (`batch_size` of MIN_BATCH or more) a dataset that can
-    index a whole batch at once (BATCH_INDEXABLE), and a typical step waits for data (the wait
-    thresholds of TD-DATA-002). Upside, estimated: the steady data wait times (1 - 1/batch size),
+    index a whole batch at once (BATCH_INDEXABLE), and the per-sample fetching costs MIN_SHARE of a
+    typical step or more (info below TD-DATA-002's warning threshold). Upside, estimated: the steady data wait times (1 - 1/batch size),
     the per-sample share of it a single gather per batch removes."""
     loader = ev.dataloader()
     batch = loader.batch_size or 0
@@ -31,9 +32,9 @@ def tensor_rows_fetched_per_sample(ev: Evidence) -> Hit | None:
         return None
     wait = ev.steady_data_wait_fraction()
     share = wait * (1 - 1 / batch)
-    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM)
-    if severity is None:
+    if share < MIN_SHARE:
         return None
+    severity = severity_at(share, WAIT_WARNING, WAIT_PROBLEM) or "info"
     return Hit(severity, f"{loader.dataset_type} fetched one sample at a time: {wait:.0%} of each step waits for "
                f"{batch} single-row fetches and their stacking", share,
                {"dataset_type": loader.dataset_type, "batch_size": batch, "sampler_type": loader.sampler_type,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from torchdoctor.estimates.shapes import MIN_STEPS, SizeSpread, size_spread
-from torchdoctor.probe_values import OP_COSTS
 from torchdoctor.rules.capabilities import gated_fix
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import OVERHEAD_PROBLEM, OVERHEAD_WARNING, gpu_utilisation, host_overhead_share
@@ -46,19 +45,17 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
 
 
 def _cpu_call_overhead(ev: Evidence) -> tuple[float, str]:
-    """(share of a timed CPU step that is per-call cost, its evidence key): the larger of the
-    per-operator overhead inside the model (`host_overhead_share`) and the share of the step
-    outside the matrix operators' self time (the operator-costs probe's `compute`, set against the
-    timed step): with one sample a call, everything but the matrix products (the loop, the
-    DataLoader's fetch and collate of one row, each operator's dispatch) is paid once per call
-    and shared by a batch."""
+    """(share of a timed CPU step that is per-call cost, its evidence key): the host per-operator
+    overhead inside the model (`host_overhead_share`) plus the step's time outside the model call
+    (the data wait and the rest of the loop: `data_wait_fraction` + `other_fraction` of the timed
+    steps). With one sample a call, fetching that one sample and running the loop's body are paid
+    once per sample, and a batch shares them."""
     overhead = host_overhead_share(ev, ev.trace_rank())
-    probe = OP_COSTS.of(ev.record) or {}
-    compute_s = (probe.get("self_s_by_kind") or {}).get("compute") if probe.get("complete") else None
-    if compute_s is None:
+    try:
+        outside = ev.summary("data_wait_fraction") + ev.summary("other_fraction")
+    except MissingEvidence:
         return overhead, "per_op_overhead_fraction"
-    outside = max(0.0, 1.0 - compute_s / ev.summary("step_s"))
-    return (outside, "outside_matrix_ops_fraction") if outside > overhead else (overhead, "per_op_overhead_fraction")
+    return min(1.0, overhead + outside), "per_call_fraction"
 
 
 def _size_spread(ev: Evidence) -> SizeSpread:
