@@ -28,7 +28,9 @@ BACKWARD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward", "t
 _STEP_PARTS = ("nn.Module: ", "torchdoctor.", "torch.optim.", "torch._compile.", "torch.utils.data.",
                *BACKWARD_CALLS)
 
-DEFAULT_FIX = Fix("Do it every N steps, or in a background thread.", "if step % 100 == 0:\n    log_metrics(...)")
+DEFAULT_FIX = Fix("Do what need not run every step (logging, metrics, evaluation) every N steps or in a "
+                  "background thread, and per-element Python work on whole tensors.",
+                  "if step % 100 == 0:\n    log_metrics(...)")
 _COLLECT_FIX = Fix("Drop the forced garbage collection from the step: Python's collector runs by itself when "
                    "objects pile up. Collect once per epoch if memory must be returned, and call gc.freeze() "
                    "after set-up so the long-lived objects are not walked by every collection.",
@@ -86,8 +88,8 @@ def outside_text(ran: list[Ran]) -> str:
 
 
 def outside_fix(ran: list[Ran]) -> Fix:
-    """The fix for the longest call: a garbage collection, scalar reads, else doing it less often or
-    on whole tensors."""
+    """The fix for the longest call: a garbage collection, scalar reads; else the general advice
+    (what the longest call is for, the step's loss or its logging, only the reader can tell)."""
     if not ran:
         return DEFAULT_FIX
     top = ran[0]
@@ -95,5 +97,4 @@ def outside_fix(ran: list[Ran]) -> Fix:
         return _SCALAR_FIX
     if top.callee == "collect":
         return _COLLECT_FIX
-    return Fix(f"Run {top.callee}() (from {top.caller}) every N steps, in a background thread, or on whole "
-               "tensors at once instead of per step or per element.", DEFAULT_FIX.code)
+    return DEFAULT_FIX
