@@ -54,6 +54,13 @@ def test_an_element_loop_costs_its_generator_the_call_that_consumed_it_and_the_t
     frames = {"train.py:40 (<genexpr>)": 0.01, "train.py:30 (main)": 0.1}
     finding = _only(_record(calls, frames=frames, other_s=0.05), "TD-COMP-034")
     assert finding.upside == 0.4  # 10 + 20 + 10 ms of the 100 ms step; the loss is not the loop's
+    iteration = {"callee": "torch._tensor.__iter__", "caller": "train.py:30 (main)"}
+    assert iteration in finding.evidence["loop_calls"]
+    calls[2]["wall_s"] = 0.05  # iterating the tensor is now the longest call outside the model
+    record = _record(calls, frames=frames, other_s=0.04)
+    assert _only(record, "TD-COMP-013").evidence["calls_outside"][0]["callee"] == "torch._tensor.__iter__"
+    ids = [f.id for f in diagnose(record).findings]
+    assert "TD-COMP-034" in ids and "TD-COMP-013" not in ids  # the loop explains it
 
 
 def test_scalar_reads_of_every_kind_from_one_function_add_up():

@@ -87,12 +87,15 @@ OUTSIDE_ID = "TD-COMP-013"
 
 
 def _outside_explained(findings: list[Finding]) -> list[Finding]:
-    """The findings less TD-COMP-013 (time outside the model) where another finding names the
-    script's function that made its longest call there (`evidence["caller"]`): the specific
+    """The findings less TD-COMP-013 (time outside the model) where another finding names its
+    longest call there: the script's function that made it (`evidence["caller"]`), or the call
+    itself among the calls it explains (`evidence["loop_calls"]`, callee and caller). The specific
     finding says what that code does wrong and how to fix it."""
     outside = next((f for f in findings if f.id == OUTSIDE_ID), None)
-    named = (outside.evidence.get("calls_outside") or [{}])[0].get("caller") if outside else None
-    if not named or not any(f.evidence.get("caller") == named for f in findings if f.id != OUTSIDE_ID):
+    top = (outside.evidence.get("calls_outside") or [{}])[0] if outside else {}
+    named = {"callee": top.get("callee"), "caller": top.get("caller")}
+    if not named["caller"] or not any(f.evidence.get("caller") == named["caller"] or named in
+                                      (f.evidence.get("loop_calls") or []) for f in findings if f.id != OUTSIDE_ID):
         return findings
     return [f for f in findings if f.id != OUTSIDE_ID]
 

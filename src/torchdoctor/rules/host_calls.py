@@ -50,17 +50,20 @@ def _where(call: ScriptCall) -> str:
     return "inside the model's forward" if call["in_model"] else "outside the model"
 
 
-def _element_loop_share(calls: ScriptCallsValue, step_s: float, top: ScriptCall) -> float:
-    """Share of the profiled step in the loop that makes `top`'s reads: its own frame when it is a
-    function or generator of its own (`share_of_step`), plus the calls that ran that frame (the
-    `sum(...)` consuming a generator) and the tensor iterations (`Tensor.__iter__`, one tensor per
-    element) made by the frame that called them."""
-    share = share_of_step(calls, step_s, top)
+def _element_loop(calls: ScriptCallsValue, top: ScriptCall) -> list[ScriptCall]:
+    """The calls of the loop that makes `top`'s reads, besides the reads: the calls that ran its
+    frame (the `sum(...)` consuming a generator) and the tensor iterations (`Tensor.__iter__`, one
+    tensor per element) made by the frame that called them."""
     drivers = [c for c in calls["calls"] if c.get("drives") == top["caller"]]
     outer = {c["caller"] for c in drivers}
-    extra = sum(c["wall_s"] for c in drivers)
-    extra += sum(c["wall_s"] for c in calls["calls"] if c["callee"] == TENSOR_ITER and c["caller"] in outer)
-    return min(1.0, share + extra / step_s)
+    return drivers + [c for c in calls["calls"] if c["callee"] == TENSOR_ITER and c["caller"] in outer]
+
+
+def _element_loop_share(calls: ScriptCallsValue, step_s: float, top: ScriptCall) -> float:
+    """Share of the profiled step in the loop that makes `top`'s reads: its own frame when it is a
+    function or generator of its own (`share_of_step`), plus the loop's other calls (`_element_loop`)."""
+    extra = sum(c["wall_s"] for c in _element_loop(calls, top))
+    return min(1.0, share_of_step(calls, step_s, top) + extra / step_s)
 
 
 @rule("TD-COMP-034", "compute")
@@ -87,6 +90,8 @@ def scalar_reads_per_element(ev: Evidence) -> Hit | None:
                f"{top['count']:.0f} tensor elements read one by one into Python each step, in {top['caller']}",
                share, {"scalar_reads_per_step": top["count"], "caller": top["caller"], "in_model": top["in_model"],
                        "reading_loops": {r["caller"]: r["count"] for r in loops},
+                       "loop_calls": [{"callee": c["callee"], "caller": c["caller"]}
+                                      for r in loops for c in [r, *_element_loop(calls, r)]],
                        "share_fraction": round(share, 4), "profiled_step_s": round(step_s, 6)},
                f"{top['caller']} calls .item() (or float()/int()/bool() on a tensor) {top['count']:.0f} times a "
                f"step, {_where(top)}: a Python loop over a tensor's elements. Each read dispatches an operator and "
