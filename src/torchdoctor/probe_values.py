@@ -11,7 +11,7 @@ This module imports no torch: the parent process reads Records, the child measur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
 from torchdoctor.record import Record
 
@@ -88,9 +88,32 @@ COMPILE_SPEED: ProbeKey[CompileSpeedValue] = ProbeKey("compile_speed")
 HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
 
 
+class ScriptCall(TypedDict):
+    """Calls of one function (`callee`) made directly by one of the script's frames (`caller`,
+    `file:line (function)`), per recorded step: how many, their wall time, inside a module, and the
+    script's frame they ran (`drives`: a generator expression `sum(...)` consumed)."""
+
+    callee: str
+    caller: str
+    count: float
+    wall_s: float
+    in_model: bool
+    drives: NotRequired[str | None]
+
+
+class ScriptCallsValue(TypedDict):
+    """What the script's own code called in the recorded steps (observe/probes/script_calls.py)."""
+
+    forwards: float
+    backward_passes: float
+    calls: list[ScriptCall]
+    frames: dict[str, float]
+
+
 class OpCostValue(TypedDict, total=False):
     """The operator-costs probe's value (observe/probes/op_costs.py): per recorded step, operators
-    grouped by name, dtype and shapes (`ops`), their totals, FLOPs, and this machine's `peaks`."""
+    grouped by name, dtype and shapes (`ops`), their totals, FLOPs, the script's calls
+    (`script_calls`), and this machine's `peaks`."""
 
     complete: bool
     reason: str | None
@@ -104,6 +127,7 @@ class OpCostValue(TypedDict, total=False):
     flops: float
     flops_by_dtype: dict[str, float]
     ops: list[dict[str, Any]]
+    script_calls: ScriptCallsValue
     peaks: dict[str, Any]
 
 

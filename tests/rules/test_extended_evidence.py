@@ -8,6 +8,8 @@ from torchdoctor.compile import advice
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
+from torchdoctor.rules.compute import host_overhead_share
+from torchdoctor.rules.evidence import Evidence
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -39,6 +41,16 @@ def test_one_sample_inference_overhead_is_reported_as_unbatched_not_as_tiny_oper
     for step in record.steps:
         step.batch_size = 64
     assert _ids(record, ["TD-COMP-018", "TD-COMP-003"]) == ["TD-COMP-003"]
+
+
+def test_with_one_sample_a_call_the_time_outside_the_model_call_is_per_call_cost() -> None:
+    record = Record.load(FIXTURES / "TD-COMP-018" / "fires.json")
+    record.summary.data_wait_fraction, record.summary.forward_fraction = 0.30, 0.65  # fetching the one sample
+    evidence = Evidence(record)
+    in_model = host_overhead_share(evidence, evidence.trace_rank())
+    (finding,) = diagnose(record, select=["TD-COMP-018"]).findings
+    assert 0 < in_model < 0.65 and finding.upside == round(in_model + 0.30 + 0.05, 4)  # + the loop's 5%
+    assert finding.evidence["per_call_fraction"] == finding.upside
 
 
 def test_measured_gradcheck_time_is_not_counted_again_as_work_outside_the_phases() -> None:

@@ -10,10 +10,12 @@ RecordFormatError naming it.
 
 from torchdoctor.environment.machine import Cpu, Devices, Gpu, RankPlacement, TorchSwitches, Versions
 from torchdoctor.environment.script import (CompileCall, DataLoaderFacts, EmbeddingTable, ForwardState, GuardedCall,
-                                            LayerShape, ModelFacts, OptimizerFacts, RuntimeFacts, SamplerIteration, ScriptTools)
+                                            LayerShape, ModelFacts, OptimizerFacts, RuntimeFacts, SamplerIteration,
+                                            ScriptTools, ScriptWarning)
 from torchdoctor.environment.section import Environment
 from torchdoctor.environment.system import SystemSection, SystemSummary
 
 __all__ = ["CompileCall", "Cpu", "DataLoaderFacts", "Devices", "EmbeddingTable", "Environment", "ForwardState", "Gpu",
            "GuardedCall", "LayerShape", "ModelFacts", "OptimizerFacts", "RankPlacement", "RuntimeFacts",
-           "SamplerIteration", "ScriptTools", "SystemSection", "SystemSummary", "TorchSwitches", "Versions"]
+           "SamplerIteration", "ScriptTools", "ScriptWarning", "SystemSection", "SystemSummary", "TorchSwitches",
+           "Versions"]

@@ -128,6 +128,19 @@ class CompileCall(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
+class ScriptWarning(Keyed):
+    """A warning the script's process showed (through `warnings.showwarning`): its category, its
+    message (cut to 300 characters), the file and line it was attributed to, and how many times
+    it was shown."""
+
+    category: str | None = None
+    message: str | None = None
+    file: str | None = None
+    line: int | None = None
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptTools(Keyed):
     """The script's own debugging tools at the timing window's start, and its gradcheck and
     torch.save calls in the window (None: the window did not end, or an older Record)."""

@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 
 from torchdoctor.environment.machine import Cpu, Devices, Gpu, RankPlacement, TorchSwitches, Versions
 from torchdoctor.environment.script import (CompileCall, DataLoaderFacts, ForwardState, GuardedCall, ModelFacts,
-                                            OptimizerFacts, RuntimeFacts, ScriptTools)
+                                            OptimizerFacts, RuntimeFacts, ScriptTools,
+                                            ScriptWarning)
 from torchdoctor.jsonfields import Keyed, readable
 
 
@@ -38,6 +39,7 @@ class Environment(Keyed):
     compile_used: bool | None = None
     distributed_runtime: RuntimeFacts | None = None
     knob_guard: tuple[GuardedCall, ...] = ()
+    warnings: tuple[ScriptWarning, ...] = ()
 
     @classmethod
     def or_empty(cls, data: Any) -> Environment:

@@ -18,6 +18,8 @@ from torchdoctor.observe.batch_layout import Layout
 from torchdoctor.observe.gradients import gradient_facts, optimized_ids, unused_gradients
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
+_MAX_WARNINGS = 20  # distinct warnings kept (a warning shown once per call site cannot flood the Record)
+_WARNING_CHARS = 300
 _MAX_LAYER_SHAPES = 64  # distinct Linear/Conv shapes recorded per model
 
 
@@ -137,6 +139,8 @@ class Facts:
     save_calls: int = 0  # torch.save calls in the timing window
     save_ns: int = 0  # their wall time
     batch_layout: Layout | None = None  # the first batch's tensors (observe/batch_layout.py); not in the Record
+    warnings: dict[tuple[str, str, str, int], int] = field(default_factory=dict)  # shown warnings -> times
+    create_graph: bool = False  # a backward call asked for create_graph (double backward); not in the Record
     _seen: set[int] = field(default_factory=set)
     _forward_noted: bool = False
     _root_modules: list[torch.nn.Module] = field(default_factory=list)
@@ -188,6 +192,16 @@ class Facts:
     def note_save(self, ns: int) -> None:
         self.save_calls, self.save_ns = self.save_calls + 1, self.save_ns + ns
 
+    def note_warning(self, message: Any, category: type, filename: str, lineno: int) -> None:
+        """A warning shown (warnings.showwarning): kept by category, message, file and line, the
+        first _MAX_WARNINGS distinct ones, each message cut to _WARNING_CHARS characters."""
+        key = (getattr(category, "__name__", str(category)), str(message)[:_WARNING_CHARS], str(filename), int(lineno))
+        if key in self.warnings or len(self.warnings) < _MAX_WARNINGS:
+            self.warnings[key] = self.warnings.get(key, 0) + 1
+
+    def note_create_graph(self, asked: bool) -> None:
+        self.create_graph = self.create_graph or asked
+
     def note_window_start(self) -> None:
         self.freeze_forward_state()
         self.script_tools = script_tools()
@@ -225,4 +239,6 @@ class Facts:
             "script_tools": self.script_tools,
             "compile_used": bool(self.compile_calls) or any(m["compiled"] for m in self.models),
             "distributed_runtime": self.runtime.to_dict(),
+            "warnings": [{"category": c, "message": m, "file": f, "line": n, "count": count}
+                         for (c, m, f, n), count in self.warnings.items()],
         }

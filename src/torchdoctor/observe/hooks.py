@@ -111,6 +111,7 @@ class Instrumentation:
         self._patch_compile()
         self._patch_gradcheck()
         self._patch_save()
+        self._patch_warnings()
         self._undo.append(self.facts.runtime.install())
         torchdoctor._step_marker = self._marker
         self._undo.append(lambda: setattr(torchdoctor, "_step_marker", None))
@@ -328,14 +329,38 @@ class Instrumentation:
             return result
 
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
 
         def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
 
         self._patch(torch.Tensor, "backward", tensor_backward)
         self._patch(torch.autograd, "backward", autograd_backward)
+        self._patch_grad()
+
+    def _patch_grad(self) -> None:
+        """`torch.autograd.grad` is a backward pass too (a gradient penalty, a Jacobian, a hand-written
+        update): its time is the step's backward, not time outside the phases. Not a step boundary:
+        a step may take several (one per output row), and the step ends at its optimizer or backward."""
+        inst = self
+        original_grad = torch.autograd.grad
+
+        def autograd_grad(*args: Any, **kwargs: Any) -> Any:
+            inst.facts.note_create_graph(_creates_graph(args, kwargs, 4))
+            if inst._in_backward or os.getpid() != inst.pid:
+                return original_grad(*args, **kwargs)
+            inst._in_backward = True
+            token = inst.phases.enter()
+            try:
+                return original_grad(*args, **kwargs)
+            finally:
+                inst._in_backward = False
+                inst.phases.leave(token, "backward")
+
+        self._patch(torch.autograd, "grad", autograd_grad)
 
     # -- forward ---------------------------------------------------------------------------
     def _discover(self, module: torch.nn.Module, args: Any) -> None:
@@ -419,6 +444,20 @@ class Instrumentation:
         """torch.save's calls and wall time: a checkpoint saved inside the steps stalls them."""
         self._patch(torch, "save", _timed(torch.save, self.facts.note_save))
 
+    def _patch_warnings(self) -> None:
+        """The warnings the process shows (torch's "... is extremely slow" among them), noted with
+        the file and line they name; shown exactly as before (the original `showwarning` prints
+        them), and only those the script's warning filters let through."""
+        original = warnings.showwarning
+        note = self.facts.note_warning
+
+        def noted(message: Any, category: type, filename: str, lineno: int, *args: Any, **kwargs: Any) -> Any:
+            if os.getpid() == self.pid:
+                note(message, category, filename, lineno)
+            return original(message, category, filename, lineno, *args, **kwargs)
+
+        self._patch(warnings, "showwarning", noted)
+
     def _marker(self) -> None:
         if os.getpid() == self.pid:
             self._boundary("marker", time.perf_counter_ns())
@@ -439,6 +478,13 @@ class Instrumentation:
                 self.facts.runtime.restart_steps()
         self.after_step()
         self.phases.charge(resumed)
+
+
+def _creates_graph(args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> bool:
+    """Whether a backward call asks for `create_graph` (keyword, or positional at `index` of the
+    arguments after the first): the script takes gradients of gradients."""
+    value = kwargs.get("create_graph", args[index] if len(args) > index else False)
+    return bool(value)
 
 
 def _timed(original: Callable[..., Any], note: Callable[[int], None]) -> Callable[..., Any]:

@@ -16,6 +16,7 @@ from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence, known
+from torchdoctor.rules.outside import calls_outside, outside_fix, outside_text
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 # Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
@@ -251,8 +252,10 @@ def for_loop_optimizer(ev: Evidence) -> Hit | None:
 def work_outside_phases(ev: Evidence) -> Hit | None:
     """A large share of the step is in none of data, forward, backward or optimizer: per-step host work
     (metrics, logging, checkpoints). The time measured inside the script's gradcheck and torch.save
-    calls is left out: TD-COMP-017 and TD-COMP-026 name it, with its own fix. Guides' "measure
-    first" loop: find where the step time goes."""
+    calls is left out: TD-COMP-017 and TD-COMP-026 name it, with its own fix. Where the operator-costs
+    probe recorded the script's calls, the finding names the longest ones made outside the model
+    (rules/outside.py) and its fix follows from the longest. Guides' "measure first" loop: find where
+    the step time goes."""
     share = ev.summary("other_fraction")
     try:
         share = max(0.0, share - ev.gradcheck_fraction() - ev.save_fraction())
@@ -261,11 +264,13 @@ def work_outside_phases(ev: Evidence) -> Hit | None:
     severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
     if severity is None:
         return None
-    return Hit(severity, f"{share:.0%} of each step is spent outside the model and the optimizer", share,
-               {"other_fraction": round(share, 4), "step_s": ev.summary("step_s")},
-               "Work between steps (evaluation, logging, saving, Python bookkeeping) stalls training every step.",
-               Fix("Do it every N steps, or in a background thread.",
-                   "if step % 100 == 0:\n    log_metrics(...)"))
+    ran = calls_outside(ev)
+    named = f", most in {ran[0].label}" if ran else ""
+    return Hit(severity, f"{share:.0%} of each step is spent outside the model and the optimizer{named}", share,
+               {"other_fraction": round(share, 4), "step_s": ev.summary("step_s"),
+                "calls_outside": [r.evidence() for r in ran]},
+               "Work between steps (evaluation, logging, saving, Python bookkeeping) stalls training every step."
+               + outside_text(ran), outside_fix(ran))
 
 
 @rule("TD-COMP-014", "compute", lint_topic="compute.conv_bias_before_bn")

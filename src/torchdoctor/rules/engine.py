@@ -83,6 +83,23 @@ def _explained_elsewhere(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.id != UNEXPLAINED_ID or not explaining(str(f.evidence.get("slice")), others)]
 
 
+OUTSIDE_ID = "TD-COMP-013"
+
+
+def _outside_explained(findings: list[Finding]) -> list[Finding]:
+    """The findings less TD-COMP-013 (time outside the model) where another finding names its
+    longest call there: the script's function that made it (`evidence["caller"]`), or the call
+    itself among the calls it explains (`evidence["loop_calls"]`, callee and caller). The specific
+    finding says what that code does wrong and how to fix it."""
+    outside = next((f for f in findings if f.id == OUTSIDE_ID), None)
+    top = (outside.evidence.get("calls_outside") or [{}])[0] if outside else {}
+    named = {"callee": top.get("callee"), "caller": top.get("caller")}
+    if not named["caller"] or not any(f.evidence.get("caller") == named["caller"] or named in
+                                      (f.evidence.get("loop_calls") or []) for f in findings if f.id != OUTSIDE_ID):
+        return findings
+    return [f for f in findings if f.id != OUTSIDE_ID]
+
+
 def _with_sources(findings: list[Finding], evidence: Evidence) -> list[Finding]:
     """Each finding about an operator (`evidence["operator"]`) with the script's line that runs it,
     where the operator-costs probe found one (`evidence["source"]`)."""
@@ -118,7 +135,7 @@ def diagnose(record: Record, *, select: Iterable[str] = (), ignore: Iterable[str
             if lint and "lint" not in finding.evidence:
                 finding = replace(finding, evidence={**finding.evidence, "lint": lint})
         result.findings.append(finding)
-    result.findings = _with_sources(_explained_elsewhere(result.findings), evidence)
+    result.findings = _with_sources(_outside_explained(_explained_elsewhere(result.findings)), evidence)
     result.findings.extend(_lint_hints(evidence, covered, select, ignore))
     result.findings.sort(key=lambda f: (*f.rank_key, f.id.startswith(LINT_PREFIX)))  # hints last on ties
     return result

@@ -14,14 +14,15 @@ from torchdoctor.compile.comparison import Comparison
 from torchdoctor.compile.report import CompileReport
 from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.environment import (Cpu, DataLoaderFacts, Devices, Environment, ForwardState, LayerShape, ModelFacts,
-                                     OptimizerFacts, RuntimeFacts, ScriptTools, SystemSection, SystemSummary,
-                                     TorchSwitches)
+                                     OptimizerFacts, RuntimeFacts, ScriptTools, ScriptWarning, SystemSection,
+                                     SystemSummary, TorchSwitches)
 from torchdoctor.errors import RecordFormatError
 from torchdoctor.goodput.section import Trend, WholeRun
 from torchdoctor.jsonfields import Keyed
 from torchdoctor.lint import LintResult
 from torchdoctor.memory.breakdown import AllocatorFigures, MemoryBreakdown
 from torchdoctor.memory.report import MemoryReport
+from torchdoctor.probe_values import OP_COSTS, ScriptCallsValue
 from torchdoctor.record import Record
 from torchdoctor.rules.base import MissingEvidence
 from torchdoctor.trace.summary.device import DeviceFigures
@@ -159,6 +160,10 @@ class Evidence:
     def script_tools(self) -> ScriptTools:
         """The script's own debugging tools in the timing window (`env.script_tools`)."""
         return cast(ScriptTools, self._env_part("script_tools"))
+
+    def script_warnings(self) -> tuple[ScriptWarning, ...]:
+        """The warnings the script's process showed (`env.warnings`; empty: none was shown)."""
+        return cast("tuple[ScriptWarning, ...]", self._env_part("warnings"))
 
     def compile_used(self) -> bool:
         """Whether the script compiled something (`env.compile_used`)."""
@@ -387,6 +392,15 @@ class Evidence:
         wall = known(run.wall_s if run.wall_s > 0 else None, "whole_run.wall_s")
         found = [t for t in run.trends if t.kind == kind]
         return (max(found, key=lambda t: t.upside_s or 0.0), wall) if found else None
+
+    def script_calls(self) -> tuple[ScriptCallsValue, float]:
+        """(the calls the script's own code made per profiled step, the profiled step in seconds):
+        the operator-costs probe's `script_calls` (observe/probes/script_calls.py)."""
+        probe = OP_COSTS.of(self.record) or {}
+        calls, step_s = probe.get("script_calls"), probe.get("step_s")
+        if not probe.get("complete") or calls is None or not step_s:
+            raise MissingEvidence("probes.op_costs.script_calls")
+        return calls, float(step_s)
 
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""

@@ -30,8 +30,7 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
         share = 1.0 - gpu_utilisation(ev)
         measure = "gpu_idle_fraction"
     except MissingEvidence:
-        share = host_overhead_share(ev, ev.trace_rank())
-        measure = "per_op_overhead_fraction"
+        share, measure = _cpu_call_overhead(ev)
     severity = severity_at(share, OVERHEAD_WARNING, OVERHEAD_PROBLEM)
     if severity is None:
         return None
@@ -43,6 +42,20 @@ def unbatched_inference(ev: Evidence) -> Hit | None:
                Fix("Batch requests (a dynamic batcher: max batch size and a short max wait).",
                    "batch = torch.cat(pending_requests)   # or: torchdoctor serve MODEL --max-batch-size 32 "
                    "--max-delay-ms 5\nwith torch.inference_mode():\n    outputs = model(batch).split(1)"))
+
+
+def _cpu_call_overhead(ev: Evidence) -> tuple[float, str]:
+    """(share of a timed CPU step that is per-call cost, its evidence key): the host per-operator
+    overhead inside the model (`host_overhead_share`) plus the step's time outside the model call
+    (the data wait and the rest of the loop: `data_wait_fraction` + `other_fraction` of the timed
+    steps). With one sample a call, fetching that one sample and running the loop's body are paid
+    once per sample, and a batch shares them."""
+    overhead = host_overhead_share(ev, ev.trace_rank())
+    try:
+        outside = ev.summary("data_wait_fraction") + ev.summary("other_fraction")
+    except MissingEvidence:
+        return overhead, "per_op_overhead_fraction"
+    return min(1.0, overhead + outside), "per_call_fraction"
 
 
 def _size_spread(ev: Evidence) -> SizeSpread:

@@ -148,3 +148,10 @@ def test_with_few_operators_a_step_or_the_probe_switched_off_nothing_is_compiled
     off = ObserveConfig(**{**FAST.to_dict(), "compile_probe": False})
     record = observe(str(TINY_OPS), ["80"], off, LaunchConfig(timeout_s=300), out_dir=tmp_path / "b")
     assert record.exit.reason == "completed" and COMPILE_SPEED.of(record) is None
+
+
+def test_a_script_that_takes_gradients_of_gradients_is_not_compiled(tmp_path) -> None:
+    # torch.compile's AOT autograd raises on a double backward, inside the script's own step
+    record = observe(str(TINY_OPS), ["80", "double"], FAST, LaunchConfig(timeout_s=300), out_dir=tmp_path)
+    assert record.exit.reason == "completed", record.exit
+    assert COMPILE_SPEED.of(record) is None

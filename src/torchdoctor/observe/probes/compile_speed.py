@@ -130,9 +130,11 @@ def compiled(ctx: ProbeContext) -> CompileProbe | None:
     that compiling takes minutes: MAX_OPS_PER_STEP), a bound on its estimate above its threshold
     (`ProfiledOps.overhead_bound`), a model, and none of the cases in which the rule is silent
     (anomaly mode: TD-COMP-007 explains the overhead; one sample a forward: batching is
-    TD-COMP-018's fix); nor a script that compiles (its graphs are its own)."""
+    TD-COMP-018's fix); nor a script that compiles (its graphs are its own), nor one that takes
+    gradients of gradients (`create_graph=True`: torch.compile's AOT autograd raises on a double
+    backward, inside the script's own step)."""
     root, ops, samples = ctx.hooks._first_root, ctx.profiled_ops, ctx.clock.samples
-    if root is None or ops is None or not samples or ctx.script_compiles:
+    if root is None or ops is None or not samples or ctx.script_compiles or ctx.facts.create_graph:
         return None
     if not MIN_OPS_PER_STEP <= ops.ops_per_step <= MAX_OPS_PER_STEP:
         return None

@@ -58,6 +58,7 @@ def _tracker_class() -> type:
             self.harvested: dict[str, ModuleMemory] = {}
             self.recorder = TimelineRecorder()
             self._optimizer_marks: tuple[Any, ...] = ()
+            self._mod_tracker._fw_pre_hook = _without_grad_leaves(self._mod_tracker._fw_pre_hook)
 
         def __enter__(self) -> Any:
             super().__enter__()
@@ -126,6 +127,24 @@ def _tracker_class() -> type:
                 self._mark_module(module, "post-backward")
 
     return PhaseMemTracker
+
+
+def _without_grad_leaves(pre_hook: Any) -> Any:
+    """ModTracker's forward pre-hook, shown the module's inputs less the leaf tensors that require
+    grad. ModTracker hooks the backward of every input that requires grad; on a leaf that hook
+    raises inside the script's own `torch.autograd.grad(out, x)` ("A leaf node was passed to
+    _will_engine_execute_node but we are currently running autograd.grad()", torch 2.13): a
+    Jacobian or gradient penalty with respect to the input would fail. Without such an input
+    ModTracker closes the module's backward when the backward ends, as for inputs without grad;
+    what is lost is that input's bytes in the module's input memory."""
+    from torch.utils._pytree import tree_flatten, tree_unflatten
+
+    def hook(module: torch.nn.Module, inputs: Any) -> Any:
+        args, spec = tree_flatten(inputs)
+        kept = [None if isinstance(a, torch.Tensor) and a.requires_grad and a.is_leaf else a for a in args]
+        return pre_hook(module, tree_unflatten(kept, spec))
+
+    return hook
 
 
 def main_device(peak: dict[Any, dict[str, int]]) -> Any:

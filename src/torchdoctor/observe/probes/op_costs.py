@@ -10,8 +10,9 @@ that overhead reaches a timed or a profiled step.
 Its value (`Record.probes["op_costs"]`, docs/record-schema.md) is per recorded step: the operators
 grouped by name, dtype and input shapes with their self time, FLOPs (the profiler's `with_flops`
 formulas: matrix products and convolutions) and the line of the script that runs them; the totals
-of the small operators (under SMALL_OP_US each) and of the synchronising ones; and the peaks (of
-every dtype with FLOPs, and of fp32, the reference the others are weighed against).
+of the small operators (under SMALL_OP_US each) and of the synchronising ones; the calls the
+script's own code made (observe/probes/script_calls.py); and the peaks (of every dtype with
+FLOPs, and of fp32, the reference the others are weighed against).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from torchdoctor.accounting.operators import is_matrix
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.peaks import measure_peaks, peaks_cache_path
 from torchdoctor.observe.probes.profiled_ops import SMALL_OP_US, _self_ns
+from torchdoctor.observe.probes.script_calls import script_calls
 from torchdoctor.probe_values import OP_COSTS
 
 WARMUP, ACTIVE = 1, 2
@@ -167,7 +169,8 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
         kind = "compute" if owner[index] is not None else _kind(event.name(), flops, self_ns)
         by_kind[kind] += self_ns
         small_count += kind == "small"
-    return _value(groups, steps_ns, by_kind, small_count)
+    return {**_value(groups, steps_ns, by_kind, small_count),
+            "script_calls": script_calls(events, len(steps_ns), files)}
 
 
 def _flop_owners(ordered: list[Any], spans: list[tuple[int, int, int]]) -> list[int | None]:

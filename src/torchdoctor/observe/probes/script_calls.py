@@ -1,0 +1,158 @@
+"""What the script's own code called in the profiled steps, from the Python tracer's events.
+
+The profiler's Python tracer (`with_stack=True`) records every Python function and every C function
+(a builtin, a method of a tensor) the interpreter calls, each with its start and end. A call made
+directly by a frame of the script's own files is one the user wrote (`gc.collect()`, `x.item()`,
+`torch.autograd.grad(...)`, `self.net(sample)`), so grouping those calls by what was called and by
+the script's function that called it names, per step, what ran and how often, inside the model
+or outside it.
+
+The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
+each (callee, caller) the number of calls, their total wall time and whether the caller ran inside
+a module's forward; the wall time of the script's own frames (a function, a generator expression:
+its calls' time, inclusive); plus the number of calls of the outermost modules (the forwards) and the runs
+of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
+
+Why read the tracer's events rather than trace the calls ourselves: the profiler already records
+them for the operator costs, so this costs no more run time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, NamedTuple, Protocol
+
+#: (callee, caller) groups kept, the longest first and then the most called.
+MAX_CALLS = 24
+#: The autograd engine's entry point: one call per backward pass (`backward()`, `autograd.grad`).
+ENGINE_RUN = re.compile(r"^<built-in method run_backward of torch\._C\._EngineBase object")
+MODULE_CALL = "nn.Module: "
+_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
+_BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) object|function (?P<function>\S+))")
+_INSTANCE = re.compile(r"_\d+$")
+#: torchdoctor's own wrappers (observe/hooks.py) by the torch function each one stands for.
+_WRAPPED = {"torchdoctor.observe.hooks.tensor_backward": "torch._tensor.backward",
+            "torchdoctor.observe.hooks.autograd_backward": "torch.autograd.backward",
+            "torchdoctor.observe.hooks.autograd_grad": "torch.autograd.grad"}
+
+
+class ScriptPaths(Protocol):
+    def path(self, name: str) -> str | None: ...
+
+
+def callee_name(event_name: str) -> str:
+    """A readable name for a called function: `Tensor.item`, `collect`, `torch.autograd.grad`,
+    `nn.Module: Sequential` (the tracer's instance suffix `_0` dropped), the torch function a
+    torchdoctor hook wraps (`torch._tensor.backward`), or the name as recorded."""
+    if event_name.startswith(MODULE_CALL):
+        return _INSTANCE.sub("", event_name)
+    builtin = _BUILTIN.match(event_name)
+    if builtin:
+        if builtin["function"]:
+            return builtin["function"].rstrip(">")
+        owner = builtin["owner"]
+        return builtin["method"] if owner in ("type", "module") else f"{owner}.{builtin['method']}"
+    frame = _FRAME.match(event_name)
+    if frame:
+        module = frame["file"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        name = f"{module}.{frame['func']}"
+        return _WRAPPED.get(name, name)
+    return event_name
+
+
+class _Group:
+    __slots__ = ("count", "wall_ns", "in_model", "drives")
+
+    def __init__(self) -> None:
+        self.count, self.wall_ns, self.in_model = 0, 0, False
+        self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
+
+
+def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str, Any]:
+    """The calls the script's frames made in `steps` recorded steps, per step (module docstring).
+
+    A call's time leaves out the script's frames it runs (`sum(...)` or `list.extend(...)` driving a
+    generator expression of the script's): their calls are counted under their own frame."""
+    python = sorted((e for e in events if e.is_python_function()),
+                    key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
+    groups: dict[tuple[str, str], _Group] = {}
+    counts: Counter[str] = Counter()
+    frames: Counter[str] = Counter()  # script frame -> its calls' wall time, ns
+    thread, stack = None, []  # open events: _Open
+    for e in python:
+        if e.start_thread_id() != thread:
+            thread, stack = e.start_thread_id(), []
+        while stack and stack[-1].end_ns <= e.start_ns():
+            stack.pop()
+        name, wall = e.name(), e.end_ns() - e.start_ns()
+        label = _script_label(name, files)
+        in_model = any(o.module for o in stack)
+        _count_special(name, in_model, counts)
+        group = None
+        if label is not None:
+            frames[label] += wall
+            _driver_less(stack, wall, label)
+        elif stack and stack[-1].label is not None:
+            group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
+            group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
+        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group))
+    return _value(groups, counts, frames, max(1, steps))
+
+
+class _Open(NamedTuple):
+    """An event open on the tracer's stack: its end, its script label, whether it is a module call,
+    and the call group it was counted in (a call the script made directly)."""
+
+    end_ns: int
+    label: str | None
+    module: bool
+    group: _Group | None
+
+
+def _driver_less(stack: list[_Open], wall_ns: int, label: str) -> None:
+    """A script frame `label` of `wall_ns` started: the innermost call around it, when no script
+    frame lies between them and it is not a module call (whose own code it is), drove it; its time
+    is not that call's, and the call notes the frame it drives."""
+    for opened in reversed(stack):
+        if opened.label is not None:
+            return
+        if opened.group is not None:
+            if not opened.module:
+                opened.group.wall_ns -= wall_ns
+                opened.group.drives = opened.group.drives or label
+            return
+
+
+def _script_label(name: str, files: ScriptPaths) -> str | None:
+    """`file:line (function)` of a frame of the script's own files; None for any other event."""
+    frame = _FRAME.match(name)
+    path = files.path(frame["file"]) if frame else None
+    return f"{path}:{frame['line']} ({frame['func']})" if frame and path else None
+
+
+def _count_special(name: str, in_model: bool, counts: Counter[str]) -> None:
+    """Counts the outermost module calls (forwards) and the autograd engine's runs."""
+    if name.startswith(MODULE_CALL) and not in_model:
+        counts["forwards"] += 1
+    elif ENGINE_RUN.match(name):
+        counts["backward_passes"] += 1
+
+
+def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: Counter[str],
+           steps: int) -> dict[str, Any]:
+    by_time = sorted(groups.items(), key=lambda kv: -kv[1].wall_ns)[:MAX_CALLS // 2]
+    by_count = sorted(groups.items(), key=lambda kv: -kv[1].count)
+    kept = dict(by_time)
+    for key, group in by_count:
+        if len(kept) >= MAX_CALLS:
+            break
+        kept.setdefault(key, group)
+    return {
+        "forwards": counts["forwards"] / steps,
+        "backward_passes": counts["backward_passes"] / steps,
+        "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
+                   "in_model": g.in_model, "drives": g.drives}
+                  for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
+        "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
+    }
