@@ -3,7 +3,7 @@
 Times `next()` on a DataLoader over an in-memory list (batch_size=None: the loader's own work is
 tiny, so the hook's share shows) without instrumentation, with it, and the cost of the
 `time.thread_time_ns()` pair the hook adds for `steps[].data_wait_cpu_s`. Best of 7 repeats.
-Usage: python benchmarks/data_wait_hook.py  (figures in docs/rules.md, "Observation cost").
+Usage: python benchmarks/data_wait_hook.py  (figures in docs/rules-measured.md, "Observation cost").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The TensorBoard profiler plugin's recommendations are a floor: on every trace where the plugin
 (torch-tb-profiler 0.4.3, `RunProfileData.analyze`, its seven rules) recommends something,
-`diagnose --trace` raises the matching finding (docs/rules.md, "tb_plugin's rules as a floor").
+`diagnose --trace` raises the matching finding (docs/rules-measured.md, "tb_plugin's rules as a floor").
 
 The plugin's output on each trace is recorded in tb_plugin_reference.json
 (benchmarks/trace_tb_plugin_reference.py); the traces are the real ones of tests/trace/fixtures and

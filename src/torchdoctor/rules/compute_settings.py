@@ -19,7 +19,7 @@ from torchdoctor.rules.evidence import Evidence, known
 from torchdoctor.rules.outside import calls_outside, outside_fix, outside_text
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
-# Slow-downs measured on the zoo's models (docs/rules.md, "Measured constants"); best of 30 runs, CPU.
+# Slow-downs measured on the zoo's models (docs/rules-measured.md, "Measured constants"); best of 30 runs, CPU.
 ANOMALY_SLOWDOWN = 2.5  # forward+backward under anomaly mode (compute_anomaly's MLP)
 GRAD_MODE_SLOWDOWN = 1.07  # forward with autograd recording vs inference_mode (compute_grad_inference's MLP)
 MANY_TENSORS = 50  # parameter tensors before the per-tensor loop's overhead matters

@@ -3,7 +3,7 @@
 Moving CPU-bound loading into workers hides the step's wait only as far as free cores let the
 workers run; the whole wait disappears only with a free core for every worker it needs. A wait on
 storage or a sleep needs no core (TD-DATA-007's case), and then only the workers bound it.
-docs/rules.md, "Workers and free cores".
+docs/rules-measured.md, "Workers and free cores".
 """
 
 from __future__ import annotations
