@@ -14,10 +14,12 @@ from torchdoctor.workflow.diagnose import DiagnoseOutputs, diagnose_traces
 
 
 def _healthy_trace(path: Path) -> Path:
-    """A real profiler trace of a few steps of an MLP fed from memory (nothing waits, few operators)."""
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256))
+    """A real profiler trace of a few steps of an MLP fed from memory (nothing waits, few operators),
+    its matrix products large enough (about 0.1 s a step) that a loaded machine's slower dispatch
+    of its ~140 operators stays a few percent of the step."""
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 1024))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(128, 256)
+    x = torch.randn(256, 1024)
     with torch.profiler.profile() as prof:
         for _ in range(4):
             opt.zero_grad()

@@ -28,14 +28,14 @@ def _long_trace(path: Path, steps: int = 150_000) -> None:
     path.write_bytes(orjson.dumps({"traceEvents": events}))
 
 
-def _wait_until_reading(proc: subprocess.Popen[str], trace: Path) -> None:
-    """Until the process (or the child reading the trace's second half) has the trace open."""
+def _wait_until_reading(proc: subprocess.Popen[str], traces: Path) -> None:
+    """Until the process (or the child reading a trace's second half) has a trace in `traces` open."""
     process = psutil.Process(proc.pid)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         try:
             family = [process, *process.children(recursive=True)]
-            if any(f.path == str(trace) for p in family for f in p.open_files()):
+            if any(Path(f.path).parent == traces for p in family for f in p.open_files()):
                 return
         except psutil.Error:
             pass
@@ -45,12 +45,17 @@ def _wait_until_reading(proc: subprocess.Popen[str], trace: Path) -> None:
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)])
 def test_a_trace_only_diagnosis_ends_at_once_on_a_stop(tmp_path, sig, status):
-    trace = tmp_path / "long.json"
-    _long_trace(trace)
-    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--no-save", "--trace", str(trace)]
+    # Twelve ranks read one after the other (`--jobs 1`): the stop arrives while the first is read,
+    # however fast this machine reads one (150k steps: 1-2 s on a quiet core, half a minute loaded).
+    traces = tmp_path / "ranks"
+    traces.mkdir()
+    _long_trace(traces / "rank-0.json")
+    for rank in range(1, 12):
+        (traces / f"rank-{rank}.json").hardlink_to(traces / "rank-0.json")
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--no-save", "--jobs", "1", "--trace", str(traces)]
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_until_reading(proc, trace)
+        _wait_until_reading(proc, traces)
         assert proc.poll() is None, "the analysis ended before the stop was sent"
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=120)  # held, it would run the whole analysis and exit 0

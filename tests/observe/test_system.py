@@ -61,5 +61,17 @@ def test_a_window_shorter_than_the_interval_still_has_a_sample_after_it_when_the
     sampler.mark_window_start()
     sampler.mark_window_end()
     sampler.stop()
+    t = sampler.columns["t_s"][-1]
+    assert t >= sampler.window[1] and sampler.columns["rss_bytes"][-1] > 0
+
+
+def test_a_window_shorter_than_the_interval_gets_a_sample_of_its_own():
+    sampler = SystemSampler(60.0)
+    sampler.start()
+    sampler.mark_window_start()
+    sampler.mark_window_end()
     (t,) = sampler.columns["t_s"]
-    assert t >= sampler.window[1] and sampler.columns["rss_bytes"][0] > 0
+    assert sampler.window[0] <= t <= sampler.window[1]
+    assert sampler.window_other_cpu_cores() is not None  # read from the window's own sample
+    sampler.stop()
+    assert sampler.to_dict()["summary"]["num_samples"] == 1  # the stop's last sample is after the window

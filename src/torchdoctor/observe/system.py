@@ -94,6 +94,7 @@ class SystemSampler:
         self.window: tuple[float, float] | None = None
         self._window_start: float | None = None
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="torchdoctor-system", daemon=True)
         self._proc = psutil.Process()
         self.logical_cores = psutil.cpu_count()  # the cores psutil.cpu_percent's machine figure is of
@@ -112,8 +113,15 @@ class SystemSampler:
         self._window_start = time.perf_counter() - self._t0
 
     def mark_window_end(self) -> None:
-        if self._window_start is not None:
-            self.window = (self._window_start, time.perf_counter() - self._t0)
+        """End the timed window; a window shorter than the interval gets a sample of its own, taken
+        now, so that what is read of the window during the run (the probes) and from the Record at
+        its end are the same samples."""
+        if self._window_start is None:
+            return
+        times = self.columns["t_s"]
+        if not times or times[-1] < self._window_start:
+            self._sample_once()
+        self.window = (self._window_start, time.perf_counter() - self._t0)
 
     def window_children_cpu_cores(self) -> float | None:
         """The cores the child processes (DataLoader workers) kept busy over the timed window, as the
@@ -150,17 +158,19 @@ class SystemSampler:
         if self._thread.is_alive():
             self._thread.join(timeout=2 * self.interval_s + 1)
         if not self._thread.is_alive() and self._thread.ident is not None:
+            self._sample_once()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample_once()
+
+    def _sample_once(self) -> None:
+        """One sample, from the sampler's thread or another (one at a time)."""
+        with self._lock:
             try:
                 self._sample()
             except (psutil.Error, OSError):
                 pass  # a child that just exited, or a counter we may not read
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self._sample()
-            except (psutil.Error, OSError):
-                continue  # a child that just exited, or a counter we may not read
 
     @staticmethod
     def _disk_read() -> int:
