@@ -4,7 +4,9 @@ that follows from what ran: TD-COMP-013's words.
 
 A call is named when it is the script's (made by a frame of its files), outside every module's
 forward, and not one of the step's own parts (a module call, a `backward()` the backward phase
-times, the optimizer, the DataLoader, torchdoctor's hooks), and takes NAMED_SHARE of the profiled step or more.
+times, the optimizer, the DataLoader, torchdoctor's hooks, a loss function of
+`torch.nn.functional`: the step's objective, which TD-COMP-013 does not count as time outside the
+model either), and takes NAMED_SHARE of the profiled step or more.
 """
 
 from __future__ import annotations
@@ -67,6 +69,28 @@ class Ran:
                 "share_fraction": round(self.share, 4)}
 
 
+#: `torch.nn.functional`'s losses not named `*_loss`.
+_LOSSES = frozenset({"cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"})
+
+
+def is_loss(callee: str) -> bool:
+    """Whether `callee` is a loss function of `torch.nn.functional`: the step's objective, part of its
+    forward computation, though called outside the model's module."""
+    prefix = "torch.nn.functional."
+    name = callee[len(prefix):] if callee.startswith(prefix) else ""
+    return bool(name) and (name.endswith("_loss") or name in _LOSSES)
+
+
+def loss_share(ev: Evidence) -> float:
+    """The share of the profiled step in loss functions called outside the model (0 without the
+    probe's calls): the step's own work, which the phases leave outside forward."""
+    try:
+        calls, step_s = ev.script_calls()
+    except MissingEvidence:
+        return 0.0
+    return min(1.0, sum(c["wall_s"] for c in calls["calls"] if not c["in_model"] and is_loss(c["callee"])) / step_s)
+
+
 def calls_outside(ev: Evidence) -> list[Ran]:
     """The longest calls the script made outside the model (module docstring), longest first;
     none without the probe's calls."""
@@ -75,7 +99,7 @@ def calls_outside(ev: Evidence) -> list[Ran]:
     except MissingEvidence:
         return []
     ran = [Ran(c["callee"], c["caller"], c["count"], share_of_step(calls, step_s, c)) for c in calls["calls"]
-           if not c["in_model"] and not c["callee"].startswith(_STEP_PARTS)]
+           if not c["in_model"] and not c["callee"].startswith(_STEP_PARTS) and not is_loss(c["callee"])]
     return sorted((r for r in ran if r.share >= NAMED_SHARE), key=lambda r: -r.share)[:MAX_NAMED]
 
 
