@@ -144,7 +144,8 @@ def test_regression_pattern_is_diagnosed_as_per_step_python_work(tmp_path: Path,
     assert record.step_detection == "backward"  # no optimizer object: steps are backward calls
     assert not any(f.layer in ("data", "memory", "scale") for f in record.findings), summary(record)
     # TD-COMP-031 is the machine, not the script: beside the other test worker its threads compete.
-    expected = ("TD-COMP-013", "TD-COMP-003", "TD-COMP-031")
+    # TD-COMP-025, on a quiet machine: its tiny operators run below this CPU's peak (12% of the step).
+    expected = ("TD-COMP-013", "TD-COMP-003", "TD-COMP-031", "TD-COMP-025")
     assert all(f.id in expected or f.severity == "info" for f in record.findings), summary(record)
 
 
