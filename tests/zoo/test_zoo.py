@@ -119,9 +119,12 @@ def test_a_healthy_workload_has_no_warning_the_run_did_not_measure(name: str, tm
     """Healthy means no known problem, not nothing to win: compiling healthy_cnn's step measures about
     x1.6 on a CPU (fused BatchNorm and ReLU, a faster max-pool; its docstring). When the run's estimate
     reaches the compile probe (seen in CI beside another test worker, where it measured x2.06), the
-    claim is a measurement of this run, not a false alarm; an estimate alone must stay quiet."""
+    claim is a measurement of this run, not a false alarm; an estimate alone must stay quiet. So may
+    the generic speed-of-light finding, on a quiet machine: it names that very gap (healthy_cnn's
+    max-pool and BatchNorm memory-bound below this CPU's bandwidth, 15-21% claimed where compiling
+    measures about 37%), claiming less than the fix measures."""
     record = diagnosed(workload_path(name), tmp_path, server)
-    loud = [f for f in record.findings if f.severity != "info"]
+    loud = [f for f in record.findings if f.severity != "info" and f.id != UNEXPLAINED_ID]
     assert all(measured_faster(f) for f in loud), summary(record)
 
 
