@@ -53,7 +53,9 @@ def test_a_trace_only_diagnosis_ends_at_once_on_a_stop(tmp_path, sig, status):
     for rank in range(1, 12):
         (traces / f"rank-{rank}.json").hardlink_to(traces / "rank-0.json")
     command = [sys.executable, "-m", "torchdoctor", "diagnose", "--no-save", "--jobs", "1", "--trace", str(traces)]
-    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT as a shell leaves it: a pytest-xdist worker ignores it, and its children inherit that.
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_until_reading(proc, traces)
         assert proc.poll() is None, "the analysis ended before the stop was sent"
