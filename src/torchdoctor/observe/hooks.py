@@ -329,12 +329,14 @@ class Instrumentation:
             return result
 
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
+            if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
+                inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
 
         def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
-            inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
+            if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
+                inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
             return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
 
         self._patch(torch.Tensor, "backward", tensor_backward)
