@@ -75,3 +75,13 @@ def test_operator_times_take_the_device_clock_where_the_device_was_profiled():
     assert (clock, total, ops) == ("device", 400.0, [["aten::mm", 300.0]])
     clock, total, ops = operator_times([Avg("aten::mm", 10.0, 0.0), Avg("aten::add", 50.0, 0.0)], top=5)
     assert (clock, total, ops) == ("cpu", 60.0, [["aten::add", 50.0], ["aten::mm", 10.0]])
+
+
+def test_the_written_total_is_never_less_than_the_written_operator_times():
+    class Avg:
+        def __init__(self, key, cpu):
+            self.key, self.self_cpu_time_total, self.self_device_time_total = key, cpu, 0.0
+
+    # Each time rounds up by 0.04 µs: a total rounded on its own would be 0.2 µs short of its parts.
+    _, total, ops = operator_times([Avg(f"aten::op{i}", 10.06) for i in range(5)], top=5)
+    assert sum(us for _, us in ops) <= total

@@ -42,9 +42,10 @@ def operator_times(averages: Any, top: int) -> tuple[str, float, list[list[Any]]
     clock = "device" if on_device else "cpu"
     times = [(str(avg.key), device_us(avg) if on_device else float(avg.self_cpu_time_total)) for avg in averages
              if not getattr(avg, "is_user_annotation", False)]  # record_function ranges are no operators
-    times = [t for t in times if t[1] > 0]
+    # Rounded before they are summed: the written total is then never less than its written parts.
+    times = [(name, round(us, 1)) for name, us in times if us > 0]
     times.sort(key=lambda t: -t[1])
-    return clock, sum(t[1] for t in times), [[name, round(us, 1)] for name, us in times[:top]]
+    return clock, round(sum(t[1] for t in times), 1), [[name, us] for name, us in times[:top]]
 
 
 class PeriodicProfiler:
@@ -88,7 +89,7 @@ class PeriodicProfiler:
         # The step in progress (index `count`) carries the stop and the summary: it is the window's too.
         self.watch.event({"profile": {"first": self._first, "last": self.watch.count,
                                       "t_us": self._start_us, "steps": self.steps, "clock": clock,
-                                      "total_us": round(total_us, 1), "ops": ops}})
+                                      "total_us": total_us, "ops": ops}})
         self.watch.window_done()
 
     def close(self) -> None:
