@@ -15,6 +15,7 @@ from typing import Any
 from torchdoctor.trace.analyses.collectives import lateness
 from torchdoctor.trace.analyses.rank_steps import slow_steps, step_matrix
 from torchdoctor.trace.analyses.ranks import rank_summary
+from torchdoctor.trace.analyses.slow_devices import slow_devices
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.gather import Progress, gather_ranks
 from torchdoctor.trace.job import job_ranks
@@ -88,14 +89,17 @@ def analyse_traces(
 def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:
     """The cross-rank figures: per-rank medians (analyses/ranks.py) and, with two or more ranks, the
     step matrix and the ranks slow at one step (analyses/rank_steps.py) and the lateness at each
-    collective (analyses/collectives.py)."""
+    collective (analyses/collectives.py) and the ranks whose kernels ran slower on the same work
+    (analyses/slow_devices.py)."""
     sections = [r.section for r in kept]
     summary = rank_summary([_rank_figures(s) for s in sections])
     if len(kept) < 2:
         return summary
-    matrix = step_matrix([s["rank"] for s in sections], [r.step_walls for r in kept])
+    ranks = [s["rank"] for s in sections]
+    matrix = step_matrix(ranks, [r.step_walls for r in kept])
     return {**summary, "step_matrix": matrix, "slow_steps": slow_steps(matrix),
-            "collectives": lateness([s["rank"] for s in sections], [r.collectives for r in kept])}
+            "collectives": lateness(ranks, [r.collectives for r in kept]),
+            "slow_devices": slow_devices(ranks, [r.kernel_groups for r in kept])}
 
 
 def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:

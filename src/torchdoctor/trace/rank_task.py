@@ -5,7 +5,8 @@ A worker loads the whole trace (its memory bounded as in trace/loader.py) and se
 rank's section (trace/rank.py: figures per step and over the selection, not events), its steps'
 numbers and wall times (two numbers a step), its drawn step timelines (capped:
 trace/analyses/timeline.py), its collectives' operations and durations
-(trace/analyses/collectives.py: two numbers a kernel) and the facts that say which job it belongs
+(trace/analyses/collectives.py: two numbers a kernel), its computation kernels' groups with the
+most device time (trace/analyses/slow_devices.py: at most 32 names and three numbers each) and the facts that say which job it belongs
 to; the events stay in the worker, so the caller's memory grows with the ranks' summaries only.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from torchdoctor.trace.analyses.collectives import RankCollectives, rank_collectives
 from torchdoctor.trace.analyses.rank_steps import StepWalls
+from torchdoctor.trace.analyses.slow_devices import KernelGroups, kernel_groups
 from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.events import Trace
@@ -43,6 +45,7 @@ class RankResult:
     rank_timeline: dict[str, Any] | None  # this rank's timeline among several (shared cap)
     collectives: RankCollectives  # its communication kernels: operation and duration, in order
     step_walls: StepWalls  # every analysed step's number and wall time, listed in the section or not
+    kernel_groups: KernelGroups  # its computation kernels' groups with the most device time
 
 
 def analyse_file(task: RankTask) -> RankResult:
@@ -53,7 +56,8 @@ def analyse_file(task: RankTask) -> RankResult:
     first, rank = None, None
     if config.timeline:
         first, rank = _timelines(trace, task)
-    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace), walls)
+    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace), walls,
+                      kernel_groups(trace))
 
 
 def _timelines(trace: Trace, task: RankTask) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:

@@ -37,6 +37,7 @@ class MultiRank(Keyed):
     step_matrix: dict[str, Any] | None = None  # with two or more ranks (analyses/rank_steps.py)
     slow_steps: dict[str, Any] | None = None
     collectives: dict[str, Any] | None = None  # lateness at each collective (analyses/collectives.py)
+    slow_devices: dict[str, Any] | None = None  # kernels slower on the same work (analyses/slow_devices.py)
 
     @property
     def compared(self) -> bool:
