@@ -81,7 +81,15 @@ def make_job(target: Path, ranks: int, mb: float, shape: JobShape = JobShape()) 
     for rank in range(ranks):
         doc = _rank_doc(base, rank, ranks, random.Random(rank), shape)
         events = [{k: v for k, v in e.items() if k != "_dur"} for e in doc["traceEvents"]]
-        (target / f"rank-{rank:04d}.json").write_bytes(orjson.dumps({**doc, "traceEvents": events}))
+        (target / f"rank-{rank:04d}.json").write_bytes(_kineto_bytes({**doc, "traceEvents": events}))
+
+
+def _kineto_bytes(doc: dict) -> bytes:
+    """`doc` as JSON with `distributedInfo` first and spaced as Kineto writes it (`"rank": 5`):
+    HolisticTraceAnalysis finds a file's rank with the pattern `"rank":\\s+(\\d+)` in its first
+    bytes, and takes every file without a match for rank 0."""
+    rest = orjson.dumps({k: v for k, v in doc.items() if k != "distributedInfo"})
+    return b'{"distributedInfo": ' + json.dumps(doc["distributedInfo"]).encode() + b", " + rest[1:]
 
 
 def measure(folder: Path, ranks: int, jobs: int, cluster: str | None) -> dict:

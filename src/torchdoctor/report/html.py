@@ -30,7 +30,7 @@ from torchdoctor.distributed.section import DistributedSection
 from torchdoctor.environment import Environment
 from torchdoctor.jsonfields import Keyed, readable
 from torchdoctor.report.accounting_html import accounting_view
-from torchdoctor.report.rank_heatmap import rank_step_heatmap
+from torchdoctor.report.rank_heatmap import rank_step_heatmap, slow_device_rows
 from torchdoctor.report.distributed_html import rank_bars
 from torchdoctor.report.whole_run_html import whole_run_view
 from torchdoctor.rules import all_rules
@@ -115,6 +115,10 @@ def _heatmap(trace: TraceSummary | None) -> dict[str, Any] | None:
     return rank_step_heatmap(trace.multi_rank.step_matrix) if trace is not None else None
 
 
+def _slow_devices(trace: TraceSummary | None) -> dict[str, Any] | None:
+    return slow_device_rows(trace.multi_rank.slow_devices) if trace is not None else None
+
+
 def _first_rank(record: Record) -> RankSummary | None:
     trace = _trace(record)
     return trace.ranks[0] if trace is not None and trace.ranks else None
@@ -196,7 +200,7 @@ class HtmlRenderer:
             accounting=accounting_view(record, len(all_rules())),
             environment=environment_sections(record), warnings=record.warnings, caveats=record_caveats(record),
             memory=record.memory is not None,
-            timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), record_json=script_json(record.to_dict()),
+            timeline=_has_timeline(_trace(record)), heatmap=_heatmap(_trace(record)), slow_devices=_slow_devices(_trace(record)), record_json=script_json(record.to_dict()),
             whole_run=whole_run, whole_run_json=script_json(whole_run),
             css=Markup(_static("report.css")), code_css=Markup(_FORMATTER.get_style_defs(".code")),
             script=Markup(script), script_hash=digest,

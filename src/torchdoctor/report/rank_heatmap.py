@@ -48,3 +48,23 @@ def _shade(excess: float) -> str:
     """White at or under the median, towards red with the excess."""
     level = int(255 * (1 - min(max(excess, 0.0) / FULL_EXCESS, 1.0)))
     return f"rgb(255,{level},{level})"
+
+
+SLOW_DEVICE_ROWS = 8  # ranks listed under the map: the flagged ones first, then by median excess
+
+
+def slow_device_rows(slow_devices: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ranks whose kernels ran slowest on the same work (`multi_rank.slow_devices`), for the
+    table under the map: None when no kernel group was compared across ranks. Names are left to
+    the template's autoescaping."""
+    if not slow_devices or not slow_devices.get("groups_compared_count"):
+        return None
+    flagged = set(slow_devices.get("ranks", []))
+    by_rank = sorted(slow_devices.get("by_rank", []),
+                     key=lambda r: (r["rank"] not in flagged, -r["median_excess_fraction"]))  # fmt: skip
+    rows = [{"rank": r["rank"], "slow": r["rank"] in flagged, "median": f"{r['median_excess_fraction']:+.0%}",
+             "slower": f"{r['slower_groups_fraction']:.0%}"} for r in by_rank[:SLOW_DEVICE_ROWS]]  # fmt: skip
+    groups = [g["kernel"] + (f" (in {g['operator']})" if g.get("operator") else "") for g in slow_devices.get("groups", [])]
+    return {"threshold": f"{slow_devices['excess_threshold_fraction']:.0%}", "rows": rows,
+            "groups_count": slow_devices["groups_compared_count"], "groups": groups,
+            "left_out": [f"rank {e['rank']}: {e['reason']}" for e in slow_devices.get("left_out", [])]}  # fmt: skip

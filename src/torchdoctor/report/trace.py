@@ -29,6 +29,7 @@ def render_report(trace: TraceSummary, console: Console) -> None:
             f"stragglers: {markup(list(multi.stragglers) or 'none')}"
         )
         _render_cross_rank(multi.slow_steps or {}, multi.collectives or {}, console)
+        _render_slow_devices(multi.slow_devices or {}, console)
 
 
 def _render_cross_rank(slow_steps: dict[str, Any], collectives: dict[str, Any], console: Console) -> None:
@@ -46,6 +47,24 @@ def _render_cross_rank(slow_steps: dict[str, Any], collectives: dict[str, Any], 
                  f"{top.get('waited_us', 0.0) / 1e3:.1f} ms") if top else ""
         console.print(f"[bold]collectives[/]: {markup(collectives['matched_count'])} matched; most often last: "
                       f"rank {markup(last['rank'])} ({markup(last['count'])} times){worst}")
+
+
+def _render_slow_devices(slow: dict[str, Any], console: Console) -> None:
+    """The ranks whose computation kernels ran slower than the others' on the same work, with the
+    kernel group that carries the most device time (docs/trace.md, `slow_devices`)."""
+    if not slow.get("groups_compared_count"):
+        return
+    threshold = slow.get("excess_threshold_fraction", 0.0)
+    by_rank = {r["rank"]: r for r in slow.get("by_rank", [])}
+    found = ", ".join(f"rank {markup(r)} (median +{by_rank[r]['median_excess_fraction']:.0%}, "
+                      f"{by_rank[r]['slower_groups_fraction']:.0%} of groups)" for r in slow.get("ranks", []))
+    console.print(f"[bold]slow devices[/] (kernels >{threshold:.0%} slower than the other ranks' on most of "
+                  f"{markup(slow['groups_compared_count'])} shared kernel groups): {found or 'none'}")
+    top = (slow.get("groups") or [{}])[0]
+    if top:
+        console.print(f"  heaviest group: {markup(top.get('kernel', ''), one_line=True, limit=60)}")
+    for left in slow.get("left_out", [])[:5]:
+        console.print(f"  rank {markup(left['rank'])} not compared: {markup(left['reason'], one_line=True)}")
 
 
 def _render_rank(section: RankSummary, console: Console) -> None:

@@ -280,3 +280,46 @@ def find_unused_parameters_unneeded(ev: Evidence) -> Hit | None:
                    "model = DistributedDataParallel(model, device_ids=[local_rank])\n"
                    "# or, the same parameters used every step:\n"
                    "model = DistributedDataParallel(model, device_ids=[local_rank], static_graph=True)"))
+
+
+SLOW_DEVICE_PROBLEM = 0.30  # median kernel excess on the slow rank from which it is a problem
+
+
+@rule("TD-SCALE-017", "scale")
+def slow_device(ev: Evidence) -> Hit | None:
+    """A rank's GPU runs the same kernels slower than the other ranks' (`multi_rank.slow_devices`:
+    more than half of the kernel groups every rank runs, by kernel name and launching operator,
+    took over `excess_threshold_fraction` (15 %) longer there than the other ranks' median): a slow,
+    throttled or degraded GPU or node, which every synchronous collective waits for. A straggler
+    that waits or whose host is slow runs its kernels as fast as the others and is not one.
+    Warning; problem from a 30 % median excess. Upside: the slowest such rank's computation share
+    of its window times the share of its kernel time the excess is. HTA's per-rank kernel
+    comparison; the guides' distributed troubleshooting ("one rank's operators clearly longer")."""
+    slow = ev.multi_rank().slow_devices or {}
+    by_rank = {r["rank"]: r for r in slow.get("by_rank", [])}
+    flagged = [r for r in slow.get("ranks", []) if r in by_rank]
+    if not flagged:
+        return None
+    worst = max(flagged, key=lambda r: by_rank[r]["median_excess_fraction"])
+    excess = max(by_rank[worst]["median_excess_fraction"], 0.0)
+    share = _compute_share(ev, worst)
+    return Hit(severity_at(excess, 0.0, SLOW_DEVICE_PROBLEM) or "warning",
+               f"rank {worst}'s GPU runs the same kernels {excess:.0%} slower than the other ranks'",
+               share * excess / (1 + excess),
+               {"slow_device_ranks": flagged, "median_excess_fraction": round(excess, 4),
+                "slower_groups_fraction": round(by_rank[worst]["slower_groups_fraction"], 4),
+                "groups_compared_count": slow.get("groups_compared_count"), "compute_fraction": round(share, 4)},
+               "The same kernels, launched by the same operators, take longer on this rank than on the others: "
+               "its GPU is slower (clocks throttled by power or heat, a degraded part, another process on it) "
+               "or its node is (PCIe link, memory). Every collective waits for it, so the whole job runs at its pace.",
+               Fix("Check the slow rank's GPU and node (clocks, throttle reasons, temperature, ECC errors, other "
+                   "processes on it) and drain or replace it.",
+                   "nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE,ECC  # on the slow rank's node"))
+
+
+def _compute_share(ev: Evidence, rank: int) -> float:
+    """The computation share of `rank`'s trace window (0 where its section has no device figures)."""
+    for section in ev.trace_ranks():
+        if section.rank == rank and section.device is not None:
+            return section.device.temporal.compute_fraction or 0.0
+    return 0.0
