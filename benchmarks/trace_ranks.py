@@ -70,9 +70,9 @@ def _rank_doc(base: dict, rank: int, ranks: int, rng: random.Random, shape: JobS
     return base
 
 
-def make_job(target: Path, ranks: int, mb: float, shape: JobShape = JobShape()) -> None:
+def make_job(target: Path, ranks: int, mb: float, shape: JobShape = JobShape(), source: Path = SOURCE) -> None:
     target.mkdir(parents=True, exist_ok=True)
-    generate(SOURCE.resolve(), target / "base.json", int(mb * 1e6))
+    generate(source.resolve(), target / "base.json", int(mb * 1e6))
     base = orjson.loads((target / "base.json").read_bytes())
     (target / "base.json").unlink()
     for event in base["traceEvents"]:
@@ -131,10 +131,11 @@ def main() -> None:
     parser.add_argument("--cluster", default=None, help="a Dask scheduler's address, or local")
     parser.add_argument("--slow-device", type=int, default=None, help="this rank's compute kernels x1.3")
     parser.add_argument("--plain", action="store_true", help="unmodified copies: no jitter, straggler or late rank")
+    parser.add_argument("--source", type=Path, default=SOURCE, help="the real trace replicated")
     args = parser.parse_args()
     if args.action == "generate":
         shape = JobShape(None, None, args.slow_device, False) if args.plain else JobShape(slow_device=args.slow_device)
-        make_job(args.folder, args.ranks, args.mb, shape)
+        make_job(args.folder, args.ranks, args.mb, shape, args.source)
     else:
         print(json.dumps(measure(args.folder, args.ranks, args.jobs, args.cluster)))
 
