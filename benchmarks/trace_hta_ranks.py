@@ -147,6 +147,21 @@ def main() -> None:
         mine = [r for r in results if r["who"] == who]
         print(json.dumps({"who": who, "runs": len(mine), "median_wall_s": statistics.median(r["wall_s"] for r in mine),
                           "median_tree_peak_rss_mb": statistics.median(r["tree_peak_rss_mb"] for r in mine)}))
+    print(json.dumps(agreement(results)))
+
+
+def agreement(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether every run named the same rank as the one that makes the others wait: HTA's
+    least-communication rank against torchdoctor's `least_comm_rank` and the rank most often last at
+    a collective; and what each named besides."""
+    hta = {r["least_comm_rank"] for r in results if r["who"] == "hta"}
+    ours = {r[key] for r in results if r["who"] != "hta" for key in ("least_comm_rank", "most_often_last_rank")}
+    return {"same_rank_waited_for": len(hta | ours) == 1, "hta_least_comm_rank": sorted(hta),
+            "torchdoctor_rank_waited_for": sorted(ours),
+            "hta_potential_stragglers": sorted({tuple(r.get("potential_stragglers", ())) for r in results
+                                                if r["who"] == "hta"}),
+            "torchdoctor_stragglers": sorted({tuple(r["stragglers"]) for r in results if r["who"] != "hta"}),
+            "torchdoctor_slow_devices": sorted({tuple(r["slow_devices"]) for r in results if r["who"] != "hta"})}
 
 
 if __name__ == "__main__":

@@ -76,7 +76,11 @@ def test_markup_escapes_tags_and_plain_and_cell_never_read_markup():
 def _trace_report() -> TraceSummary:
     section = {"rank": 0, "path": HOSTILE, "steps_count": 1, "step_us_median": 10.0, "breakdown_us": {"kernel_us": 1.0},
                "host": {"top_by_self_time": [{"name": HOSTILE, "count": 1, "self_us": 2.0}]}, "device": None}
-    return TraceSummary.from_dict({"warnings": [HOSTILE], "caveats": [HOSTILE], "ranks": [section], "multi_rank": {}})
+    slow = {"ranks": [1], "excess_threshold_fraction": 0.15, "groups_compared_count": 1, "left_out": [{"rank": 2, "reason": HOSTILE}],
+            "by_rank": [{"rank": 1, "median_excess_fraction": 0.3, "slower_groups_fraction": 1.0}],
+            "groups": [{"kernel": HOSTILE, "operator": HOSTILE, "median_us_over_ranks": 1.0}]}  # fmt: skip
+    multi = {"ranks_count": 2, "per_rank": [{"rank": 0}, {"rank": 1}], "stragglers": [], "slow_devices": slow}
+    return TraceSummary.from_dict({"warnings": [HOSTILE], "caveats": [HOSTILE], "ranks": [section], "multi_rank": multi})
 
 
 def _finding() -> dict:
