@@ -3,6 +3,7 @@ FSDP's all-gathers and reduce-scatters (its prefetching)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from torchdoctor.record import Record
@@ -37,3 +38,19 @@ def test_the_learning_rate_hint_states_the_global_batch_on_several_ranks_only() 
     assert finding.title == "4 ranks x batch 32 = global batch 128; lr 0.1"
     assert finding.evidence == {"world_size": 4, "per_rank_batch": 32, "global_batch": 128, "lr": 0.1}
     assert diagnose(Record.load(FIXTURES / "TD-SCALE-015" / "silent.json"), select=["TD-SCALE-015"]).findings == []
+
+
+def _imbalance_findings(slow_ranks: list[int], tmp_path: Path) -> list[str]:
+    data = json.loads((FIXTURES / "TD-SCALE-003" / "fires.json").read_text())
+    multi = data["trace"]["multi_rank"]
+    multi["per_rank"] = [{"rank": 0, "compute_us": 1000.0}, {"rank": 1, "compute_us": 1400.0}]
+    multi["slow_devices"] = {"ranks": slow_ranks, "by_rank": []}
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    return [f.id for f in diagnose(Record.load(path), select=["TD-SCALE-003"]).findings]
+
+
+def test_compute_imbalance_yields_when_the_busiest_rank_is_a_slow_device(tmp_path: Path) -> None:
+    assert _imbalance_findings([], tmp_path) == ["TD-SCALE-003"]
+    assert _imbalance_findings([0], tmp_path) == ["TD-SCALE-003"]  # the slow device is not the busiest rank
+    assert _imbalance_findings([1], tmp_path) == []  # its kernels run slower: balancing would not help

@@ -14,6 +14,7 @@ from torchdoctor.distributed.analysis import (STRAGGLER_EXPLANATION, STRAGGLER_F
                                               STRAGGLER_PROBLEM, STRAGGLER_WARNING, straggler_finding)
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, hit_of, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
+from torchdoctor.trace.summary.trace_summary import MultiRank
 
 COMM_WARNING, COMM_PROBLEM = 0.10, 0.30  # exposed (not overlapped) communication share of device time
 IMBALANCE_WARNING, IMBALANCE_PROBLEM = 0.10, 0.30  # (max - min) / max of compute over ranks
@@ -109,17 +110,26 @@ def _trace_straggler(ev: Evidence) -> Hit | None:
 @rule("TD-SCALE-003", "scale")
 def compute_imbalance(ev: Evidence) -> Hit | None:
     """Ranks do unequal amounts of compute (HTA per-rank compute); balancing brings the slowest rank
-    towards the mean. Guides: "a rank with markedly longer operators -> load imbalance"."""
+    towards the mean. Guides: "a rank with markedly longer operators -> load imbalance". Silent when
+    the rank with the most compute is a slow device (TD-SCALE-017): the same work runs slower there,
+    and balancing the work would not help."""
     multi = ev.multi_rank()
     imbalance = multi.compute_imbalance_fraction or 0.0
     severity = severity_at(imbalance, IMBALANCE_WARNING, IMBALANCE_PROBLEM)
-    if severity is None:
+    if severity is None or _most_compute_on_a_slow_device(multi):
         return None
     return Hit(severity, f"compute differs by {imbalance:.0%} between ranks", imbalance / 2,
                {"compute_imbalance_fraction": round(imbalance, 4), "per_rank": [r.to_dict() for r in multi.per_rank]},
                "Some ranks get more work (longer sequences, bigger shards) and the rest wait at each collective.",
                Fix("Balance the work per rank (length-bucketed sampling, even shards).",
                    "sampler = DistributedSampler(dataset, drop_last=True)  # plus length bucketing"))
+
+
+def _most_compute_on_a_slow_device(multi: MultiRank) -> bool:
+    """The rank with the most compute is one whose kernels run slower on the same work."""
+    slow = set((multi.slow_devices or {}).get("ranks", []))
+    timed = [r for r in multi.per_rank if r.compute_us is not None]
+    return bool(slow and timed) and max(timed, key=lambda r: r.compute_us or 0.0).rank in slow
 
 
 @rule("TD-SCALE-004", "scale", lint_topic="scale.data_parallel")
