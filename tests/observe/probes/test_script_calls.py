@@ -96,3 +96,34 @@ def test_scalar_reads_and_a_garbage_collection_outside_the_model_are_named_with_
 ])
 def test_a_callee_is_named_as_the_user_wrote_it(recorded, name):
     assert callee_name(recorded) == name
+
+
+class Texts(torch.utils.data.Dataset):
+    def __len__(self) -> int:
+        return 1024
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return torch.tensor([len(w) for w in f"sample {i} of the texts".split()])
+
+
+def test_what_the_datasets_getitem_called_in_the_main_process_is_marked_as_loading():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    batches = iter(torch.utils.data.DataLoader(Texts(), batch_size=BATCH))
+    probe = OpCostProbe("cpu", None, ScriptFiles(str(HERE.parent)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(op_costs, "measure_peaks", lambda *_: {})
+        probe.begin()
+        done = False
+        while not done:
+            model(next(batches).float()).sum().backward()
+            opt.step()
+            done = probe.step_end()
+    calls = probe.to_dict()["script_calls"]
+    (split,) = _per_step(calls, "str.split", "__getitem__")
+    assert split["count"] == BATCH and split["in_loading"] and not split["in_model"]
+    loading = {c["caller"].rsplit(" ", 1)[1] for c in calls["calls"] if c["in_loading"]}
+    assert loading == {"(__getitem__)", "(<listcomp>)"}  # the dataset's code, not the step's
+    getitem = sum(s for label, s in calls["frames"].items() if label.endswith("(__getitem__)"))
+    assert 0 < calls["loading_s"] and getitem <= calls["loading_s"]

@@ -8,8 +8,10 @@ the script's function that called it names, per step, what ran and how often, in
 or outside it.
 
 The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
-each (callee, caller) the number of calls, their total wall time and whether the caller ran inside
-a module's forward; the wall time of the script's own frames (a function, a generator expression:
+each (callee, caller) the number of calls, their total wall time, whether the caller ran inside
+a module's forward and whether it ran inside the DataLoader's fetch (a `Dataset.__getitem__` and
+what it called, in the main process); the time of the fetch's outermost script frames (`loading_s`:
+what the script's dataset code took to load the step's batch); the wall time of the script's own frames (a function, a generator expression:
 its calls' time, inclusive); plus the number of calls of the outermost modules (the forwards) and the runs
 of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
 
@@ -27,6 +29,8 @@ from typing import Any, NamedTuple, Protocol
 MAX_CALLS = 24
 #: The autograd engine's entry point: one call per backward pass (`backward()`, `autograd.grad`).
 ENGINE_RUN = re.compile(r"^<built-in method run_backward of torch\._C\._EngineBase object")
+#: The DataLoader's fetch of one batch (`_MapDatasetFetcher.fetch`, `_IterableDatasetFetcher.fetch`).
+FETCH = re.compile(r"^torch/utils/data/_utils/fetch\.py\(\d+\): fetch$")
 MODULE_CALL = "nn.Module: "
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 _BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) object|function (?P<function>\S+))")
@@ -62,10 +66,10 @@ def callee_name(event_name: str) -> str:
 
 
 class _Group:
-    __slots__ = ("count", "wall_ns", "in_model", "drives")
+    __slots__ = ("count", "wall_ns", "in_model", "in_loading", "drives")
 
     def __init__(self) -> None:
-        self.count, self.wall_ns, self.in_model = 0, 0, False
+        self.count, self.wall_ns, self.in_model, self.in_loading = 0, 0, False, False
         self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
 
 
@@ -93,21 +97,36 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
         if label is not None:
             frames[label] += wall
             _driver_less(stack, wall, label)
+            counts["loading_ns"] += wall if _outermost_in_fetch(stack) else 0
         elif stack and stack[-1].label is not None:
             group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
             group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
-        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group))
+            group.in_loading = group.in_loading or any(o.fetch for o in stack)
+        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group, bool(FETCH.match(name))))
     return _value(groups, counts, frames, max(1, steps))
 
 
 class _Open(NamedTuple):
     """An event open on the tracer's stack: its end, its script label, whether it is a module call,
-    and the call group it was counted in (a call the script made directly)."""
+    the call group it was counted in (a call the script made directly), and whether it is the
+    DataLoader's fetch."""
 
     end_ns: int
     label: str | None
     module: bool
     group: _Group | None
+    fetch: bool = False
+
+
+def _outermost_in_fetch(stack: list[_Open]) -> bool:
+    """A script frame starting on `stack` is the first of the script's frames inside the DataLoader's
+    fetch (its `__getitem__`, its `collate_fn`): a fetch is open and no script frame lies above it."""
+    for opened in reversed(stack):
+        if opened.fetch:
+            return True
+        if opened.label is not None:
+            return False
+    return False
 
 
 def _driver_less(stack: list[_Open], wall_ns: int, label: str) -> None:
@@ -151,8 +170,9 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: 
     return {
         "forwards": counts["forwards"] / steps,
         "backward_passes": counts["backward_passes"] / steps,
+        "loading_s": counts["loading_ns"] / steps / 1e9,
         "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
-                   "in_model": g.in_model, "drives": g.drives}
+                   "in_model": g.in_model, "in_loading": g.in_loading, "drives": g.drives}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
         "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
     }
