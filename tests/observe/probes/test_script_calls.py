@@ -127,3 +127,34 @@ def test_what_the_datasets_getitem_called_in_the_main_process_is_marked_as_loadi
     assert loading == {"(__getitem__)", "(<listcomp>)"}  # the dataset's code, not the step's
     getitem = sum(s for label, s in calls["frames"].items() if label.endswith("(__getitem__)"))
     assert 0 < calls["loading_s"] and getitem <= calls["loading_s"]
+
+
+class Checkpointed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        return x
+
+
+def test_a_call_through_a_decorators_wrapper_is_named_after_the_function_it_wraps():
+    """`checkpoint` is wrapped by `torch._disable_dynamo`: the tracer sees the script call the
+    wrapper, which runs checks of its own and then the function."""
+    model = Checkpointed()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    probe = OpCostProbe("cpu", None, ScriptFiles(str(HERE.parent)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(op_costs, "measure_peaks", lambda *_: {})
+        probe.begin()
+        done = False
+        while not done:
+            model(torch.randn(BATCH, 8)).sum().backward()
+            opt.step()
+            done = probe.step_end()
+    calls = probe.to_dict()["script_calls"]
+    (checkpoints,) = _per_step(calls, "torch.utils.checkpoint.checkpoint", "forward")
+    assert checkpoints["count"] == 3 and checkpoints["in_model"]
+    assert not [c for c in calls["calls"] if c["callee"] == "torch._compile.inner"]

@@ -65,11 +65,19 @@ def callee_name(event_name: str) -> str:
     return event_name
 
 
+#: Decorators' pass-through wrappers (`torch._disable_dynamo` on `checkpoint`, `zero_grad`, ...): a
+#: call of one is named after the function it calls.
+WRAPPERS = frozenset({"torch._compile.inner", "torch._dynamo.eval_frame._fn",
+                      "torch.utils._contextlib.decorate_context"})
+
+
 class _Group:
-    __slots__ = ("count", "wall_ns", "in_model", "in_loading", "drives")
+    __slots__ = ("count", "wall_ns", "in_model", "in_loading", "drives", "wrapped", "wrapped_ns")
 
     def __init__(self) -> None:
         self.count, self.wall_ns, self.in_model, self.in_loading = 0, 0, False, False
+        self.wrapped: str | None = None  # the function a wrapper's calls ran (WRAPPERS), and its longest call
+        self.wrapped_ns = 0
         self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
 
 
@@ -93,29 +101,49 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
         label = _script_label(name, files)
         in_model = any(o.module for o in stack)
         _count_special(name, in_model, counts)
-        group = None
+        group, wrapped = None, None
         if label is not None:
             frames[label] += wall
             _driver_less(stack, wall, label)
             counts["loading_ns"] += wall if _outermost_in_fetch(stack) else 0
-        elif stack and stack[-1].label is not None:
+        else:
+            wrapped = _note_wrapped(stack, name, wall)
+        if label is None and stack and stack[-1].label is not None:
             group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
             group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
             group.in_loading = group.in_loading or any(o.fetch for o in stack)
-        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group, bool(FETCH.match(name))))
+        wrapper = (group or wrapped) is not None and callee_name(name) in WRAPPERS
+        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group or wrapped, bool(FETCH.match(name)),
+                           wrapper))
     return _value(groups, counts, frames, max(1, steps))
 
 
 class _Open(NamedTuple):
     """An event open on the tracer's stack: its end, its script label, whether it is a module call,
-    the call group it was counted in (a call the script made directly), and whether it is the
-    DataLoader's fetch."""
+    the call group it was counted in (a call the script made directly), whether it is the
+    DataLoader's fetch, and whether it is a call of a wrapper (WRAPPERS)."""
 
     end_ns: int
     label: str | None
     module: bool
     group: _Group | None
     fetch: bool = False
+    wrapper: bool = False
+
+
+def _note_wrapped(stack: list[_Open], name: str, wall_ns: int) -> _Group | None:
+    """A wrapper the script called (WRAPPERS) is named after the longest Python function it runs
+    (before it, a wrapper runs checks of its own); a wrapper it runs passes the naming on (returned:
+    the group that wrapper names)."""
+    parent = stack[-1] if stack else None
+    if parent is None or not parent.wrapper or parent.group is None or not _FRAME.match(name):
+        return None
+    callee = callee_name(name)
+    if callee in WRAPPERS:
+        return parent.group
+    if wall_ns > parent.group.wrapped_ns:
+        parent.group.wrapped, parent.group.wrapped_ns = callee, wall_ns
+    return None
 
 
 def _outermost_in_fetch(stack: list[_Open]) -> bool:
@@ -171,7 +199,7 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: 
         "forwards": counts["forwards"] / steps,
         "backward_passes": counts["backward_passes"] / steps,
         "loading_s": counts["loading_ns"] / steps / 1e9,
-        "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
+        "calls": [{"callee": g.wrapped or callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
                    "in_model": g.in_model, "in_loading": g.in_loading, "drives": g.drives}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
         "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
