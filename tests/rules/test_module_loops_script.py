@@ -24,5 +24,5 @@ def test_a_model_deep_copied_per_step_per_head_layers_and_per_sample_text_work_a
     (splits,) = [c for c in calls["calls"] if c["callee"] == "str.split"]
     assert splits["count"] == BATCH and splits["in_loading"] and splits["caller"].endswith("(__getitem__)")
     assert calls["loading_s"] > 0
-    (rebuilt,) = [f for f in record.findings if f.id == "TD-COMP-045"]  # a copy of 17 modules, a small forward
-    assert rebuilt.evidence["what"] == ["copies"]
+    # whether TD-COMP-044/045/TD-DATA-012 report them rests on shares of the step, which the machine's
+    # load moves: tests/rules/test_module_loops.py and test_data_getitem.py hold those on fixed values
