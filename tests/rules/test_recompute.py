@@ -30,3 +30,11 @@ def test_checkpointing_where_the_peak_nears_the_memory_or_without_checkpoint_cal
     assert _only(_checkpointed([blocks], peak_bytes=8 * GIB), "TD-MEM-007") is None
     plain = _call("nn.Module: Block", "model.py:30 (forward)", 6, 0.03, in_model=True)
     assert _only(_checkpointed([plain], peak_bytes=64 * 2**20), "TD-MEM-007") is None
+
+
+def test_a_checkpointed_block_of_the_scripts_own_costs_half_its_forward_frame_which_runs_twice():
+    blocks = {**_call("torch.utils.checkpoint.checkpoint", "model.py:41 (forward)", 8, 0.001, in_model=True),
+              "drives": "model.py:31 (forward)"}
+    record = _checkpointed([blocks], peak_bytes=64 * 2**20)
+    record.probes["op_costs"]["script_calls"]["frames"] = {"model.py:31 (forward)": 0.05}
+    assert _only(record, "TD-MEM-007").upside == 0.25  # 50 ms of block frames: 25 forward, 25 recompute

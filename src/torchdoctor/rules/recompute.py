@@ -11,6 +11,7 @@ wrapper; the peak from the memory window's breakdown.
 
 from __future__ import annotations
 
+from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, measured, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING
@@ -28,12 +29,20 @@ def _memory_bytes(ev: Evidence) -> tuple[int, str]:
     return measured(cpu.memory_bytes if cpu else None, "env.cpu.memory_bytes"), "the machine's"
 
 
+def _forward_s(calls: ScriptCallsValue, call: ScriptCall) -> float:
+    """The checkpointed forward's time a profiled step: the calls' own time, or, when they ran a
+    function of the script (a block's `forward`, `drives`), half that frame's time, since the frame
+    runs twice, in the forward and in the backward's recompute."""
+    driven = call.get("drives")
+    return calls["frames"].get(driven, 0.0) / 2 if driven else call["wall_s"]
+
+
 @rule("TD-MEM-007", "memory")
 def checkpointing_without_memory_pressure(ev: Evidence) -> Hit | None:
     """The model checkpoints activations (`torch.utils.checkpoint` calls in every profiled step)
     while the step's peak memory is under ROOM of the memory it lives in. Upside, estimated: the
-    checkpointed calls' share of the profiled step, the forward that the backward runs once more;
-    reported from REPORTED."""
+    checkpointed forward's share of the profiled step (`_forward_s`), what the backward runs once
+    more; reported from REPORTED."""
     calls, step_s = ev.script_calls()
     checkpointed = [c for c in calls["calls"] if c["callee"] in CHECKPOINTS]
     if not checkpointed:
@@ -42,7 +51,7 @@ def checkpointing_without_memory_pressure(ev: Evidence) -> Hit | None:
     total, whose = _memory_bytes(ev)
     if not total:
         raise MissingEvidence("the memory's size")
-    share = min(1.0, sum(c["wall_s"] for c in checkpointed) / step_s)
+    share = min(1.0, sum(_forward_s(calls, c) for c in checkpointed) / step_s)
     if peak / total >= ROOM or share < REPORTED:
         return None
     top = max(checkpointed, key=lambda c: c["wall_s"])
