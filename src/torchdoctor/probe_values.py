@@ -90,14 +90,16 @@ HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
 
 class ScriptCall(TypedDict):
     """Calls of one function (`callee`) made directly by one of the script's frames (`caller`,
-    `file:line (function)`), per recorded step: how many, their wall time, inside a module, and the
-    script's frame they ran (`drives`: a generator expression `sum(...)` consumed)."""
+    `file:line (function)`), per recorded step: how many, their wall time, inside a module, inside
+    the DataLoader's fetch (`in_loading`), and the script's frame they ran (`drives`: a generator
+    expression `sum(...)` consumed)."""
 
     callee: str
     caller: str
     count: float
     wall_s: float
     in_model: bool
+    in_loading: NotRequired[bool]
     drives: NotRequired[str | None]
 
 
@@ -106,6 +108,7 @@ class ScriptCallsValue(TypedDict):
 
     forwards: float
     backward_passes: float
+    loading_s: NotRequired[float]
     calls: list[ScriptCall]
     frames: dict[str, float]
 

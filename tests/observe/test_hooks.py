@@ -222,3 +222,26 @@ def test_a_forward_under_no_grad_is_an_evaluation_once_the_script_has_an_optimiz
         instrumentation.uninstall()
     assert instrumentation.optimizers_made == 1
     assert "counted_init" not in torch.optim.Optimizer.__init__.__qualname__  # uninstall undid the patch
+
+
+def test_a_deep_copy_of_an_observed_model_is_made_and_shares_the_hooks_instead_of_copying_them():
+    """`copy.deepcopy(model)` inside the loop (a frozen snapshot, an EMA model) works under
+    observation: the root module's hooks carry torchdoctor's state, which must not be copied."""
+    import copy
+
+    clock, instrumentation = _installed(warmup=1, timing=2)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(4):
+            snapshot = copy.deepcopy(model).requires_grad_(False)
+            x = torch.randn(8, 4)
+            loss = torch.nn.functional.mse_loss(model(x), snapshot(x))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finally:
+        instrumentation.uninstall()
+    assert clock.done and len(clock.samples) == 2
+    (hook,) = snapshot._forward_hooks.values()  # copied before uninstall, so still there
+    assert hook.method.__self__ is instrumentation

@@ -58,8 +58,29 @@ def _keep_out_of_dynamo() -> None:
         from torch._dynamo.eval_frame import skip_code
     except ImportError:  # a torch without it: the frames are only listed, nothing breaks
         return
-    for function in (Instrumentation._discover, Instrumentation._root_pre, Instrumentation._root_post):
+    for function in (Instrumentation._discover, Instrumentation._root_pre, Instrumentation._root_post,
+                     ModuleHook.__call__):
         skip_code(function.__code__)
+
+
+class ModuleHook:
+    """A hook torchdoctor registers on one of the script's modules: calling it calls `method`.
+
+    A deep copy of the module (`copy.deepcopy(model)`: an EMA model, a frozen snapshot) shares
+    the hook instead of copying it: a bound method would drag torchdoctor's whole state (locks
+    included, which cannot be copied) into the copy, and the copy's forwards are observed as the
+    original's are."""
+
+    __slots__ = ("method",)
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method = method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.method(*args, **kwargs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ModuleHook:
+        return self
 
 
 class Instrumentation:
@@ -381,8 +402,8 @@ class Instrumentation:
             self._first_root = module
         self.facts.add_root_module(module)
         handles = (
-            module.register_forward_pre_hook(self._root_pre, with_kwargs=True),
-            module.register_forward_hook(self._root_post, always_call=True),
+            module.register_forward_pre_hook(ModuleHook(self._root_pre), with_kwargs=True),
+            module.register_forward_hook(ModuleHook(self._root_post), always_call=True),
         )
         for handle in handles:
             self._undo.append(handle.remove)

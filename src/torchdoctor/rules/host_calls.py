@@ -35,7 +35,7 @@ GRADIENTS_AT_ONCE = Fix("Take the gradients in one call: batch the grad_outputs 
                         "create_graph=True)\n# or: torch.func.jacrev(f)(x)")
 
 
-def _capped(ev: Evidence, share: float, call: ScriptCall) -> float:
+def capped_outside(ev: Evidence, share: float, call: ScriptCall) -> float:
     """`share`, at most the timed steps' share outside the model, backward and optimizer when the
     calls ran there (the profiled step's Python is slowed by the tracer; the timed steps are not)."""
     if call["in_model"]:
@@ -85,7 +85,7 @@ def scalar_reads_per_element(ev: Evidence) -> Hit | None:
     if top["count"] < MANY_READS:
         return None
     loops = [r for r in reads.values() if r["count"] >= MANY_READS]
-    share = _capped(ev, sum(_element_loop_share(calls, step_s, r) for r in loops), top)
+    share = capped_outside(ev, sum(_element_loop_share(calls, step_s, r) for r in loops), top)
     return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
                f"{top['count']:.0f} tensor elements read one by one into Python each step, in {top['caller']}",
                share, {"scalar_reads_per_step": top["count"], "caller": top["caller"], "in_model": top["in_model"],
@@ -140,7 +140,7 @@ def repeated_backward_passes(ev: Evidence) -> Hit | None:
                GRADIENTS_AT_ONCE)
 
 
-def _batch_size(ev: Evidence) -> int:
+def median_batch(ev: Evidence) -> int:
     return int(statistics.median(ev.batch_sizes()))
 
 
@@ -152,7 +152,7 @@ def module_per_sample(ev: Evidence) -> Hit | None:
     step times (1 - 1/calls), what one call on the whole batch wins where the small calls are
     mostly per-call overhead."""
     calls, step_s = ev.script_calls()
-    batch = _batch_size(ev)
+    batch = median_batch(ev)
     if batch < MIN_BATCH:
         return None
     looped = [c for c in calls["calls"] if c["callee"].startswith(MODULE) and c["in_model"]

@@ -134,3 +134,20 @@ def test_on_cuda_the_peak_of_an_adamw_step_is_placed_in_its_backward():
     assert b.device.startswith("cuda") and b.phase == "backward"
     peak, optimizer_start = _peak_and_optimizer_points(tracker)
     assert peak < optimizer_start
+
+
+def test_a_frozen_copy_of_the_model_called_in_the_step_is_tracked_without_hooking_its_gradients():
+    """A snapshot made with `copy.deepcopy(model).requires_grad_(False)` and called in the step:
+    its parameters take no gradient hook (torch refuses one on a tensor that requires no grad)."""
+    import copy
+
+    model, optimizer, _ = _mlp_step()
+    snapshot = copy.deepcopy(model).requires_grad_(False)
+    tracker = StepMemoryTracker()
+    tracker.start(model, optimizer)
+    x = torch.randn(32, 64)
+    optimizer.zero_grad(set_to_none=True)
+    (model(x) - snapshot(x)).square().mean().backward()
+    optimizer.step()
+    b = tracker.stop()
+    assert b.reason is None and b.categories_bytes["gradients"] > 0

@@ -41,22 +41,27 @@ def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor) -
     return sum(1 for v in y.detach().flatten() if v.item() > 0)
 
 
-@pytest.fixture(scope="module")
-def calls() -> dict:
-    torch.manual_seed(0)
-    model = PerSample()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def _profiled(step) -> dict:
+    """The script calls of `step` run until the probe has recorded its steps."""
     probe = OpCostProbe("cpu", None, ScriptFiles(str(HERE.parent)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(op_costs, "measure_peaks", lambda *_: {})  # the machine's peaks: not what is tested here
         probe.begin()
         done = False
         while not done:
-            _step(model, opt, torch.randn(BATCH, 4, requires_grad=True))
+            step()
             done = probe.step_end()
     value = probe.to_dict()
     assert value is not None and value["complete"] and value["steps"] == ACTIVE
     return value["script_calls"]
+
+
+@pytest.fixture(scope="module")
+def calls() -> dict:
+    torch.manual_seed(0)
+    model = PerSample()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    return _profiled(lambda: _step(model, opt, torch.randn(BATCH, 4, requires_grad=True)))
 
 
 def _per_step(calls: dict, callee: str, function: str) -> list[dict]:
@@ -96,3 +101,47 @@ def test_scalar_reads_and_a_garbage_collection_outside_the_model_are_named_with_
 ])
 def test_a_callee_is_named_as_the_user_wrote_it(recorded, name):
     assert callee_name(recorded) == name
+
+
+class Texts(torch.utils.data.Dataset):
+    def __len__(self) -> int:
+        return 1024
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return torch.tensor([len(w) for w in f"sample {i} of the texts".split()])
+
+
+def test_what_the_datasets_getitem_called_in_the_main_process_is_marked_as_loading():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    batches = iter(torch.utils.data.DataLoader(Texts(), batch_size=BATCH))
+    calls = _profiled(lambda: model(next(batches).float()).sum().backward() or opt.step())
+    (split,) = _per_step(calls, "str.split", "__getitem__")
+    assert split["count"] == BATCH and split["in_loading"] and not split["in_model"]
+    loading = {c["caller"].rsplit(" ", 1)[1] for c in calls["calls"] if c["in_loading"]}
+    assert loading == {"(__getitem__)", "(<listcomp>)"}  # the dataset's code, not the step's
+    getitem = sum(s for label, s in calls["frames"].items() if label.endswith("(__getitem__)"))
+    assert 0 < calls["loading_s"] and getitem <= calls["loading_s"]
+
+
+class Checkpointed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        return x
+
+
+def test_a_call_through_a_decorators_wrapper_is_named_after_the_function_it_wraps():
+    """`checkpoint` is wrapped by `torch._disable_dynamo`: the tracer sees the script call the
+    wrapper, which runs checks of its own and then the function."""
+    model = Checkpointed()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    calls = _profiled(lambda: model(torch.randn(BATCH, 8)).sum().backward() or opt.step())
+    (checkpoints,) = _per_step(calls, "torch.utils.checkpoint.checkpoint", "forward")
+    assert checkpoints["count"] == 3 and checkpoints["in_model"]
+    assert not [c for c in calls["calls"] if c["callee"] == "torch._compile.inner"]

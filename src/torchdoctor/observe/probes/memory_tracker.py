@@ -102,6 +102,15 @@ def _tracker_class() -> type:
                 return "backward"
             return "forward" if set(self._mod_tracker.parents) - {"Global"} else "outside"
 
+        def _track_module_params_and_buffers(self, module: torch.nn.Module,
+                                             install_grad_hooks: bool = True) -> tuple[int, int]:
+            """MemTracker's, with gradient hooks only on a module whose parameters all require grad:
+            it hooks every parameter's gradient, and `register_hook` raises on a frozen one (a
+            snapshot made with `copy.deepcopy(model).requires_grad_(False)` called in the step). A
+            module mixing both loses its gradients' bytes here; its trainable submodules keep theirs."""
+            hooks = install_grad_hooks and all(p.requires_grad for p in module.parameters())
+            return super()._track_module_params_and_buffers(module, hooks)
+
         def _pre_fw_hook(self, module: torch.nn.Module, inputs: Any) -> None:
             try:
                 super()._pre_fw_hook(module, inputs)

@@ -8,8 +8,10 @@ the script's function that called it names, per step, what ran and how often, in
 or outside it.
 
 The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
-each (callee, caller) the number of calls, their total wall time and whether the caller ran inside
-a module's forward; the wall time of the script's own frames (a function, a generator expression:
+each (callee, caller) the number of calls, their total wall time, whether the caller ran inside
+a module's forward and whether it ran inside the DataLoader's fetch (a `Dataset.__getitem__` and
+what it called, in the main process); the time of the fetch's outermost script frames (`loading_s`:
+what the script's dataset code took to load the step's batch); the wall time of the script's own frames (a function, a generator expression:
 its calls' time, inclusive); plus the number of calls of the outermost modules (the forwards) and the runs
 of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
 
@@ -27,6 +29,8 @@ from typing import Any, NamedTuple, Protocol
 MAX_CALLS = 24
 #: The autograd engine's entry point: one call per backward pass (`backward()`, `autograd.grad`).
 ENGINE_RUN = re.compile(r"^<built-in method run_backward of torch\._C\._EngineBase object")
+#: The DataLoader's fetch of one batch (`_MapDatasetFetcher.fetch`, `_IterableDatasetFetcher.fetch`).
+FETCH = re.compile(r"^torch/utils/data/_utils/fetch\.py\(\d+\): fetch$")
 MODULE_CALL = "nn.Module: "
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<func>.*)$")
 _BUILTIN = re.compile(r"^<built-in (?:method (?P<method>\S+) of (?P<owner>\S+) object|function (?P<function>\S+))")
@@ -61,11 +65,19 @@ def callee_name(event_name: str) -> str:
     return event_name
 
 
+#: Decorators' pass-through wrappers (`torch._disable_dynamo` on `checkpoint`, `zero_grad`, ...): a
+#: call of one is named after the function it calls.
+WRAPPERS = frozenset({"torch._compile.inner", "torch._dynamo.eval_frame._fn",
+                      "torch.utils._contextlib.decorate_context"})
+
+
 class _Group:
-    __slots__ = ("count", "wall_ns", "in_model", "drives")
+    __slots__ = ("count", "wall_ns", "in_model", "in_loading", "drives", "wrapped", "wrapped_ns")
 
     def __init__(self) -> None:
-        self.count, self.wall_ns, self.in_model = 0, 0, False
+        self.count, self.wall_ns, self.in_model, self.in_loading = 0, 0, False, False
+        self.wrapped: str | None = None  # the function a wrapper's calls ran (WRAPPERS), and its longest call
+        self.wrapped_ns = 0
         self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
 
 
@@ -89,25 +101,60 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
         label = _script_label(name, files)
         in_model = any(o.module for o in stack)
         _count_special(name, in_model, counts)
-        group = None
+        group, wrapped = None, None
         if label is not None:
             frames[label] += wall
             _driver_less(stack, wall, label)
-        elif stack and stack[-1].label is not None:
+            counts["loading_ns"] += wall if _outermost_in_fetch(stack) else 0
+        else:
+            wrapped = _note_wrapped(stack, name, wall)
+        if label is None and stack and stack[-1].label is not None:
             group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
             group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
-        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group))
+            group.in_loading = group.in_loading or any(o.fetch for o in stack)
+        wrapper = (group or wrapped) is not None and callee_name(name) in WRAPPERS
+        stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group or wrapped, bool(FETCH.match(name)),
+                           wrapper))
     return _value(groups, counts, frames, max(1, steps))
 
 
 class _Open(NamedTuple):
     """An event open on the tracer's stack: its end, its script label, whether it is a module call,
-    and the call group it was counted in (a call the script made directly)."""
+    the call group it was counted in (a call the script made directly), whether it is the
+    DataLoader's fetch, and whether it is a call of a wrapper (WRAPPERS)."""
 
     end_ns: int
     label: str | None
     module: bool
     group: _Group | None
+    fetch: bool = False
+    wrapper: bool = False
+
+
+def _note_wrapped(stack: list[_Open], name: str, wall_ns: int) -> _Group | None:
+    """A wrapper the script called (WRAPPERS) is named after the longest Python function it runs
+    (before it, a wrapper runs checks of its own); a wrapper it runs passes the naming on (returned:
+    the group that wrapper names)."""
+    parent = stack[-1] if stack else None
+    if parent is None or not parent.wrapper or parent.group is None or not _FRAME.match(name):
+        return None
+    callee = callee_name(name)
+    if callee in WRAPPERS:
+        return parent.group
+    if wall_ns > parent.group.wrapped_ns:
+        parent.group.wrapped, parent.group.wrapped_ns = callee, wall_ns
+    return None
+
+
+def _outermost_in_fetch(stack: list[_Open]) -> bool:
+    """A script frame starting on `stack` is the first of the script's frames inside the DataLoader's
+    fetch (its `__getitem__`, its `collate_fn`): a fetch is open and no script frame lies above it."""
+    for opened in reversed(stack):
+        if opened.fetch:
+            return True
+        if opened.label is not None:
+            return False
+    return False
 
 
 def _driver_less(stack: list[_Open], wall_ns: int, label: str) -> None:
@@ -151,8 +198,9 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: 
     return {
         "forwards": counts["forwards"] / steps,
         "backward_passes": counts["backward_passes"] / steps,
-        "calls": [{"callee": callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
-                   "in_model": g.in_model, "drives": g.drives}
+        "loading_s": counts["loading_ns"] / steps / 1e9,
+        "calls": [{"callee": g.wrapped or callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
+                   "in_model": g.in_model, "in_loading": g.in_loading, "drives": g.drives}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
         "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
     }
