@@ -19,6 +19,7 @@ import statistics
 from typing import Any
 
 from torchdoctor.accounting.operators import is_matrix
+from torchdoctor.accounting.outside import computation_outside_s
 from torchdoctor.accounting.section import Accounting, CostCentre, Slice
 from torchdoctor.environment.system import SystemSection
 from torchdoctor.probe_values import OP_COSTS
@@ -41,7 +42,7 @@ LABELS = {
     "small_ops": "operators shorter than their dispatch cost",
     "syncs": "synchronising operators (waits for a device value)",
     "data_wait": "waiting for the next batch",
-    "outside_model": "time outside the model (the script's own code between steps)",
+    "outside_model": "time outside the model (the script's own Python and host work between steps)",
     "between_ops": "Python and framework time between operators",
     "device_beyond_ideal": "model time beyond the ideal (GPU kernels not timed here)",
 }
@@ -136,9 +137,17 @@ def _cpu_seconds(costs: dict[str, Any], ideal: float, step: float, data: float, 
                "memory_bound": memory - at_speed, "small_ops": kinds.get("small", 0.0) * scale,
                "syncs": kinds.get("sync", 0.0) * scale, "data_wait": data}
     rest = step - sum(seconds.values())
-    seconds["outside_model"] = min(outside, rest)
+    seconds["outside_model"] = min(max(0.0, outside - _computation_outside(costs)), rest)
     seconds["between_ops"] = rest - seconds["outside_model"]
     return seconds
+
+
+def _computation_outside(costs: dict[str, Any]) -> float:
+    """Seconds per step of the computation the script ran outside the model (accounting/outside.py):
+    its operators are in the operator slices already, and a loss is the step's work, so neither is
+    time outside the model."""
+    calls = (costs.get("script_calls") or {}).get("calls") or []
+    return sum(computation_outside_s(list(calls)))
 
 
 def _peak_notes(peaks: dict[str, Any], flops_by_dtype: dict[str, float]) -> tuple[str, ...]:

@@ -80,33 +80,40 @@ def alone_seconds(ops: Sequence[dict[str, Any]]) -> list[float | None]:
     """Per operator group (`name`, `inputs`: [[shape, dtype], ...]), the seconds one call takes
     alone on the same inputs (the median of its profiled calls after WARM, inclusive of the
     operators it calls), or None where it could not be replayed (module docstring)."""
-    calls: list[tuple[int, Any, list[Any]]] = []
-    for index, op in enumerate(ops[:MAX_REPLAYED]):
-        inputs = op.get("inputs") or []
-        function = _operator(str(op.get("name")))
-        args = rebuilt_args([s for s, _ in inputs], [d for _, d in inputs]) if function is not None else None
-        if args is not None:
-            calls.append((index, function, args))
     out: list[float | None] = [None] * len(ops)
-    if not calls:
-        return out
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        for index, seconds in _profiled(calls).items():
+        calls = []
+        for index, op in enumerate(ops[:MAX_REPLAYED]):
+            inputs = op.get("inputs") or []
+            function = _operator(str(op.get("name")))
+            args = rebuilt_args([s for s, _ in inputs], [d for _, d in inputs]) if function is not None else None
+            runs = _first_that_runs(function, args) if args is not None else None
+            if runs is not None:
+                calls.append((index, function, runs))
+        for index, seconds in (_profiled(calls) if calls else {}).items():
             out[index] = seconds
     return out
 
 
 def _profiled(calls: list[tuple[int, Any, list[Any]]]) -> dict[int, float]:
-    """{index: median seconds of one call} of the calls that ran, timed by torch.profiler."""
-    ran: list[int] = []
+    """{index: median seconds of one call}, timed by torch.profiler."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for index, function, args in calls:
-            try:
-                _repeat(index, function, args)
-                ran.append(index)
-            except Exception:  # noqa: BLE001 - any error of a rebuilt call: the operator is not replayed
-                continue
-    return _medians(prof.profiler.kineto_results.events(), set(ran))  # type: ignore[union-attr]
+            _repeat(index, function, args)
+    return _medians(prof.profiler.kineto_results.events())  # type: ignore[union-attr]
+
+
+def _first_that_runs(function: Any, args: list[Any]) -> list[Any] | None:
+    """`args`, or `args` less its trailing Scalars (keyword-only in the schema: an `addmm`'s beta
+    and alpha), whichever `function` accepts first; None when it accepts neither."""
+    tensors = max(i for i, a in enumerate(args) if isinstance(a, torch.Tensor)) + 1
+    for attempt in (args, args[:tensors]) if tensors < len(args) else (args,):
+        try:
+            function(*attempt)
+            return attempt
+        except Exception:  # noqa: BLE001 - any error of a rebuilt call: try the next, or not replayed
+            continue
+    return None
 
 
 def _repeat(index: int, function: Any, args: list[Any]) -> None:
@@ -120,7 +127,7 @@ def _repeat(index: int, function: Any, args: list[Any]) -> None:
             function(*args)
 
 
-def _medians(events: Sequence[Any], ran: set[int]) -> dict[int, float]:
+def _medians(events: Sequence[Any]) -> dict[int, float]:
     """The median duration of the operator inside each `torchdoctor.alone.N` range, the WARM first
     calls left out."""
     ranges: dict[int, list[tuple[int, int]]] = {}
@@ -133,8 +140,6 @@ def _medians(events: Sequence[Any], ran: set[int]) -> dict[int, float]:
                  and e.device_type() == torch.autograd.DeviceType.CPU)
     out: dict[int, float] = {}
     for index, spans in ranges.items():
-        if index not in ran:
-            continue
         durations = sorted(_outermost(ops, start, end) for start, end in sorted(spans)[WARM:])
         if durations and durations[len(durations) // 2] > 0:
             out[index] = durations[len(durations) // 2] / 1e9
