@@ -33,7 +33,7 @@ def test_an_operator_is_timed_alone_and_one_that_cannot_be_rebuilt_is_none():
     by_name = {op["name"]: op for op in ops}
     picked = [by_name[n] for n in ("aten::gelu", "aten::addmm", "aten::max_pool2d_with_indices")]
     gelu, addmm, pool = alone_seconds(picked)
-    assert gelu is not None and 0 < gelu < 0.05
+    assert gelu is not None and gelu > 0
     assert addmm is not None and addmm > 0  # beta and alpha are keyword-only: dropped, then it runs
     assert pool is None  # its kernel size is an int list the record does not keep
 
