@@ -43,20 +43,3 @@ def test_dense_math_at_the_top_stays_expected() -> None:
 
 def test_a_pooling_layer_at_the_top_is_the_networks_own_work() -> None:
     assert diagnose(_hot("aten::max_pool2d_with_indices"), select=["TD-COMP-004"]).findings == []
-
-
-def test_a_hot_operator_names_the_scripts_call_outside_the_model_that_ran_it() -> None:
-    record = _hot("aten::exponential_")
-    record.probes["op_costs"] = {"complete": True, "step_s": 0.01, "ops": [
-        {"name": "aten::exponential_", "self_s": 0.004, "count": 1, "source": "train.py:38 (main)"}],
-        "script_calls": {"forwards": 1, "backward_passes": 1, "frames": {}, "calls": [
-            {"callee": "multinomial", "caller": "train.py:38 (main)", "count": 1, "wall_s": 0.0046, "ops_s": 0.0045,
-             "in_model": False},
-            {"callee": "ones", "caller": "train.py:38 (main)", "count": 1, "wall_s": 0.001, "ops_s": 0.001,
-             "in_model": False}]}}
-    (finding,) = diagnose(record, select=["TD-COMP-004"]).findings
-    assert finding.title.endswith(", run by multinomial() called from train.py:38 (main)")
-    assert finding.evidence["call"] == {"callee": "multinomial", "caller": "train.py:38 (main)"}
-    record.probes["op_costs"]["script_calls"]["calls"][0]["in_model"] = True  # the model's own operator
-    (finding,) = diagnose(record, select=["TD-COMP-004"]).findings
-    assert "run by" not in finding.title

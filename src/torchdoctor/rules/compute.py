@@ -15,7 +15,6 @@ from torchdoctor.probe_values import COMPILE_SPEED
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.capabilities import gated_fix, precision_fix, run_precision
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.outside import call_running
 from torchdoctor.trace.summary.rank import OpFigures, RankSummary
 from torchdoctor.trace.summary.window import Window
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
@@ -258,10 +257,8 @@ def hot_operator(ev: Evidence) -> Hit | None:
     """One operator (not a matmul/conv/communication) takes an abnormal share of the step, in every
     profiled host step (a one-off stall inflates one step's operator, not all), and on the host with
     its slowest call counted at its other calls' mean (`_typical_self_us`): a stall is not a hot
-    operator. Where the operator-costs probe recorded the script's calls, the title names the call of
-    the script, outside the model, that ran the operator (rules/outside.py `call_running`: a
-    `torch.multinomial` runs `aten::exponential_`). Guides' key-metrics row "single operator
-    abnormally slow -> a non-optimal implementation"."""
+    operator. Guides' key-metrics row "single operator abnormally slow -> a non-optimal
+    implementation"."""
     rank = ev.profiled_rank()
     window_us = _median_step_us(rank) * max(1, rank.steps_count)
     if rank.has_device:
@@ -284,11 +281,7 @@ def hot_operator(ev: Evidence) -> Hit | None:
     evidence = {"operator": name, "operator_share_fraction": round(share, 4), "window_us": round(window_us, 1)}
     if _CONVERSION.match(name):
         return _conversion_hit(ev, severity, name, share, evidence)
-    call = call_running(ev, name)
-    if call is not None:
-        evidence["call"] = {"callee": call.callee, "caller": call.caller}
-    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step"
-               + (f", run by {call.label}" if call else ""), share, evidence,
+    return Hit(severity, f"one operator, {name}, takes {share:.0%} of the step", share, evidence,
                "An operator outside dense math rarely needs this much time; it is often a slow implementation "
                "or work that could be done once instead of every step.",
                Fix("Find the call in the profile and replace it (a fused/vectorised op, or compute it less often).",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torchdoctor.accounting.outside import BACKWARD_CALLS, STEP_PARTS, computation_outside_s, is_loss
-from torchdoctor.probe_values import OP_COSTS, ScriptCall, ScriptCallsValue
+from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, MissingEvidence
 from torchdoctor.rules.evidence import Evidence
 
@@ -25,8 +25,8 @@ LOOP_FRAME = 0.9  # a frame running this share of the profiled step or more is t
 #: Scalar reads of one tensor element to a Python number, per call.
 SCALAR_READS = frozenset({"Tensor.item", "Tensor.__float__", "Tensor.__int__", "Tensor.__bool__",
                           "Tensor.__index__"})
-__all__ = ["BACKWARD_CALLS", "SCALAR_READS", "call_running", "calls_outside", "computation_share", "outside_fix",
-           "outside_text", "share_of_step"]
+__all__ = ["BACKWARD_CALLS", "SCALAR_READS", "calls_outside", "computation_share", "outside_fix", "outside_text",
+           "share_of_step"]
 
 DEFAULT_FIX = Fix("Do what need not run every step (logging, metrics, evaluation) every N steps or in a "
                   "background thread, and per-element Python work on whole tensors.",
@@ -98,30 +98,6 @@ def calls_outside(ev: Evidence) -> list[Ran]:
 def _host_share(calls: ScriptCallsValue, step_s: float, call: ScriptCall) -> float:
     """`share_of_step` of a call less its torch operators' time: the Python and host work in it."""
     return max(0.0, share_of_step(calls, step_s, call) - call.get("ops_s", 0.0) / step_s)
-
-
-#: A call runs an operator when its operators' time holds this share of the operator's self time.
-RUNS_OPERATOR = 0.8
-
-
-def call_running(ev: Evidence, operator: str) -> Ran | None:
-    """The script's call outside the model that ran `operator`: among the calls made from the line
-    that runs the operator's largest group (the probe's `ops[].source`), the one whose operators'
-    time (`ops_s`) holds RUNS_OPERATOR of that operator's self time, the shortest such; None
-    without the probe's calls or where no call holds it (the operator runs inside the model)."""
-    try:
-        calls, step_s = ev.script_calls()
-    except MissingEvidence:
-        return None
-    groups = [o for o in (OP_COSTS.of(ev.record) or {}).get("ops") or [] if o.get("name") == operator]
-    if not groups:
-        return None
-    top = max(groups, key=lambda o: float(o.get("self_s") or 0.0))
-    self_s = sum(float(o.get("self_s") or 0.0) for o in groups if o.get("source") == top.get("source"))
-    holding = [c for c in calls["calls"] if c["caller"] == top.get("source") and not c["in_model"]
-               and not c["callee"].startswith(STEP_PARTS) and c.get("ops_s", 0.0) >= RUNS_OPERATOR * self_s > 0]
-    call = min(holding, key=lambda c: c.get("ops_s", 0.0), default=None)
-    return Ran(call["callee"], call["caller"], call["count"], share_of_step(calls, step_s, call)) if call else None
 
 
 def outside_text(ran: list[Ran]) -> str:
