@@ -17,8 +17,10 @@ Scored per problem:
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/blind_corpus.py [-k NAME] [--jobs 1]
         [--timeout 400] [--keep DIR] [--out results.md] [--corpus tests/field/blind_holdout]
+        [--only healthy|problems]
 
-`-k` keeps the problems whose name contains any of the given substrings (repeatable). Only
+`-k` keeps the problems whose name contains any of the given substrings (repeatable); `--only healthy` runs the twins alone (no recall), `--only problems`
+the problems alone (no false alarms). Only
 sequential runs are supported (`--jobs 1`): the scripts measure step time, and two diagnoses
 sharing the cores would disturb each other's findings.
 """
@@ -153,13 +155,20 @@ def summary(rows: list[dict]) -> str:
             f"runs without a Record: {errors}")
 
 
-def run_corpus(corpus: Path, problems: list[dict], timeout: float, keep: Path) -> list[dict]:
-    """Diagnose every problem and its twin, one after the other, printing progress."""
+NOT_RUN = Run((), 0.0, "not run")
+
+
+def run_corpus(corpus: Path, problems: list[dict], timeout: float, keep: Path,
+               only: str | None = None) -> list[dict]:
+    """Diagnose every problem and its twin (or only the ones of `only`: 'problems' or
+    'healthy'), one after the other, printing progress."""
     rows = []
     for problem in problems:
         name = problem["name"]
-        sick = diagnose(corpus / "problems" / f"{name}.py", keep / f"{name}.problem.json", timeout)
-        twin = diagnose(corpus / "healthy" / f"{name}.py", keep / f"{name}.healthy.json", timeout)
+        sick = NOT_RUN if only == "healthy" else \
+            diagnose(corpus / "problems" / f"{name}.py", keep / f"{name}.problem.json", timeout)
+        twin = NOT_RUN if only == "problems" else \
+            diagnose(corpus / "healthy" / f"{name}.py", keep / f"{name}.healthy.json", timeout)
         rows.append(score(problem, sick, twin))
         r = rows[-1]
         print(f"{name}: rank {r['rank']}, twin alarms {r['twin_alarms'] or 'none'} "
@@ -176,6 +185,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the table and summary here")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
                         help="corpus folder (problems/, healthy/, manifest.json)")
+    parser.add_argument("--only", choices=("problems", "healthy"),
+                        help="run only the problems or only the healthy twins")
     args = parser.parse_args()
     if args.jobs != 1:
         parser.error("only --jobs 1 is supported: parallel diagnoses disturb each other's timings")
@@ -187,7 +198,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         keep = args.keep or Path(tmp)
         keep.mkdir(parents=True, exist_ok=True)
-        rows = run_corpus(args.corpus.resolve(), problems, args.timeout, keep)
+        rows = run_corpus(args.corpus.resolve(), problems, args.timeout, keep, args.only)
     report = f"{table(rows)}\n\n{summary(rows)}\n"
     print(report)
     if args.out:

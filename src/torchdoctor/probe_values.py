@@ -90,14 +90,15 @@ HANDOFF: ProbeKey[HandoffValue] = ProbeKey("handoff")
 
 class ScriptCall(TypedDict):
     """Calls of one function (`callee`) made directly by one of the script's frames (`caller`,
-    `file:line (function)`), per recorded step: how many, their wall time, inside a module, inside
-    the DataLoader's fetch (`in_loading`), and the script's frame they ran (`drives`: a generator
-    expression `sum(...)` consumed)."""
+    `file:line (function)`), per recorded step: how many, their wall time, the part of it in torch
+    operators (`ops_s`), inside a module, inside the DataLoader's fetch (`in_loading`), and the
+    script's frame they ran (`drives`: a generator expression `sum(...)` consumed)."""
 
     callee: str
     caller: str
     count: float
     wall_s: float
+    ops_s: NotRequired[float]
     in_model: bool
     in_loading: NotRequired[bool]
     drives: NotRequired[str | None]

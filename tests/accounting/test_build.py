@@ -22,9 +22,10 @@ def _steps(wall: float, data: float, model: float, n: int = 4) -> list[StepSampl
                        optimizer_s=model * 0.1) for i in range(n)]
 
 
-def _op(name: str, self_s: float, flops: float = 0.0, moved: float = 0.0, count: float = 1.0) -> dict:
+def _op(name: str, self_s: float, flops: float = 0.0, moved: float = 0.0, count: float = 1.0,
+        alone_s: float | None = None) -> dict:
     return {"name": name, "dtype": "fp32", "shapes": "[256, 256]x[256, 256]", "count": count, "self_s": self_s,
-            "flops": flops, "bytes": moved, "source": "train.py:12 (forward)"}
+            "flops": flops, "bytes": moved, "source": "train.py:12 (forward)", "alone_s": alone_s}
 
 
 def _costs(ops: list[dict], by_kind: dict[str, float], peak: float | None = PEAK) -> dict:
@@ -76,6 +77,41 @@ def test_a_matmul_near_its_peak_is_a_healthy_cost_centre_and_a_slow_copy_is_not(
     assert mm.why == "compute-bound at 80% of this machine's fp32 peak: healthy"
     assert (copy.bound, copy.verdict) == ("memory", "below speed of light")
     assert copy.source == "train.py:12 (forward)"
+
+
+def test_a_memory_bound_operator_near_the_bandwidth_has_no_gap_and_one_five_times_off_has_four_fifths():
+    # 10 GB/s: 0.2 GB moved take 20 ms at the speed of light
+    near = account_record(_record(_costs([_op("aten::add", 0.02, moved=0.2e9)], {"memory": 0.02})))
+    assert _seconds(near)["memory_at_speed"] == pytest.approx(0.02) and _seconds(near)["memory_bound"] == 0
+    assert not {"memory_at_speed", "memory_bound"} & {s.kind for s in unexplained(explained(near, []))}
+    off = account_record(_record(_costs([_op("aten::add", 0.05, moved=0.1e9)], {"memory": 0.05})))
+    assert _seconds(off)["memory_at_speed"] == pytest.approx(0.01)
+    assert _seconds(off)["memory_bound"] == pytest.approx(0.04)
+    assert off.slices_sum_s == pytest.approx(off.step_s, rel=0.02)
+
+
+def test_an_operator_as_fast_as_alone_on_its_inputs_is_healthy_however_far_below_the_peak():
+    # a convolution at 5% of the fp32 peak, its call as fast as the same call alone: nothing to win back
+    conv = _op("aten::conv2d", 0.04, flops=0.04 * PEAK * 0.05, alone_s=0.036)
+    (centre,) = account_record(_record(_costs([conv], {"compute": 0.04}))).cost_centres
+    assert centre.verdict == "healthy" and centre.alone_fraction == pytest.approx(0.9)
+    assert centre.why == ("compute-bound at 5% of this machine's fp32 peak and 90% of its own speed alone "
+                          "on these inputs: healthy")
+    gelu = _op("aten::gelu", 0.05, moved=0.05e9, alone_s=0.01)  # 10% of the bandwidth, 5x its time alone
+    accounting = account_record(_record(_costs([gelu], {"memory": 0.05})))
+    assert accounting.cost_centres[0].verdict == "below speed of light"
+    assert _seconds(accounting)["memory_bound"] == pytest.approx(0.05 - 0.01)
+
+
+def test_the_computation_the_script_runs_outside_the_model_is_not_time_outside_it():
+    costs = _costs([_op("aten::cdist", 0.004, moved=1e6)], {"memory": 0.004})
+    costs["script_calls"] = {"forwards": 1, "backward_passes": 1, "frames": {}, "calls": [
+        {"callee": "torch.functional.cdist", "caller": "train.py:40 (main)", "count": 1, "wall_s": 0.005,
+         "ops_s": 0.004, "in_model": False},
+        {"callee": "print", "caller": "train.py:41 (main)", "count": 1, "wall_s": 0.003, "ops_s": 0.0,
+         "in_model": False}]}
+    seconds = _seconds(account_record(_record(costs)))  # 10 ms outside the phases, 4 ms of it cdist
+    assert seconds["outside_model"] == pytest.approx(0.006)
 
 
 def test_a_peak_that_could_not_be_measured_leaves_no_mfu_and_says_why():

@@ -39,3 +39,7 @@ def test_without_the_accounting_the_conversion_is_named_alone() -> None:
 
 def test_dense_math_at_the_top_stays_expected() -> None:
     assert diagnose(_hot("aten::mm"), select=["TD-COMP-004"]).findings == []
+
+
+def test_a_pooling_layer_at_the_top_is_the_networks_own_work() -> None:
+    assert diagnose(_hot("aten::max_pool2d_with_indices"), select=["TD-COMP-004"]).findings == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from torchdoctor.record import Record
 from torchdoctor.rules import diagnose
 
@@ -27,8 +29,10 @@ def _record(calls: list[dict], *, frames: dict | None = None, forwards: float = 
     return Record.from_dict(data)
 
 
-def _call(callee: str, caller: str, count: float, wall_s: float, in_model: bool = False) -> dict:
-    return {"callee": callee, "caller": caller, "count": count, "wall_s": wall_s, "in_model": in_model}
+def _call(callee: str, caller: str, count: float, wall_s: float, in_model: bool = False,
+          ops_s: float = 0.0) -> dict:
+    return {"callee": callee, "caller": caller, "count": count, "wall_s": wall_s, "in_model": in_model,
+            "ops_s": ops_s}
 
 
 def _only(record: Record, rule_id: str):
@@ -132,3 +136,11 @@ def test_the_loss_called_outside_the_model_is_the_steps_own_work_not_time_outsid
     logging = _call("print", "train.py:33 (main)", 1, 0.02)
     finding = _only(_record([loss, logging], other_s=0.05), "TD-COMP-013")
     assert finding.upside == 0.2 and finding.evidence["calls_outside"][0]["callee"] == "print"
+
+
+def test_torch_operators_called_outside_the_model_are_the_steps_computation_not_time_outside_it():
+    distances = _call("torch.functional.cdist", "train.py:30 (main)", 1, 0.032, ops_s=0.03)
+    assert _only(_record([distances], other_s=0.032), "TD-COMP-013") is None  # 2 ms of Python left
+    collect = _call("collect", "train.py:31 (main)", 1, 0.03)
+    finding = _only(_record([distances, collect], other_s=0.062), "TD-COMP-013")
+    assert finding.upside == pytest.approx(0.32) and finding.evidence["calls_outside"][0]["callee"] == "collect"

@@ -50,6 +50,13 @@ def test_matrix_products_near_the_peak_are_healthy_and_no_finding():
     assert "TD-COMP-025" not in _ids(_record([_mm(0.08, 0.8)], {"compute": 0.08}))
 
 
+def test_matrix_products_far_below_the_peak_but_as_fast_as_alone_on_their_shapes_are_no_finding():
+    slow_alone = {**_mm(0.06, 0.05), "alone_s": 0.05}  # a narrow product: the peak is out of its reach
+    assert "TD-COMP-025" not in _ids(_record([slow_alone], {"compute": 0.06}))
+    slower_in_step = {**_mm(0.06, 0.05), "alone_s": 0.01}  # six times its time alone: the step's
+    assert "TD-COMP-025" in _ids(_record([slower_in_step], {"compute": 0.06}))
+
+
 def test_a_busy_machine_gives_no_finding_and_the_accounting_says_why():
     record = _record([_mm(0.08, 0.05)], {"compute": 0.08}, machine_cpu_percent_mean=100.0,
                      process_cpu_percent_mean=20.0)

@@ -19,6 +19,7 @@ import statistics
 from typing import Any
 
 from torchdoctor.accounting.operators import is_matrix
+from torchdoctor.accounting.outside import computation_outside_s
 from torchdoctor.accounting.section import Accounting, CostCentre, Slice
 from torchdoctor.environment.system import SystemSection
 from torchdoctor.probe_values import OP_COSTS
@@ -35,11 +36,13 @@ TOP, SLICE_OPS = 5, 3
 LABELS = {
     "ideal": "ideal: the model's FLOPs at this machine's peak",
     "compute_below_peak": "compute-bound operators below their dtype's peak",
-    "memory_bound": "memory-bound operators (no FLOPs counted)",
+    "memory_at_speed": "memory-bound operators at their speed of light (bytes at the copy bandwidth, "
+                       "or as fast as alone)",
+    "memory_bound": "memory-bound operators below their speed of light (no FLOPs counted)",
     "small_ops": "operators shorter than their dispatch cost",
     "syncs": "synchronising operators (waits for a device value)",
     "data_wait": "waiting for the next batch",
-    "outside_model": "time outside the model (the script's own code between steps)",
+    "outside_model": "time outside the model (the script's own Python and host work between steps)",
     "between_ops": "Python and framework time between operators",
     "device_beyond_ideal": "model time beyond the ideal (GPU kernels not timed here)",
 }
@@ -90,8 +93,8 @@ def _with_ops(record: Record, costs: dict[str, Any], step: float, data: float, o
         seconds["device_beyond_ideal"] = step - sum(seconds.values())
         centres: tuple[CostCentre, ...] = ()
     else:
-        seconds, scale = _cpu_seconds(costs, ideal, step, data, outside)
-        centres = _centres(costs, peak, peaks.get("bytes_per_s"), step, scale)
+        centres = _centres(costs, peak, peaks.get("bytes_per_s"), step, _scale(costs, step - data))
+        seconds = _cpu_seconds(costs, ideal, step, data, outside, centres)
     complete = all(d in peak for d in flops_by_dtype) and flops > 0
     return Accounting.full(
         source="script", device=device, step_s=step, flops_per_step=flops, flops_by_dtype=flops_by_dtype,
@@ -113,22 +116,38 @@ def _busy(record: Record, peaks: dict[str, Any]) -> bool:
     return loaded or starved
 
 
-def _cpu_seconds(costs: dict[str, Any], ideal: float, step: float, data: float,
-                 outside: float) -> tuple[dict[str, float], float]:
-    """The slices' seconds on a CPU, and the factor that capped the operators' self times to the
-    step's time beside the data wait (1 when they fit)."""
+def _scale(costs: dict[str, Any], room: float) -> float:
+    """The factor that caps the operators' self times to `room`, the step's time beside the data
+    wait (1 when they fit)."""
+    total = sum(float(v) for v in (costs.get("self_s_by_kind") or {}).values())
+    return min(1.0, room / total) if total else 1.0
+
+
+def _cpu_seconds(costs: dict[str, Any], ideal: float, step: float, data: float, outside: float,
+                 centres: tuple[CostCentre, ...]) -> dict[str, float]:
+    """The slices' seconds on a CPU: the memory-bound operators' time split into their time at
+    their speed of light (`memory_at_speed`) and the rest, their gap (`memory_bound`)."""
     kinds = {k: float(v) for k, v in (costs.get("self_s_by_kind") or {}).items()}
-    total = sum(kinds.values())
-    scale = min(1.0, (step - data) / total) if total else 1.0
+    scale = _scale(costs, step - data)
     compute = kinds.get("compute", 0.0) * scale
     ideal = min(ideal, compute)
-    seconds = {"ideal": ideal, "compute_below_peak": compute - ideal,
-               "memory_bound": kinds.get("memory", 0.0) * scale, "small_ops": kinds.get("small", 0.0) * scale,
+    memory = kinds.get("memory", 0.0) * scale
+    at_speed = min(memory, sum(c.seconds * min(1.0, c.sol_fraction or 0.0) for c in centres if c.bound == "memory"))
+    seconds = {"ideal": ideal, "compute_below_peak": compute - ideal, "memory_at_speed": at_speed,
+               "memory_bound": memory - at_speed, "small_ops": kinds.get("small", 0.0) * scale,
                "syncs": kinds.get("sync", 0.0) * scale, "data_wait": data}
     rest = step - sum(seconds.values())
-    seconds["outside_model"] = min(outside, rest)
+    seconds["outside_model"] = min(max(0.0, outside - _computation_outside(costs)), rest)
     seconds["between_ops"] = rest - seconds["outside_model"]
-    return seconds, scale
+    return seconds
+
+
+def _computation_outside(costs: dict[str, Any]) -> float:
+    """Seconds per step of the computation the script ran outside the model (accounting/outside.py):
+    its operators are in the operator slices already, and a loss is the step's work, so neither is
+    time outside the model."""
+    calls = (costs.get("script_calls") or {}).get("calls") or []
+    return sum(computation_outside_s(list(calls)))
 
 
 def _peak_notes(peaks: dict[str, Any], flops_by_dtype: dict[str, float]) -> tuple[str, ...]:
@@ -155,7 +174,8 @@ def _centres(costs: dict[str, Any], peak: dict[str, float], bandwidth: Any, step
 def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | None, step: float,
                 scale: float = 1.0) -> CostCentre:
     """One operator group of the probe's value as a cost centre: what bounds it, how near its speed
-    of light it runs, and whether that is expected."""
+    of light it runs (of its dtype's peak or the copy bandwidth, and of the same operator alone on
+    the same inputs), and whether that is expected."""
     seconds = float(op.get("self_s") or 0.0) * scale
     own = float(op.get("self_s") or 0.0)
     count = float(op.get("count") or 1.0)
@@ -169,23 +189,30 @@ def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | N
     else:
         achieved, limit, bound = (moved / own if own else None), bandwidth, "memory"
     fraction = achieved / limit if achieved is not None and limit else None
-    verdict, why = _verdict(bound, fraction, dtype, count, own)
+    alone = _number(op.get("alone_s"))
+    alone_fraction = alone * count / own if alone and own and bound != "overhead" else None
+    verdict, why = _verdict(bound, fraction, alone_fraction, dtype, count, own)
     return CostCentre.full(name=str(op.get("name")), dtype=dtype, shapes=str(op.get("shapes") or "-"),
                          seconds=seconds, share=seconds / step if step else 0.0,
                          flops_per_s=flops / own if flops and own else None, peak_fraction=fraction,
-                         bound=bound, verdict=verdict, why=why, source=op.get("source"))
+                         alone_fraction=alone_fraction, bound=bound, verdict=verdict, why=why,
+                         source=op.get("source"))
 
 
-def _verdict(bound: str, fraction: float | None, dtype: str, count: float, own: float) -> tuple[str, str]:
+def _verdict(bound: str, fraction: float | None, alone: float | None, dtype: str, count: float,
+             own: float) -> tuple[str, str]:
     if bound == "overhead":
         return "below speed of light", (f"{count:.0f} calls of {1e6 * own / count:.1f} us each: "
                                         "shorter than dispatching them")
-    if fraction is None:
+    limit = f"this machine's {dtype} peak" if bound == "compute" else "its copy bandwidth"
+    if fraction is None and alone is None:
         what = f"its FLOPs or this machine's {dtype} peak" if bound == "compute" else "the copy bandwidth"
         return "unknown", f"{bound}-bound; {what} not measured"
-    limit = f"this machine's {dtype} peak" if bound == "compute" else "its copy bandwidth"
-    verdict = "healthy" if fraction >= HEALTHY else "below speed of light"
-    return verdict, f"{bound}-bound at {fraction:.0%} of {limit}: " + (
+    figures = ([f"{fraction:.0%} of {limit}"] if fraction is not None else []) + (
+        [f"{alone:.0%} of its own speed alone on these inputs"] if alone is not None else [])
+    best = max(f for f in (fraction, alone) if f is not None)
+    verdict = "healthy" if best >= HEALTHY else "below speed of light"
+    return verdict, f"{bound}-bound at {' and '.join(figures)}: " + (
         "healthy" if verdict == "healthy" else "below its speed of light")
 
 

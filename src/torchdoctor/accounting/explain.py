@@ -36,9 +36,10 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "communication": ("TD-SCALE-",),
     "device_beyond_ideal": ("TD-COMP-001", "TD-COMP-006", "TD-COMP-010", "TD-COMP-015"),
 }
-#: Slices never "unexplained": the speed of light itself, and a trace's device kernels and host
+#: Slices never "unexplained": the speed of light itself (the FLOPs at the peak, the memory-bound
+#: operators' time at theirs), and a trace's device kernels and host
 #: operators, the work itself, which a trace gives no peak to weigh against.
-EXPECTED = frozenset({"ideal", "kernel", "cpu_exec"})
+EXPECTED = frozenset({"ideal", "memory_at_speed", "kernel", "cpu_exec"})
 #: Slices of operators: expected when every operator in them runs near its speed of light (no `ops`).
 OPERATOR_SLICES = frozenset({"compute_below_peak", "memory_bound", "small_ops"})
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 
-_MATRIX = re.compile(r"mm_?\b|matmul|conv|linear|einsum|attention", re.IGNORECASE)
+_MATRIX = re.compile(r"mm_?\b|matmul|conv|linear|einsum|attention|rnn|lstm|gru", re.IGNORECASE)
 
 
 def is_matrix(name: str) -> bool:
-    """Whether operator `name` is a matrix product, a convolution or an attention (`aten::mm`,
-    `aten::convolution_backward`, `aten::scaled_dot_product_attention`)."""
+    """Whether operator `name` is a matrix product, a convolution, an attention or a recurrent layer
+    (matrix products per time step: `aten::mm`, `aten::convolution_backward`,
+    `aten::scaled_dot_product_attention`, `aten::mkldnn_rnn_layer_backward`)."""
     return bool(_MATRIX.search(name))

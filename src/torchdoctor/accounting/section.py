@@ -28,7 +28,8 @@ class Full(Keyed):
 class CostCentre(Full):
     """One operator group (name, dtype, shapes) of the step: its share of the step, how near its
     speed of light it runs (`peak_fraction`: of its dtype's peak FLOP/s when it has FLOPs, else of
-    the copy bandwidth), what bounds it and whether that is expected (`verdict`, `why`)."""
+    the copy bandwidth; `alone_fraction`: of the same operator's speed alone on the same inputs,
+    observe/probes/op_alone.py), what bounds it and whether that is expected (`verdict`, `why`)."""
 
     name: str
     dtype: str = "-"
@@ -37,10 +38,19 @@ class CostCentre(Full):
     share: float = 0.0
     flops_per_s: float | None = None
     peak_fraction: float | None = None
+    alone_fraction: float | None = None
     bound: str = "unknown"  # "compute", "memory", "overhead" (shorter than dispatching it), "unknown"
     verdict: str = "unknown"  # "healthy", "below speed of light", "unknown"
     why: str = ""
     source: str | None = None  # 'file:line (function)' of the script that runs it
+
+    @property
+    def sol_fraction(self) -> float | None:
+        """How near its nearest speed of light it runs: the larger of `peak_fraction` and
+        `alone_fraction` (the operator alone is what its work can take at best, where the peak is
+        out of its reach); None when neither is known."""
+        known = [f for f in (self.peak_fraction, self.alone_fraction) if f is not None]
+        return max(known) if known else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,8 +42,11 @@ TENSOR_CORE_MAJOR = 7  # compute capability from which NVIDIA GPUs have Tensor C
 # Copies and dtype conversions (aten::copy_, aten::to) are not among them: converting tensors every step
 # is a cost worth naming (the guides' "copies at the top of the profile"). Device transfers
 # (memcpy/memset kernels) are, and have their own rules (TD-DATA-006).
+#: A pooling layer is the network's own work beside the convolution it follows: on a CPU, a small
+#: CNN's `max_pool2d_with_indices` takes 40% of its step, and the usual fix (channels_last) took
+#: 4-6% off that step (benchmarks/results/2026-12-07-blind-false-alarms.md).
 _EXPECTED_HEAVY = re.compile(r"mm|matmul|conv|linear|gemm|attention|cudnn|mkldnn|nccl|gloo|memcpy|memset"
-                             r"|embedding|lstm|gru|rnn|ProfilerStep", re.IGNORECASE)
+                             r"|embedding|lstm|gru|rnn|pool|ProfilerStep", re.IGNORECASE)
 #: The operators that copy or convert a tensor (dtype or device).
 _CONVERSION = re.compile(r"^aten::(to|_to_copy|copy_|_copy_from|_copy_from_and_resize)$")
 

@@ -16,7 +16,7 @@ from torchdoctor.probe_values import ANOMALY, THREADS, ThreadsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
 from torchdoctor.rules.compute import PHASE_PROBLEM, PHASE_WARNING, _median_step_us, gpu_utilisation
 from torchdoctor.rules.evidence import Evidence, known
-from torchdoctor.rules.outside import calls_outside, loss_share, outside_fix, outside_text
+from torchdoctor.rules.outside import calls_outside, computation_share, outside_fix, outside_text
 from torchdoctor.rules.probed import measured_evidence, measured_phrase, no_clear_gain
 
 # Slow-downs measured on the zoo's models (docs/rules-measured.md, "Measured constants"); best of 30 runs, CPU.
@@ -254,15 +254,16 @@ def work_outside_phases(ev: Evidence) -> Hit | None:
     (metrics, logging, checkpoints). The time measured inside the script's gradcheck and torch.save
     calls is left out: TD-COMP-017 and TD-COMP-026 name it, with its own fix. Where the operator-costs
     probe recorded the script's calls, the finding names the longest ones made outside the model
-    (rules/outside.py) and its fix follows from the longest; the time in loss functions of
-    `torch.nn.functional` called there is the step's objective, not work to move, and is left out
-    too. Guides' "measure first" loop: find where the step time goes."""
+    (rules/outside.py) and its fix follows from the longest; the computation the script runs there
+    (torch operators wherever they are called, and loss functions of `torch.nn.functional`: the
+    step's own work, not work to move) is left out too. Guides' "measure first" loop: find where
+    the step time goes."""
     share = ev.summary("other_fraction")
     try:
         share = max(0.0, share - ev.gradcheck_fraction() - ev.save_fraction())
     except MissingEvidence:
         pass
-    share = max(0.0, share - loss_share(ev))
+    share = max(0.0, share - computation_share(ev))
     severity = severity_at(share, PHASE_WARNING, PHASE_PROBLEM)
     if severity is None:
         return None

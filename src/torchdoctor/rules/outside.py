@@ -5,14 +5,16 @@ that follows from what ran: TD-COMP-013's words.
 A call is named when it is the script's (made by a frame of its files), outside every module's
 forward, and not one of the step's own parts (a module call, a `backward()` the backward phase
 times, the optimizer, the DataLoader, torchdoctor's hooks, a loss function of
-`torch.nn.functional`: the step's objective, which TD-COMP-013 does not count as time outside the
-model either), and takes NAMED_SHARE of the profiled step or more.
+`torch.nn.functional`: the step's objective), and its time less its torch operators' (the step's
+computation wherever it is called: accounting/outside.py) takes NAMED_SHARE of the profiled step or
+more. TD-COMP-013 leaves the same computation out of the time outside the model.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torchdoctor.accounting.outside import BACKWARD_CALLS, STEP_PARTS, computation_outside_s, is_loss
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, MissingEvidence
 from torchdoctor.rules.evidence import Evidence
@@ -23,12 +25,8 @@ LOOP_FRAME = 0.9  # a frame running this share of the profiled step or more is t
 #: Scalar reads of one tensor element to a Python number, per call.
 SCALAR_READS = frozenset({"Tensor.item", "Tensor.__float__", "Tensor.__int__", "Tensor.__bool__",
                           "Tensor.__index__"})
-#: The calls that run the autograd engine: each is one backward pass.
-BACKWARD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch._tensor.backward"})
-#: Callees that are a part of the step the phases already time (the backward phase times the
-#: backward calls), or torchdoctor's own hooks.
-_STEP_PARTS = ("nn.Module: ", "torchdoctor.", "torch.optim.", "torch._compile.", "torch.utils.data.",
-               *BACKWARD_CALLS)
+__all__ = ["BACKWARD_CALLS", "SCALAR_READS", "calls_outside", "computation_share", "outside_fix", "outside_text",
+           "share_of_step"]
 
 DEFAULT_FIX = Fix("Do what need not run every step (logging, metrics, evaluation) every N steps or in a "
                   "background thread, and per-element Python work on whole tensors.",
@@ -69,26 +67,20 @@ class Ran:
                 "share_fraction": round(self.share, 4)}
 
 
-#: `torch.nn.functional`'s losses not named `*_loss`.
-_LOSSES = frozenset({"cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"})
-
-
-def is_loss(callee: str) -> bool:
-    """Whether `callee` is a loss function of `torch.nn.functional`: the step's objective, part of its
-    forward computation, though called outside the model's module."""
-    prefix = "torch.nn.functional."
-    name = callee[len(prefix):] if callee.startswith(prefix) else ""
-    return bool(name) and (name.endswith("_loss") or name in _LOSSES)
-
-
-def loss_share(ev: Evidence) -> float:
-    """The share of the profiled step in loss functions called outside the model (0 without the
-    probe's calls): the step's own work, which the phases leave outside forward."""
+def computation_share(ev: Evidence) -> float:
+    """The share of the step that is computation the script ran outside the model (0 without the
+    probe's calls): its torch operators' time, a time the profiler hardly slows, over the timed
+    step, and its loss functions' wall time over the profiled step (accounting/outside.py)."""
     try:
         calls, step_s = ev.script_calls()
     except MissingEvidence:
         return 0.0
-    return min(1.0, sum(c["wall_s"] for c in calls["calls"] if not c["in_model"] and is_loss(c["callee"])) / step_s)
+    operators, losses = computation_outside_s(list(calls["calls"]))
+    try:
+        timed = ev.summary("step_s") or step_s
+    except MissingEvidence:
+        timed = step_s
+    return min(1.0, operators / timed + losses / step_s)
 
 
 def calls_outside(ev: Evidence) -> list[Ran]:
@@ -98,9 +90,14 @@ def calls_outside(ev: Evidence) -> list[Ran]:
         calls, step_s = ev.script_calls()
     except MissingEvidence:
         return []
-    ran = [Ran(c["callee"], c["caller"], c["count"], share_of_step(calls, step_s, c)) for c in calls["calls"]
-           if not c["in_model"] and not c["callee"].startswith(_STEP_PARTS) and not is_loss(c["callee"])]
+    ran = [Ran(c["callee"], c["caller"], c["count"], _host_share(calls, step_s, c)) for c in calls["calls"]
+           if not c["in_model"] and not c["callee"].startswith(STEP_PARTS) and not is_loss(c["callee"])]
     return sorted((r for r in ran if r.share >= NAMED_SHARE), key=lambda r: -r.share)[:MAX_NAMED]
+
+
+def _host_share(calls: ScriptCallsValue, step_s: float, call: ScriptCall) -> float:
+    """`share_of_step` of a call less its torch operators' time: the Python and host work in it."""
+    return max(0.0, share_of_step(calls, step_s, call) - call.get("ops_s", 0.0) / step_s)
 
 
 def outside_text(ran: list[Ran]) -> str:

@@ -46,14 +46,16 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
 
 
 def _beyond(c: CostCentre) -> float:
-    """The operator's share of the step beyond what it would take at HEALTHY of its speed of light
-    (all of it for an operator shorter than its dispatch, none where no speed of light is known: a
-    convolution's backward, whose FLOPs the profiler does not count)."""
+    """The operator's share of the step beyond what it would take at HEALTHY of its nearest speed of
+    light (`CostCentre.sol_fraction`: its dtype's peak or the copy bandwidth, or the same operator
+    alone on the same inputs, which is what a fix of the step can win back where the peak is out of
+    the operator's reach); all of it for an operator shorter than its dispatch, none where no speed
+    of light is known (a convolution's backward, whose FLOPs the profiler does not count)."""
     if c.bound == "overhead":
         return c.share
-    if c.peak_fraction is None:
+    if c.sol_fraction is None:
         return 0.0
-    return c.share * max(0.0, 1 - c.peak_fraction / HEALTHY)
+    return c.share * max(0.0, 1 - c.sol_fraction / HEALTHY)
 
 
 def _evidence(worst: Slice, mfu: float | None) -> dict[str, object]:
@@ -63,7 +65,8 @@ def _evidence(worst: Slice, mfu: float | None) -> dict[str, object]:
 
 def _op(c: CostCentre) -> dict[str, object]:
     return {"operator": c.name, "dtype": c.dtype, "shapes": c.shapes, "share_fraction": round(c.share, 4),
-            "peak_fraction": None if c.peak_fraction is None else round(c.peak_fraction, 4), "source": c.source}
+            "peak_fraction": None if c.peak_fraction is None else round(c.peak_fraction, 4),
+            "alone_fraction": None if c.alone_fraction is None else round(c.alone_fraction, 4), "source": c.source}
 
 
 def _explanation(top: CostCentre) -> str:

@@ -91,6 +91,15 @@ def test_scalar_reads_and_a_garbage_collection_outside_the_model_are_named_with_
     assert driver["wall_s"] < calls["frames"][reads["caller"]]  # sum() is not charged the generator's time
 
 
+def test_the_time_a_call_spends_in_torch_operators_is_told_from_its_python(calls):
+    (collect,) = _per_step(calls, "collect", "_step")
+    assert collect["ops_s"] == 0  # a garbage collection runs no operator
+    (rows,) = _per_step(calls, "torch.autograd.grad", "<listcomp>")
+    assert 0 < rows["ops_s"] <= rows["wall_s"]  # the backward's operators, less its Python
+    (reads,) = _per_step(calls, "Tensor.item", "<genexpr>")
+    assert 0 < reads["ops_s"] < reads["wall_s"]  # aten::item inside each read, and the Python around it
+
+
 @pytest.mark.parametrize(("recorded", "name"), [
     ("<built-in method item of Tensor object at 0x7f00>", "Tensor.item"),
     ("<built-in function collect>", "collect"),

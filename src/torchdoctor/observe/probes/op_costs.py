@@ -32,6 +32,7 @@ import torch
 
 from torchdoctor.accounting.operators import is_matrix
 from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
+from torchdoctor.observe.probes.op_alone import alone_seconds
 from torchdoctor.observe.probes.peaks import measure_peaks, peaks_cache_path
 from torchdoctor.observe.probes.profiled_ops import SMALL_OP_US, _self_ns
 from torchdoctor.observe.probes.script_calls import script_calls
@@ -57,6 +58,7 @@ class _Group:
     flops: int = 0
     bytes: int = 0
     sources: Counter[str] = field(default_factory=Counter)
+    inputs: list[list[Any]] = field(default_factory=list)  # [[shape, dtype], ...] of its first call
 
 
 class ScriptFiles:
@@ -161,6 +163,8 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
         group = groups.setdefault((head.name(), _dtype(head), _shapes(head)), _Group())
         flops = _flops(event)
         group.count += head is event
+        if not group.inputs and head is event:
+            group.inputs = [[list(s), d] for s, d in zip(event.shapes(), event.dtypes())]
         group.self_ns += self_ns
         group.flops += flops
         group.bytes += _bytes(event) if head is event else 0
@@ -207,9 +211,23 @@ def _value(groups: dict[tuple[str, str, str], _Group], steps_ns: list[int], by_k
         "flops_by_dtype": {k: v / n for k, v in flops_by_dtype.items() if v},
         "ops": [{"name": name, "dtype": dtype, "shapes": shapes, "count": g.count / n,
                  "self_s": g.self_ns / n / 1e9, "flops": g.flops / n, "bytes": g.bytes / n,
-                 "source": g.sources.most_common(1)[0][0] if g.sources else None}
+                 "source": g.sources.most_common(1)[0][0] if g.sources else None, "inputs": g.inputs}
                 for (name, dtype, shapes), g in ranked],
     }
+
+
+def with_alone_speeds(ops: list[dict[str, Any]], device: str) -> None:
+    """Sets each operator group's `alone_s` (observe/probes/op_alone.py: one call's seconds alone on
+    the same inputs; None when not replayed) and drops its `inputs`. Replayed: the longest groups
+    that are neither shorter than their dispatch nor synchronising, on the CPU only (a GPU's
+    kernels are not timed here)."""
+    worth = [o for o in ops if o["name"] not in SYNC_OPS and o["count"]
+             and o["self_s"] / o["count"] >= SMALL_OP_US * 1e-6]
+    seconds = alone_seconds(worth) if device == "cpu" else [None] * len(worth)
+    alone = {id(o): s for o, s in zip(worth, seconds)}
+    for op in ops:
+        op["alone_s"] = alone.get(id(op))
+        op.pop("inputs", None)
 
 
 class OpCostProbe:
@@ -271,6 +289,7 @@ class OpCostProbe:
         steps = [e.duration_ns() for e in events
                  if e.is_user_annotation() and e.name().startswith("ProfilerStep")]
         value = summarise(list(events), steps, self._files)
+        with_alone_speeds(value["ops"], self._device)
         # fp32 always: the reference a matrix product in another dtype is weighed against (TD-COMP-040)
         dtypes = sorted(set(value["flops_by_dtype"]) | {"fp32"})
         value["peaks"] = measure_peaks(self._device, dtypes, self._cache)

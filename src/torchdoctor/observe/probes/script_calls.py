@@ -8,10 +8,13 @@ the script's function that called it names, per step, what ran and how often, in
 or outside it.
 
 The value (`calls` of the operator-costs probe, docs/record-schema.md) is per recorded step: for
-each (callee, caller) the number of calls, their total wall time, whether the caller ran inside
-a module's forward and whether it ran inside the DataLoader's fetch (a `Dataset.__getitem__` and
-what it called, in the main process); the time of the fetch's outermost script frames (`loading_s`:
-what the script's dataset code took to load the step's batch); the wall time of the script's own frames (a function, a generator expression:
+each (callee, caller) the number of calls, their total wall time, the part of it spent in torch
+operators (the profiler's outermost operator events inside the calls, on their thread: a
+`torch.cdist` or a loss is the step's computation wherever it is called, the rest is Python and
+host work), whether the caller ran inside a module's forward and whether it ran inside the
+DataLoader's fetch (a `Dataset.__getitem__` and what it called, in the main process); the time of
+the fetch's outermost script frames (`loading_s`: what the script's dataset code took to load the
+step's batch); the wall time of the script's own frames (a function, a generator expression:
 its calls' time, inclusive); plus the number of calls of the outermost modules (the forwards) and the runs
 of the autograd engine (one per `backward()` or `torch.autograd.grad(...)`).
 
@@ -22,6 +25,7 @@ them for the operator costs, so this costs no more run time.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Any, NamedTuple, Protocol
 
@@ -71,11 +75,43 @@ WRAPPERS = frozenset({"torch._compile.inner", "torch._dynamo.eval_frame._fn",
                       "torch.utils._contextlib.decorate_context"})
 
 
+class OperatorTime:
+    """The time in torch operators inside a span of one thread: the outermost operator events of
+    the profile (those inside another are part of its time), per thread, with running sums."""
+
+    def __init__(self, events: list[Any]) -> None:
+        ops = sorted((e.start_thread_id(), e.start_ns(), e.end_ns()) for e in events
+                     if not e.is_python_function() and not e.is_user_annotation()
+                     and str(e.device_type()).endswith("CPU"))
+        self._starts: dict[int, list[int]] = {}
+        self._ends: dict[int, list[int]] = {}
+        self._sums: dict[int, list[int]] = {}
+        for thread, start, end in ops:
+            ends = self._ends.setdefault(thread, [])
+            if ends and start < ends[-1]:
+                continue  # inside the previous outermost operator
+            self._starts.setdefault(thread, []).append(start)
+            ends.append(end)
+            sums = self._sums.setdefault(thread, [0])
+            sums.append(sums[-1] + end - start)
+
+    def within(self, thread: int, start: int, end: int) -> int:
+        """ns of operator time that starts in [start, end] on `thread`, cut at `end`."""
+        starts = self._starts.get(thread)
+        if not starts:
+            return 0
+        first, last = bisect_left(starts, start), bisect_right(starts, end)
+        if last <= first:
+            return 0
+        sums = self._sums[thread]
+        return sums[last] - sums[first] - max(0, self._ends[thread][last - 1] - end)
+
+
 class _Group:
-    __slots__ = ("count", "wall_ns", "in_model", "in_loading", "drives", "wrapped", "wrapped_ns")
+    __slots__ = ("count", "wall_ns", "ops_ns", "in_model", "in_loading", "drives", "wrapped", "wrapped_ns")
 
     def __init__(self) -> None:
-        self.count, self.wall_ns, self.in_model, self.in_loading = 0, 0, False, False
+        self.count, self.wall_ns, self.ops_ns, self.in_model, self.in_loading = 0, 0, 0, False, False
         self.wrapped: str | None = None  # the function a wrapper's calls ran (WRAPPERS), and its longest call
         self.wrapped_ns = 0
         self.drives: str | None = None  # the script frame these calls ran (a generator `sum` consumed)
@@ -89,6 +125,7 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
     python = sorted((e for e in events if e.is_python_function()),
                     key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
     groups: dict[tuple[str, str], _Group] = {}
+    operators = OperatorTime(events)
     counts: Counter[str] = Counter()
     frames: Counter[str] = Counter()  # script frame -> its calls' wall time, ns
     thread, stack = None, []  # open events: _Open
@@ -102,15 +139,17 @@ def script_calls(events: list[Any], steps: int, files: ScriptPaths) -> dict[str,
         in_model = any(o.module for o in stack)
         _count_special(name, in_model, counts)
         group, wrapped = None, None
+        ops_ns = operators.within(thread, e.start_ns(), e.end_ns())
         if label is not None:
             frames[label] += wall
-            _driver_less(stack, wall, label)
+            _driver_less(stack, wall, ops_ns, label)
             counts["loading_ns"] += wall if _outermost_in_fetch(stack) else 0
         else:
             wrapped = _note_wrapped(stack, name, wall)
         if label is None and stack and stack[-1].label is not None:
             group = groups.setdefault((callee_name(name), stack[-1].label), _Group())
             group.count, group.wall_ns, group.in_model = group.count + 1, group.wall_ns + wall, group.in_model or in_model
+            group.ops_ns += ops_ns
             group.in_loading = group.in_loading or any(o.fetch for o in stack)
         wrapper = (group or wrapped) is not None and callee_name(name) in WRAPPERS
         stack.append(_Open(e.end_ns(), label, name.startswith(MODULE_CALL), group or wrapped, bool(FETCH.match(name)),
@@ -157,16 +196,17 @@ def _outermost_in_fetch(stack: list[_Open]) -> bool:
     return False
 
 
-def _driver_less(stack: list[_Open], wall_ns: int, label: str) -> None:
-    """A script frame `label` of `wall_ns` started: the innermost call around it, when no script
-    frame lies between them and it is not a module call (whose own code it is), drove it; its time
-    is not that call's, and the call notes the frame it drives."""
+def _driver_less(stack: list[_Open], wall_ns: int, ops_ns: int, label: str) -> None:
+    """A script frame `label` of `wall_ns` (`ops_ns` of it in operators) started: the innermost call
+    around it, when no script frame lies between them and it is not a module call (whose own code
+    it is), drove it; its time is not that call's, and the call notes the frame it drives."""
     for opened in reversed(stack):
         if opened.label is not None:
             return
         if opened.group is not None:
             if not opened.module:
                 opened.group.wall_ns -= wall_ns
+                opened.group.ops_ns -= ops_ns
                 opened.group.drives = opened.group.drives or label
             return
 
@@ -200,7 +240,8 @@ def _value(groups: dict[tuple[str, str], _Group], counts: Counter[str], frames: 
         "backward_passes": counts["backward_passes"] / steps,
         "loading_s": counts["loading_ns"] / steps / 1e9,
         "calls": [{"callee": g.wrapped or callee, "caller": caller, "count": g.count / steps, "wall_s": g.wall_ns / steps / 1e9,
-                   "in_model": g.in_model, "in_loading": g.in_loading, "drives": g.drives}
+                   "ops_s": max(0, g.ops_ns) / steps / 1e9, "in_model": g.in_model, "in_loading": g.in_loading,
+                   "drives": g.drives}
                   for (callee, caller), g in sorted(kept.items(), key=lambda kv: -kv[1].wall_ns)],
         "frames": {label: ns / steps / 1e9 for label, ns in frames.most_common(MAX_CALLS)},
     }
