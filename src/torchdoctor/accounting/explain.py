@@ -34,7 +34,7 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "memory_bound": ("TD-COMP-004", "TD-COMP-009", "TD-COMP-012"),
     "cpu_exec": ("TD-COMP-004", "TD-COMP-003", "TD-COMP-009"),
     "communication": ("TD-SCALE-",),
-    "device_beyond_ideal": ("TD-COMP-001", "TD-COMP-006", "TD-COMP-010", "TD-COMP-015"),
+    "device_beyond_ideal": ("TD-COMP-001", "TD-COMP-006", "TD-COMP-010", "TD-COMP-015", "TD-SCALE-017"),
 }
 #: Slices never "unexplained": the speed of light itself (the FLOPs at the peak, the memory-bound
 #: operators' time at theirs), and a trace's device kernels and host
