@@ -331,13 +331,13 @@ class Instrumentation:
         original_tensor_backward = torch.Tensor.backward
         original_autograd_backward = torch.autograd.backward
 
-        def timed(run: Callable[[], Any], loss: Any) -> Any:
+        def timed(original: Callable[..., Any], tensors: Any, loss: Any, args: Any, kwargs: Any) -> Any:
             if inst._in_backward or inst.forked:
-                return run()
+                return original(tensors, *args, **kwargs)
             inst._in_backward = True
             token = inst.phases.enter()
             try:
-                result = run()
+                result = original(tensors, *args, **kwargs)
             finally:
                 inst._in_backward = False
                 inst.phases.leave(token, "backward")
@@ -351,13 +351,17 @@ class Instrumentation:
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
                 inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
-            return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
+            return timed(original_tensor_backward, self, self, args, kwargs)
 
         def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            if inst._in_backward:  # Tensor.backward delegating here (or a backward inside one): timed there
+                if _creates_graph(args, kwargs, 2):
+                    inst.facts.note_create_graph(True)
+                return original_autograd_backward(tensors, *args, **kwargs)
             first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
             if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
                 inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
-            return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
+            return timed(original_autograd_backward, tensors, first, args, kwargs)
 
         self._patch(torch.Tensor, "backward", tensor_backward)
         self._patch(torch.autograd, "backward", autograd_backward)
