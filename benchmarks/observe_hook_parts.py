@@ -11,7 +11,10 @@ filter that silences torch's warning about the global hook when compiling; `step
 only` keeps only the hooks that end steps (the optimizer's; ObserveConfig.steps_only). The figure
 is the median over blocks of the CPU µs a step, and its excess over the plain blocks'.
 
-    python benchmarks/observe_hook_parts.py [--blocks 40] [--block-steps 100]
+`--variants plain,all` measures only those (more blocks of each in the same time; to compare two
+versions of torchdoctor, run it alternately with PYTHONPATH pointing at each).
+
+    python benchmarks/observe_hook_parts.py [--blocks 40] [--block-steps 100] [--variants plain,all]
 """
 
 from __future__ import annotations
@@ -88,11 +91,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=40)
     parser.add_argument("--block-steps", type=int, default=100)
+    parser.add_argument("--variants", default="", help="comma-separated: plain, all, data, backward, forward, "
+                        "warning filter, steps only (default: every one)")
     options = parser.parse_args()
     run = _workload()
     run(200)  # warm-up
     variants = ["plain", "all hooks", "less data", "less backward", "less forward", "less warning filter",
                 "steps only"]
+    if options.variants:
+        chosen = options.variants.split(",")
+        variants = [v for v in variants if v.removeprefix("less ").removesuffix(" hooks") in chosen]
     per_step: dict[str, list[float]] = {v: [] for v in variants}
     for block in range(options.blocks):
         for variant in variants[block % len(variants):] + variants[:block % len(variants)]:
