@@ -103,8 +103,8 @@ def analyse_traces(
     caveats = tuple(c for h in heads for c in h["caveats"])
     first = next((r.first_timeline for r in job.kept if r.first_timeline is not None), None)
     by_rank = tuple(r.rank_timeline for r in job.kept if r.rank_timeline is not None)
-    return TraceAnalysis(tuple(files), tuple(r.section for r in job.kept), summary, tuple(warnings), caveats, first, by_rank,
-                         job.excluded)  # fmt: skip
+    packed = tuple(r.section for r in job.kept)
+    return TraceAnalysis(tuple(files), packed, summary, tuple(warnings), caveats, first, by_rank, job.excluded)
 
 
 def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:

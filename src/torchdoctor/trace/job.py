@@ -42,7 +42,8 @@ def job_ranks(paths: Sequence[str], outcomes: Sequence[Outcome[RankResult]]) -> 
         if reason is None:
             kept.append(result)
         else:
-            excluded.append({"path": result.section.head["path"], "rank": result.section.head["rank"], "reason": reason})
+            head = result.section.head
+            excluded.append({"path": head["path"], "rank": head["rank"], "reason": reason})
     kept.sort(key=lambda r: r.section.head["rank"])
     warnings = [f"{e['path']} left out: {e['reason']}" for e in excluded] + _duplicates(kept)
     return JobRanks(tuple(kept), tuple(excluded), tuple(warnings))
