@@ -98,18 +98,20 @@ def measure(folder: Path, ranks: int, jobs: int, cluster: str | None) -> dict:
     files = sorted(folder.glob("rank-*.json"))[:ranks]
     load_before = os.getloadavg()
     start, cpu_start = time.perf_counter(), _cpu_s()
-    report = analyse_traces(files, jobs=jobs, cluster=cluster).to_dict()
+    report = analyse_traces(files, jobs=jobs, cluster=cluster)
     wall, cpu = time.perf_counter() - start, _cpu_s() - cpu_start
-    canonical = orjson.dumps(report, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
-    multi = report["multi_rank"]
+    digest = hashlib.sha256()  # of orjson.dumps(report.to_dict(), SORT_KEYS), one rank at a time
+    for chunk in report.json_chunks(orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY):
+        digest.update(chunk)
+    multi = report.multi_rank
     last = max(multi["collectives"]["last_count_by_rank"], key=lambda r: r["count"])
     return {"ranks": len(files), "jobs": jobs, "cluster": cluster, "wall_s": round(wall, 2),
-            "report_sha256": hashlib.sha256(canonical).hexdigest()[:16],
+            "report_sha256": digest.hexdigest()[:16],
             "parent_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "stragglers": multi["stragglers"], "most_often_last_rank": last["rank"],
             "most_often_last_count": last["count"], "matched_collectives": multi["collectives"]["matched_count"],
             "slow_devices": multi["slow_devices"]["ranks"],
-            "excluded": len(report["excluded"]), "mb_total": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+            "excluded": len(report.excluded), "mb_total": round(sum(f.stat().st_size for f in files) / 1e6, 1),
             "cpu_s": round(cpu, 2), "usable_cpus": len(os.sched_getaffinity(0)),
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
 

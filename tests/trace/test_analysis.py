@@ -82,3 +82,62 @@ def test_sync_calls_are_counted_once_per_sync_point(gpu_traces: Path) -> None:
 def test_gpu_utilisation_of_a_gpu_bound_step_is_high(gpu_traces: Path) -> None:
     steps = analyse_traces([gpu_traces / "v100-cnn-gpu-bound.json.gz"]).to_dict()["ranks"][0]["steps"]
     assert steps[-1]["gpu_utilisation_fraction"] > 0.9
+
+
+def _long_sections(monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
+    """Every rank's section lists `steps` steps, as a long profile's does, however short the trace
+    analysed: a real step's figures, each float jittered (to the nanosecond, as measured times are)."""
+    import random
+
+    import torchdoctor.trace.rank_task as rank_task
+
+    real, rng = rank_task.analyse_rank, random.Random(0)
+
+    def jittered(value):
+        if isinstance(value, dict):
+            return {k: jittered(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [jittered(v) for v in value]
+        return round(value * rng.uniform(0.9, 1.1), 3) if isinstance(value, float) else value
+
+    def analyse_rank(trace, config):
+        section, walls = real(trace, config)
+        section["steps"] = [{**jittered(section["steps"][0]), "step": n} for n in range(steps)]
+        return section, walls
+
+    monkeypatch.setattr(rank_task, "analyse_rank", analyse_rank)
+
+
+def _peak_combining(monkeypatch: pytest.MonkeyPatch, path: Path, ranks: int) -> int:
+    """Peak bytes traced while `analyse_traces` combines `ranks` copies of one rank's result, each
+    a fresh copy as a worker process sends it (pickled), and keeps the report."""
+    import gc
+    import pickle
+    import tracemalloc
+
+    import torchdoctor.trace.analysis as analysis
+    from torchdoctor.trace.pool import Outcome
+    from torchdoctor.trace.rank_task import RankTask, analyse_file
+
+    first = analyse_file(RankTask(str(path), TraceConfig(), ranks, draw_first=True))
+    step = first.first_timeline["step"] if first.first_timeline else None
+    rest = pickle.dumps(analyse_file(RankTask(str(path), TraceConfig(), ranks, step=step)))
+    sent = [pickle.dumps(first)] + [rest] * (ranks - 1)  # the first file draws the single-file timeline
+    monkeypatch.setattr(analysis, "gather_ranks", lambda *_: [Outcome(value=pickle.loads(s)) for s in sent])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        report = analyse_traces([str(path)] * ranks, jobs=2)
+        assert len(report.files) == ranks
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_combining_process_holds_each_ranks_steps_compressed_not_as_dicts(
+        monkeypatch: pytest.MonkeyPatch, gpu_traces: Path) -> None:
+    # 120 steps: ~0.85 MB a rank as dicts; compressed ~50 KB, with its timeline and kernel groups ~85 KB
+    _long_sections(monkeypatch, steps=120)
+    path = sorted((gpu_traces / "multirank-sampled").glob("rank-*.json.gz"))[0]
+    few, many = (_peak_combining(monkeypatch, path, ranks) for ranks in (4, 20))
+    assert (many - few) / 16 < 150_000

@@ -7,10 +7,12 @@ diagnosis rules read; its keys are documented in docs/trace.md. Keys are only ad
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from torchdoctor.trace.analyses.collectives import lateness
 from torchdoctor.trace.analyses.rank_steps import slow_steps, step_matrix
@@ -19,18 +21,21 @@ from torchdoctor.trace.analyses.slow_devices import slow_devices
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.gather import Progress, gather_ranks
 from torchdoctor.trace.job import job_ranks
+from torchdoctor.trace.packed import PackedSection
 from torchdoctor.trace.rank_task import RankResult
+from torchdoctor.trace.report_json import json_chunks
 
 SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
 class TraceAnalysis:
-    """Per-rank sections (`ranks`, ordered by rank), the cross-rank summary and all warnings;
-    `caveats` are the warnings that change how the figures read (what was cut, skipped, repaired)."""
+    """Per-rank sections (`ranks`, ordered by rank; held compressed, trace/packed.py), the
+    cross-rank summary and all warnings; `caveats` are the warnings that change how the figures
+    read (what was cut, skipped, repaired)."""
 
     files: tuple[str, ...]
-    ranks: tuple[dict[str, Any], ...]
+    packed_ranks: tuple[PackedSection, ...]
     multi_rank: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
@@ -38,11 +43,27 @@ class TraceAnalysis:
     rank_timelines: tuple[dict[str, Any], ...] = ()  # that step of every rank, when there are several
     excluded: tuple[dict[str, Any], ...] = ()  # files left out of several: path, rank, reason (trace/job.py)
 
+    @property
+    def ranks(self) -> tuple[dict[str, Any], ...]:
+        """Every rank's section, expanded (fresh dicts at each call)."""
+        return tuple(p.unpack() for p in self.packed_ranks)
+
     def to_dict(self) -> dict[str, Any]:
+        """The report as one dict: every rank's section expanded at once (see `json_chunks`)."""
+        return {**self._parts(), "ranks": list(self.ranks)}
+
+    def json_chunks(self, option: int = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) -> Iterator[bytes]:
+        """Pieces of `dumps_json(self.to_dict(), option=option)` (the same bytes, concatenated),
+        encoded one rank's section at a time: what writes a report of many ranks without holding
+        all of them expanded."""
+        return json_chunks({**self._parts(), "ranks": (p.unpack() for p in self.packed_ranks)}, option)
+
+    def _parts(self) -> dict[str, Any]:
+        """`to_dict`'s keys, in its order, `ranks` left to the caller."""
         return {
             "schema_version": SCHEMA_VERSION,
             "files": list(self.files),
-            "ranks": list(self.ranks),
+            "ranks": None,
             "multi_rank": self.multi_rank,
             "warnings": list(self.warnings),
             "caveats": list(self.caveats),
@@ -76,14 +97,14 @@ def analyse_traces(
         raise ValueError("analyse_traces needs at least one trace file")
     files = [str(p) for p in paths]
     job = job_ranks(files, gather_ranks(files, config, jobs, progress, cluster))
-    sections = [r.section for r in job.kept]
-    warnings = [w for s in sections for w in s["warnings"]] + list(job.warnings)
+    heads = [r.section.head for r in job.kept]
+    warnings = [w for h in heads for w in h["warnings"]] + list(job.warnings)
     summary = _multi_rank(job.kept)
-    caveats = tuple(c for s in sections for c in s["caveats"])
+    caveats = tuple(c for h in heads for c in h["caveats"])
     first = next((r.first_timeline for r in job.kept if r.first_timeline is not None), None)
     by_rank = tuple(r.rank_timeline for r in job.kept if r.rank_timeline is not None)
-    return TraceAnalysis(tuple(files), tuple(sections), summary, tuple(warnings), caveats, first, by_rank,
-                         job.excluded)  # fmt: skip
+    packed = tuple(r.section for r in job.kept)
+    return TraceAnalysis(tuple(files), packed, summary, tuple(warnings), caveats, first, by_rank, job.excluded)
 
 
 def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:
@@ -91,22 +112,17 @@ def _multi_rank(kept: Sequence[RankResult]) -> dict[str, Any]:
     step matrix and the ranks slow at one step (analyses/rank_steps.py) and the lateness at each
     collective (analyses/collectives.py) and the ranks whose kernels ran slower on the same work
     (analyses/slow_devices.py)."""
-    sections = [r.section for r in kept]
-    summary = rank_summary([_rank_figures(s) for s in sections])
+    heads = [r.section.head for r in kept]
+    summary = rank_summary([_rank_figures(h) for h in heads])
     if len(kept) < 2:
         return summary
-    ranks = [s["rank"] for s in sections]
+    ranks = [h["rank"] for h in heads]
     matrix = step_matrix(ranks, [r.step_walls for r in kept])
     return {**summary, "step_matrix": matrix, "slow_steps": slow_steps(matrix),
             "collectives": lateness(ranks, [r.collectives for r in kept]),
             "slow_devices": slow_devices(ranks, [r.kernel_groups for r in kept])}
 
 
-def _rank_figures(section: dict[str, Any]) -> dict[str, Any]:
-    device = section.get("device") or {}
-    return {
-        "rank": section["rank"],
-        "step_us_median": section["step_us_median"],
-        "compute_us": device.get("compute_us"),
-        "comm_us": device.get("comm_us"),
-    }
+def _rank_figures(head: dict[str, Any]) -> dict[str, Any]:
+    keys = ("rank", "step_us_median", "compute_us", "comm_us")
+    return {key: head[key] for key in keys}

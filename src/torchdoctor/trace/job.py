@@ -42,8 +42,9 @@ def job_ranks(paths: Sequence[str], outcomes: Sequence[Outcome[RankResult]]) -> 
         if reason is None:
             kept.append(result)
         else:
-            excluded.append({"path": result.section["path"], "rank": result.section["rank"], "reason": reason})
-    kept.sort(key=lambda r: r.section["rank"])
+            head = result.section.head
+            excluded.append({"path": head["path"], "rank": head["rank"], "reason": reason})
+    kept.sort(key=lambda r: r.section.head["rank"])
     warnings = [f"{e['path']} left out: {e['reason']}" for e in excluded] + _duplicates(kept)
     return JobRanks(tuple(kept), tuple(excluded), tuple(warnings))
 
@@ -51,10 +52,10 @@ def job_ranks(paths: Sequence[str], outcomes: Sequence[Outcome[RankResult]]) -> 
 def _mismatches(read: list[RankResult]) -> list[str | None]:
     """Per read file, why it is left out (None: kept)."""
     sizes = _most_common([r.world_size for r in read if r.world_size is not None])
-    steps = _most_common([r.section["steps_count"] for r in read if not r.section["truncated"]])
+    steps = _most_common([r.section.head["steps_count"] for r in read if not r.section.head["truncated"]])
     out: list[str | None] = []
     for result in read:
-        section = result.section
+        section = result.section.head
         if section["truncated"]:
             out.append("truncated (cut off mid-write): its last steps are missing")
         elif result.world_size is not None and sizes is not None and result.world_size != sizes:
@@ -73,6 +74,6 @@ def _most_common(values: list[int]) -> int | None:
 def _duplicates(kept: list[RankResult]) -> list[str]:
     paths: dict[int, list[str]] = {}
     for result in kept:
-        paths.setdefault(result.section["rank"], []).append(result.section["path"])
+        paths.setdefault(result.section.head["rank"], []).append(result.section.head["path"])
     return [f"rank {rank} is claimed by several files (distributedInfo.rank): {', '.join(files)}; "
             "they are reported side by side" for rank, files in paths.items() if len(files) > 1]  # fmt: skip

@@ -2,7 +2,8 @@
 the cross-rank analyses and the report keep of that rank.
 
 A worker loads the whole trace (its memory bounded as in trace/loader.py) and sends back only the
-rank's section (trace/rank.py: figures per step and over the selection, not events), its steps'
+rank's section (trace/rank.py: figures per step and over the selection, not events; packed as
+compressed JSON, trace/packed.py, so that the caller holds a few kilobytes a rank), its steps'
 numbers and wall times (two numbers a step), its drawn step timelines (capped:
 trace/analyses/timeline.py), its collectives' operations and durations
 (trace/analyses/collectives.py: two numbers a kernel), its computation kernels' groups with the
@@ -22,6 +23,7 @@ from torchdoctor.trace.analyses.timeline import RANK_EVENTS_TOTAL, step_timeline
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.events import Trace
 from torchdoctor.trace.loader import load_trace
+from torchdoctor.trace.packed import PackedSection
 from torchdoctor.trace.rank import analyse_rank
 
 
@@ -39,7 +41,7 @@ class RankTask:
 
 @dataclass(frozen=True)
 class RankResult:
-    section: dict[str, Any]
+    section: PackedSection  # the rank's section (trace/rank.py), compressed
     world_size: int | None
     first_timeline: dict[str, Any] | None  # the single-file timeline (600 events), for the first file
     rank_timeline: dict[str, Any] | None  # this rank's timeline among several (shared cap)
@@ -56,7 +58,7 @@ def analyse_file(task: RankTask) -> RankResult:
     first, rank = None, None
     if config.timeline:
         first, rank = _timelines(trace, task)
-    return RankResult(section, _world_size(trace), first, rank, rank_collectives(trace), walls,
+    return RankResult(PackedSection.pack(section), _world_size(trace), first, rank, rank_collectives(trace), walls,
                       kernel_groups(trace))
 
 
