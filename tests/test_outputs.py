@@ -29,6 +29,20 @@ def _umask() -> int:
     return mask
 
 
+def test_pieces_are_written_in_order_and_a_piece_that_fails_leaves_the_previous_file(tmp_path: Path):
+    target = tmp_path / "r.json"
+    write_atomic(target, iter([b"{", b'"a": 1', b"}"]))
+    assert target.read_bytes() == b'{"a": 1}'
+
+    def failing():
+        yield b"{"
+        raise orjson.JSONEncodeError("a value orjson cannot encode")
+
+    with pytest.raises(orjson.JSONEncodeError):
+        write_atomic(target, failing())
+    assert target.read_bytes() == b'{"a": 1}' and os.listdir(tmp_path) == ["r.json"]
+
+
 def test_a_full_disk_leaves_the_previous_file_whole_and_names_the_output(tmp_path: Path, monkeypatch):
     target = tmp_path / "r.json"
     target.write_bytes(b'{"old": 1}')

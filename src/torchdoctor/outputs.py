@@ -15,7 +15,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import orjson
 
@@ -31,14 +31,19 @@ class OutputError(TorchDoctorError):
     exit_code = OUTPUT_EXIT_CODE
 
 
-def write_atomic(path: str | Path, data: bytes, *, what: str = "output") -> Path:
+def write_atomic(path: str | Path, data: bytes | Iterable[bytes], *, what: str = "output") -> Path:
     """Write `data` to `path` through a temporary file renamed over it; OutputError (naming
-    `what`, e.g. "--json") when it cannot be. A folder is refused; a device or pipe the user named
-    (/dev/stdout, /dev/full, a shell's `>(...)`) is written in place, as no rename can replace it."""
+    `what`, e.g. "--json") when it cannot be. `data` is the bytes, or their pieces in order (a
+    report of many ranks, written without holding it whole); a piece that raises leaves nothing at
+    `path`. A folder is refused; a device or pipe the user named (/dev/stdout, /dev/full, a
+    shell's `>(...)`) is written in place, as no rename can replace it."""
     path = Path(path)
+    chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data
     try:
         if _is_special(path):
-            path.write_bytes(data)
+            with path.open("wb") as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
             return path
         mode = _mode_for(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,13 +53,17 @@ def write_atomic(path: str | Path, data: bytes, *, what: str = "output") -> Path
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
     except OSError as exc:
         _remove(temporary)
         raise OutputError(f"cannot write {what} {path}: {exc.strerror or exc} (nothing was written there)") from None
+    except BaseException:
+        _remove(temporary)
+        raise
     return path
 
 

@@ -45,6 +45,7 @@ def analyze(
     from torchdoctor.trace import TraceConfig, analyse_traces
     from torchdoctor.trace.files import trace_files
     from torchdoctor.trace.pool import default_jobs
+    from torchdoctor.trace.summary.rank import RankSummary
     from torchdoctor.trace.summary.trace_summary import TraceSummary
     from torchdoctor.report.progress import ranks_progress
     from torchdoctor.report.trace import render_report
@@ -55,10 +56,15 @@ def analyze(
         raise typer.BadParameter("no trace file (.json, .json.gz) in the directories or patterns given")
     with ranks_progress() as progress:
         report = analyse_traces(files, config, progress=progress, jobs=jobs or default_jobs(), cluster=cluster)
-    data = report.to_dict()
-    render_report(TraceSummary.from_dict(data), Console())
+    # Rank by rank: the ranks' sections are never all expanded at once (docs/trace.md, "All cores").
+    render_report(TraceSummary.from_dict(report.head()), Console(),
+                  (RankSummary.from_dict(section) for section in report.iter_ranks()))
     if json_path is not None:
-        write_atomic(json_path, dumps_json(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY), what="--json")
+        option = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
+        try:
+            write_atomic(json_path, report.json_chunks(option), what="--json")
+        except orjson.JSONEncodeError:  # a value orjson cannot encode as is (a file name's odd bytes)
+            write_atomic(json_path, dumps_json(report.to_dict(), option=option), what="--json")
 
 
 @app.command()

@@ -5,7 +5,7 @@ Names and paths come from the trace files, so every one is printed through repor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
 from rich.table import Table
@@ -15,11 +15,13 @@ from torchdoctor.trace.summary.rank import RankSummary
 from torchdoctor.trace.summary.trace_summary import TraceSummary
 
 
-def render_report(trace: TraceSummary, console: Console) -> None:
+def render_report(trace: TraceSummary, console: Console, ranks: Iterable[RankSummary] | None = None) -> None:
+    """The report: its warnings, each rank's section (`ranks`, read one at a time, where the
+    summary holds none of them: a job of many ranks), the comparison across ranks."""
     for warning in trace.warnings:
         label = "caveat: " if warning in trace.caveats else "warning: "
         console.print(plain(label + warning, "bold yellow" if warning in trace.caveats else "yellow"))
-    for section in trace.ranks:
+    for section in trace.ranks if ranks is None else ranks:
         _render_rank(section, console)
     multi = trace.multi_rank
     if multi.per_rank:

@@ -48,6 +48,14 @@ class TraceAnalysis:
         """Every rank's section, expanded (fresh dicts at each call)."""
         return tuple(p.unpack() for p in self.packed_ranks)
 
+    def head(self) -> dict[str, Any]:
+        """`to_dict` without the ranks' sections (`ranks` empty): what is said of the job as a whole."""
+        return {**self._parts(), "ranks": []}
+
+    def iter_ranks(self) -> Iterator[dict[str, Any]]:
+        """Every rank's section, expanded one at a time."""
+        return (p.unpack() for p in self.packed_ranks)
+
     def to_dict(self) -> dict[str, Any]:
         """The report as one dict: every rank's section expanded at once (see `json_chunks`)."""
         return {**self._parts(), "ranks": list(self.ranks)}
@@ -56,7 +64,7 @@ class TraceAnalysis:
         """Pieces of `dumps_json(self.to_dict(), option=option)` (the same bytes, concatenated),
         encoded one rank's section at a time: what writes a report of many ranks without holding
         all of them expanded."""
-        return json_chunks({**self._parts(), "ranks": (p.unpack() for p in self.packed_ranks)}, option)
+        return json_chunks({**self._parts(), "ranks": self.iter_ranks()}, option)
 
     def _parts(self) -> dict[str, Any]:
         """`to_dict`'s keys, in its order, `ranks` left to the caller."""
