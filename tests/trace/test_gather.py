@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -38,3 +39,21 @@ def test_two_worker_processes_give_the_report_of_one_process(gpu_traces: Path, d
     assert len(pooled["rank_timelines"]) == 4 and pooled["timeline"] is not None
     assert _canonical(pooled) == _canonical(serial)
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+@pytest.mark.parametrize("jobs, cpus, split", [(2, 2, False), (2, 4, True), (4, 4, False)])
+def test_workers_that_fill_the_cores_read_each_file_in_one_process(jobs, cpus, split, monkeypatch) -> None:
+    from torchdoctor.trace import gather, halves
+    from torchdoctor.trace.pool import Outcome
+
+    tasks = []
+
+    def run_each(fn, items, workers, on_done=None):  # each task recorded; the first file "loads"
+        tasks.extend(items)
+        return [Outcome(value=SimpleNamespace(first_timeline=None)) for _ in items]
+
+    monkeypatch.setattr(gather, "run_each", run_each)
+    monkeypatch.setattr(halves, "usable_cpus", lambda: cpus)
+    gather.gather_ranks([f"rank-{i}.json" for i in range(6)], gather.TraceConfig(), jobs)
+    # The first file is read alone (it sets the timeline's step): it may always use a second core.
+    assert tasks[0].split and {t.split for t in tasks[1:]} == {split}

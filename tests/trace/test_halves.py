@@ -137,3 +137,9 @@ def test_small_and_gzip_files_are_read_in_one_process(tmp_path, monkeypatch):
     monkeypatch.setattr(halves, "MIN_BYTES", 0)
     assert halves.split_point(small) is not None
     assert halves.split_point(FIXTURE) is None  # a gzip stream cannot be entered in its middle
+
+
+def test_a_file_asked_to_stay_in_one_process_is_never_split(split_small, tmp_path):
+    path = _plain(tmp_path, json.dumps({"traceEvents": _events(50)}).encode())
+    assert_same_trace(load_trace(path, split=False), load_trace(path))
+    assert len(split_small) == 1  # only the second reading tried two processes

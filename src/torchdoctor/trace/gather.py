@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from torchdoctor.errors import TorchDoctorError
+from torchdoctor.trace import halves
 from torchdoctor.trace.cluster import run_on_cluster
 from torchdoctor.trace.config import TraceConfig
 from torchdoctor.trace.pool import Outcome, run_each
@@ -42,7 +43,10 @@ def gather_ranks(paths: Sequence[str], config: TraceConfig, jobs: int,
             first = outcome.value.first_timeline
             step = first["step"] if first else None
             break
-    rest = [RankTask(p, config, total, step=step) for p in paths[len(outcomes):]]
+    # Workers that fill the cores gain nothing from a second process per file, and pay its start.
+    left = len(paths) - len(outcomes)
+    split = cluster is not None or 2 * min(jobs, left) <= halves.usable_cpus()
+    rest = [RankTask(p, config, total, step=step, split=split) for p in paths[len(outcomes):]]
     offset = len(outcomes)
     return outcomes + _run(rest, jobs, lambda i: finished(offset + i), cluster)
 

@@ -53,10 +53,14 @@ _CHILD = "import sys; from torchdoctor.trace.halfchild import main; sys.exit(mai
 _SRC = str(Path(torchdoctor.__file__).resolve().parents[1])  # so the child imports this torchdoctor
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def enabled() -> bool:
     """At least two CPUs, and TORCHDOCTOR_TRACE_PARSER does not ask for one process (`serial`)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cpus >= 2 and os.environ.get("TORCHDOCTOR_TRACE_PARSER", "") != "serial"
+    return usable_cpus() >= 2 and os.environ.get("TORCHDOCTOR_TRACE_PARSER", "") != "serial"
 
 
 def split_point(path: Path) -> int | None:

@@ -391,16 +391,19 @@ def _rank(meta: dict[str, Any]) -> int:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else 0
 
 
-def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_rounding: bool = False) -> Trace:
+def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_rounding: bool = False,
+               split: bool = True) -> Trace:
     """Load one rank's Kineto trace. Raises TraceFormatError if it is not a readable Kineto trace.
 
     Python-function events are dropped unless `include_python`. A file cut off mid-write gives
     the events parsed before the cut, `truncated=True` and a warning. `hta_ns_rounding` applies
     HTA's rounding of float (ns-resolution) timestamps: start rounded up and end rounded down to
     whole microseconds (hta/common/trace_parser.py `round_down_time_stamps`), for parity checks.
+    `split=False` keeps a large plain file to this process (trace/halves.py): where other processes
+    already keep every core busy, a second half's process only adds its own start and merge.
     """
     path = Path(path)
-    parse = _parsed(path, include_python)
+    parse = _parsed(path, include_python, split)
     cols, reader = parse.cols, parse.reader
     if parse.root == "array":
         if not cols.kind:
@@ -415,12 +418,12 @@ def load_trace(path: str | Path, *, include_python: bool = False, hta_ns_roundin
     return _round_like_hta(trace) if hta_ns_rounding else trace
 
 
-def _parsed(path: Path, include_python: bool) -> _Parse:
+def _parsed(path: Path, include_python: bool, split: bool = True) -> _Parse:
     """The file read by the first parser that reads it exactly: the fast path in two processes
     (large plain files), then in one, then the streaming parser, which reads every file the bounds
     let through (each attempt starts afresh, so none leaves anything in the next one's columns)."""
     if fastload.available():
-        for attempt in ((_Parse.in_halves,) if halves.enabled() else ()) + (_Parse.fast,):
+        for attempt in ((_Parse.in_halves,) if split and halves.enabled() else ()) + (_Parse.fast,):
             parse = _Parse(path, include_python)
             if attempt(parse):
                 return parse

@@ -37,6 +37,7 @@ class RankTask:
     files_count: int
     draw_first: bool = False
     step: int | None = None
+    split: bool = True  # a large plain file may be read in two processes (trace/halves.py)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class RankResult:
 def analyse_file(task: RankTask) -> RankResult:
     """Load and analyse one file. Raises what load_trace raises (TraceFormatError, OSError)."""
     config = task.config
-    trace = load_trace(task.path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding)
+    trace = load_trace(task.path, include_python=config.include_python, hta_ns_rounding=config.hta_ns_rounding,
+                       split=task.split)
     section, walls = analyse_rank(trace, config)
     first, rank = None, None
     if config.timeline:
