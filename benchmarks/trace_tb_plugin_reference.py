@@ -17,7 +17,6 @@ import json
 import re
 import sys
 import tempfile
-from pathlib import Path
 
 
 def _figures(path: str) -> dict:
