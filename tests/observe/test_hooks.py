@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -246,62 +245,3 @@ def test_a_deep_copy_of_an_observed_model_is_made_and_shares_the_hooks_instead_o
     assert clock.done and len(clock.samples) == 2
     (hook,) = snapshot._forward_hooks.values()  # copied before uninstall, so still there
     assert hook.method.__self__ is instrumentation
-
-
-def test_after_discovery_only_the_outermost_module_has_hooks_and_no_global_hook_remains():
-    """A global module hook, or a hook on every module, would send each submodule's call through
-    torch's slow path (`Module._call_impl`): after two steps only the outermost module has any."""
-    clock, instrumentation = _installed(warmup=10, timing=3)
-    module_globals = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks",
-                      "_global_backward_pre_hooks")
-    try:
-        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        for x, y in DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8):
-            optimizer.zero_grad()
-            torch.nn.functional.mse_loss(model(x), y).backward()
-            optimizer.step()
-        left = [name for name in module_globals if getattr(torch.nn.modules.module, name)]
-        hooked = [name for name, m in model.named_modules() if m._forward_hooks or m._forward_pre_hooks]
-    finally:
-        instrumentation.uninstall()
-    assert clock.count == 4 and left == [] and hooked == [""]
-
-
-def test_the_steps_path_asks_the_process_id_of_no_one(monkeypatch):
-    """A process forked from the script's (a DataLoader worker) is marked by a fork handler, so the
-    hooks never call `os.getpid()` (a system call) to tell it apart."""
-    import os
-
-    clock, instrumentation = _installed()
-    calls = []
-    real_getpid = os.getpid
-    monkeypatch.setattr(os, "getpid", lambda: calls.append(1) or real_getpid())
-    try:
-        model = torch.nn.Linear(4, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        for x, y in DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8):
-            optimizer.zero_grad()
-            torch.nn.functional.mse_loss(model(x), y).backward()
-            optimizer.step()
-    finally:
-        instrumentation.uninstall()
-    assert clock.done and calls == []
-
-
-@pytest.mark.slow
-def test_a_dataloader_worker_forked_from_the_script_knows_it_is_not_the_observed_process():
-    clock, instrumentation = _installed()
-
-    class Forked(torch.utils.data.Dataset):
-        def __len__(self):
-            return 4
-
-        def __getitem__(self, index):
-            return torch.tensor(instrumentation.forked)
-
-    try:
-        seen = [bool(b) for b in DataLoader(Forked(), batch_size=None, num_workers=1, multiprocessing_context="fork")]
-    finally:
-        instrumentation.uninstall()
-    assert seen == [True] * 4 and not instrumentation.forked

@@ -61,10 +61,10 @@ def batch_size(batch: Any, dimension: int | None = 0) -> int | None:
         if dimension == 1 and batch.dim() in (2, 3):
             return int(batch.shape[1])
         return int(batch.shape[0]) if batch.dim() > 0 else None
-    if not isinstance(batch, (list, tuple)):  # tested first: a Mapping test (an ABC's) is slower
-        if not isinstance(batch, Mapping):
-            return None
+    if isinstance(batch, Mapping):
         batch = list(batch.values())
+    if not isinstance(batch, (list, tuple)):
+        return None
     for item in batch[:4]:
         size = batch_size(item, dimension)
         if size is not None:

@@ -1,10 +1,9 @@
 """The instrumentation installed in the observed process, and its undo.
 
 Every hook does the least it can on the step's hot path, and charges what its body took to
-torchdoctor (`PhaseTimer.charge`): the step's wall time leaves it out (observe.steps). A fork
-handler marks a process forked from the observed one (`forked`), and every patch checks that flag,
-so DataLoader workers forked from the script never record (and never re-install) anything, and the
-step's path makes no `os.getpid()` system call.
+torchdoctor (`PhaseTimer.charge`): the step's wall time leaves it out (observe.steps). Each patch
+checks the process id it was installed in, so DataLoader workers forked from the script never
+record (and never re-install) anything.
 
 Hooks, and what they feed:
 - `_BaseDataLoaderIter.__next__`: time blocked waiting for a batch, and the main thread's CPU time
@@ -84,19 +83,6 @@ class ModuleHook:
         return self
 
 
-def _on_fork(instrumentation: "Instrumentation") -> None:
-    """Sets `instrumentation.forked` in every process forked from this one from now on (held
-    weakly: fork handlers cannot be unregistered, and must not keep a finished observation alive)."""
-    held = weakref.ref(instrumentation)
-
-    def mark() -> None:
-        alive = held()
-        if alive is not None:
-            alive.forked = True
-
-    os.register_at_fork(after_in_child=mark)
-
-
 class Instrumentation:
     """Installs the hooks feeding a StepClock and Facts; `uninstall` undoes every patch."""
 
@@ -105,8 +91,7 @@ class Instrumentation:
         self.phases = PhaseTimer(clock)  # exclusive time of nested parts (closures run in step)
         self.facts = facts
         self.outputs = outputs
-        self.forked = False  # set in a process forked from this one (a DataLoader worker): records nothing
-        _on_fork(self)
+        self.pid = os.getpid()
         self._undo: list[Callable[[], None]] = []
         self._undo_optimizer: list[Callable[[], None]] = []  # the optimizer hooks': kept by `keep_step_hook`
         self.lean_step: Callable[[], None] | None = None  # set by `keep_step_hook`
@@ -208,19 +193,17 @@ class Instrumentation:
         inst = self
 
         def timed_next(iterator: Any) -> Any:
-            if inst.forked or inst.loaders_aside:
+            if os.getpid() != inst.pid or inst.loaders_aside:
                 return original_next(iterator)
             token, cpu_start = inst.phases.enter(), time.thread_time_ns()
             try:
                 batch = original_next(iterator)
             finally:
-                cpu_ns = time.thread_time_ns() - cpu_start
                 inst.phases.leave(token, "data")
+                inst.clock.current.data_cpu_ns += time.thread_time_ns() - cpu_start
             start = time.perf_counter_ns()
-            current = inst.clock.current
-            current.data_cpu_ns += cpu_ns
-            if current.batch_size is None and inst.batch_note is None:
-                current.batch_size = batch_size(batch)
+            if inst.clock.current.batch_size is None and inst.batch_note is None:
+                inst.clock.current.batch_size = batch_size(batch)
             if inst.facts.batch_layout is None:
                 inst.facts.batch_layout = batch_layout(batch)
             inst.phases.charge(start)
@@ -232,7 +215,7 @@ class Instrumentation:
 
         def recorded_init(loader: Any, *args: Any, **kwargs: Any) -> None:
             original_init(loader, *args, **kwargs)
-            if not inst.forked and not inst.loaders_aside:
+            if os.getpid() == inst.pid and not inst.loaders_aside:
                 inst.facts.add_dataloader(loader)
 
         self._patch(loader_cls, "__init__", recorded_init)
@@ -251,17 +234,14 @@ class Instrumentation:
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
-        # each hooked optimizer by id, held weakly (an id is reused after gc: the reference tells);
-        # a dict of references, not a WeakSet, whose membership test is Python code run every step
-        hooked: dict[int, weakref.ref[torch.optim.Optimizer]] = {}
+        hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if self.lean_step is not None or self.forked:
+            if self.lean_step is not None or os.getpid() != self.pid:  # lean first: no system call
                 return
             start = time.perf_counter_ns()
-            known = hooked.get(id(optimizer))
-            if known is None or known() is not optimizer:
-                hooked[id(optimizer)] = weakref.ref(optimizer)
+            if optimizer not in hooked:
+                hooked.add(optimizer)
                 self._undo_optimizer.append(optimizer.register_step_post_hook(post).remove)
             self.phases.charge(start)
             tokens.append(self.phases.enter())
@@ -272,7 +252,7 @@ class Instrumentation:
                     self.optimizer_steps += 1  # a replaced step that called this one ended here
                     self.lean_step()
                 return
-            if self.forked or not tokens:
+            if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
             self._optimizer_step_ended(optimizer, time.perf_counter_ns())
@@ -323,14 +303,14 @@ class Instrumentation:
             def replaced_step(*args: Any, **kwargs: Any) -> Any:
                 before = inst.optimizer_steps
                 result = step(*args, **kwargs)
-                if inst.optimizer_steps == before and not inst.forked:
+                if inst.optimizer_steps == before and os.getpid() == inst.pid:
                     inst._replaced_step_ended(optimizer)
                 return result
 
             return replaced_step
 
         def set_attribute(optimizer: torch.optim.Optimizer, name: str, value: Any) -> None:
-            if name == "step" and callable(value) and not inst.forked:
+            if name == "step" and callable(value) and os.getpid() == inst.pid:
                 value = counted(optimizer, value)
             object.__setattr__(optimizer, name, value)
 
@@ -352,13 +332,13 @@ class Instrumentation:
         original_tensor_backward = torch.Tensor.backward
         original_autograd_backward = torch.autograd.backward
 
-        def timed(original: Callable[..., Any], tensors: Any, loss: Any, args: Any, kwargs: Any) -> Any:
-            if inst._in_backward or inst.forked:
-                return original(tensors, *args, **kwargs)
+        def timed(run: Callable[[], Any], loss: Any) -> Any:
+            if inst._in_backward or os.getpid() != inst.pid:
+                return run()
             inst._in_backward = True
             token = inst.phases.enter()
             try:
-                result = original(tensors, *args, **kwargs)
+                result = run()
             finally:
                 inst._in_backward = False
                 inst.phases.leave(token, "backward")
@@ -372,17 +352,13 @@ class Instrumentation:
         def tensor_backward(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
                 inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
-            return timed(original_tensor_backward, self, self, args, kwargs)
+            return timed(lambda: original_tensor_backward(self, *args, **kwargs), self)
 
         def autograd_backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-            if inst._in_backward:  # Tensor.backward delegating here (or a backward inside one): timed there
-                if _creates_graph(args, kwargs, 2):
-                    inst.facts.note_create_graph(True)
-                return original_autograd_backward(tensors, *args, **kwargs)
             first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
             if args or kwargs:  # a plain backward() asks nothing: no call on the step's path
                 inst.facts.note_create_graph(_creates_graph(args, kwargs, 2))
-            return timed(original_autograd_backward, tensors, first, args, kwargs)
+            return timed(lambda: original_autograd_backward(tensors, *args, **kwargs), first)
 
         self._patch(torch.Tensor, "backward", tensor_backward)
         self._patch(torch.autograd, "backward", autograd_backward)
@@ -397,7 +373,7 @@ class Instrumentation:
 
         def autograd_grad(*args: Any, **kwargs: Any) -> Any:
             inst.facts.note_create_graph(_creates_graph(args, kwargs, 4))
-            if inst._in_backward or inst.forked:
+            if inst._in_backward or os.getpid() != inst.pid:
                 return original_grad(*args, **kwargs)
             inst._in_backward = True
             token = inst.phases.enter()
@@ -415,7 +391,7 @@ class Instrumentation:
 
         Never part of the user's compiled code: a no-op when Dynamo traces it (inlined in a compiled
         module call, with no guard on our state), and its frame skipped (`_keep_out_of_dynamo`)."""
-        if torch.compiler.is_compiling() or self._root_depth or id(module) in self._roots or self.forked:
+        if torch.compiler.is_compiling() or self._root_depth or id(module) in self._roots or os.getpid() != self.pid:
             return
         self._roots[id(module)] = module
         self._batch_dims[id(module)] = batch_dimension(module)
@@ -452,12 +428,12 @@ class Instrumentation:
 
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         self._root_depth -= 1
-        if self._root_depth == 0 and not self.forked:
+        if self._root_depth == 0 and os.getpid() == self.pid:
             self.phases.leave(self._forward_token, "forward")
             start = time.perf_counter_ns()
             if self.outputs is not None and module is self._first_root and self.clock.in_capture_window():
                 self.outputs.note_output(output)
-            if module is self._first_root and self.clock.may_end("forward"):
+            if module is self._first_root:
                 self._boundary("forward", start, evaluation=self.evaluating())
             else:
                 self.phases.charge(start)
@@ -499,14 +475,14 @@ class Instrumentation:
         note = self.facts.note_warning
 
         def noted(message: Any, category: type, filename: str, lineno: int, *args: Any, **kwargs: Any) -> Any:
-            if not self.forked:
+            if os.getpid() == self.pid:
                 note(message, category, filename, lineno)
             return original(message, category, filename, lineno, *args, **kwargs)
 
         self._patch(warnings, "showwarning", noted)
 
     def _marker(self) -> None:
-        if not self.forked:
+        if os.getpid() == self.pid:
             self._boundary("marker", time.perf_counter_ns())
 
     def _boundary(self, source: str, start_ns: int, *, evaluation: bool = False) -> None:
@@ -514,8 +490,6 @@ class Instrumentation:
         until here is the ending step's, its time after the clock's the next step's. `evaluation`:
         see StepClock.boundary."""
         self.phases.charge(start_ns)
-        if not self.clock.may_end(source):  # a less preferred source than the chosen one: nothing to do
-            return
         before = self.clock.count
         try:
             self.clock.boundary(source, evaluation=evaluation)

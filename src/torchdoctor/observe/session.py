@@ -59,17 +59,10 @@ def results_path(out_dir: str | Path, rank: int) -> Path:
 
 
 class _Progress:
-    """Non-blocking writer of `phase done total` lines to the parent's FIFO (rank 0 only).
-
-    Within a phase, a line at most every `INTERVAL_NS` (and its last step's): the parent reads the
-    FIFO every 50 ms, so a line a step would only add a system call to each step."""
-
-    INTERVAL_NS = 50_000_000
+    """Non-blocking writer of `phase done total` lines to the parent's FIFO (rank 0 only)."""
 
     def __init__(self, path: str) -> None:
         self.fd: int | None = None
-        self._phase = ""
-        self._sent_ns = 0
         if path:
             try:
                 self.fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
@@ -79,10 +72,6 @@ class _Progress:
     def send(self, phase: str, done: int, total: int) -> None:
         if self.fd is None:
             return
-        now = time.perf_counter_ns()
-        if phase == self._phase and done < total and now - self._sent_ns < self.INTERVAL_NS:
-            return
-        self._phase, self._sent_ns = phase, now
         try:
             os.write(self.fd, f"{phase} {done} {total}\n".encode())
         except OSError as exc:

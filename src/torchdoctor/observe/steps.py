@@ -57,9 +57,6 @@ class _Accumulator:
     hooks_ns: int = 0  # torchdoctor's hooks' own time in this step: left out of its wall time
 
 
-_PART_FIELDS = {part: f"{part}_ns" for part in ("data", "forward", "backward", "optimizer")}
-
-
 class PhaseTimer:
     """Exclusive time of nested parts: `token = enter()` ... `leave(token, "forward")` adds the
     elapsed time, less that of parts entered and left in between, to the step in progress."""
@@ -84,14 +81,12 @@ class PhaseTimer:
         """Adds the part's exclusive time to the current step; returns its inclusive time."""
         start, depth = token
         elapsed = time.perf_counter_ns() - start
-        stack = self._inner
-        if len(stack) > depth:
-            del stack[depth:]  # parts that were entered but never left (an exception in a hook)
-        inner = stack.pop() if len(stack) == depth else 0
-        if stack:
-            stack[-1] += elapsed
+        del self._inner[depth:]  # parts that were entered but never left (an exception in a hook)
+        inner = self._inner.pop() if len(self._inner) == depth else 0
+        if self._inner:
+            self._inner[-1] += elapsed
         current = self.clock.current
-        name = _PART_FIELDS[part]
+        name = f"{part}_ns"
         setattr(current, name, getattr(current, name) + max(0, elapsed - inner))
         return elapsed
 
@@ -153,11 +148,6 @@ class StepClock:
         self.count += 1
         self.total_events += 1
         self._close_step(now)
-
-    def may_end(self, source: str) -> bool:
-        """Whether an event of `source` can change the clock: False once a more preferred source
-        was chosen (`boundary` would ignore it), so a hook need not call it at all."""
-        return self.source is None or PREFERENCE[source] >= PREFERENCE[self.source]
 
     def _holds_evaluation(self) -> bool:
         """Whether an evaluation forward is held (True) or counted as a step (False)."""

@@ -2,15 +2,9 @@
 
 Why: a rank's results file is written when the script ends; a SIGKILL, a segfault or the OOM
 killer leave no time for it, and a run killed at step 27, after its 20-step timing window was
-complete, used to give a Record with 0 steps. The stream is append-only JSON lines, written with
-`os.write` (no fsync: the kernel keeps them when the process dies), so the parent builds the rank's
-result from it when the results file is missing.
-
-Lines are written in batches, not one system call a step: a line waits until `BATCH_LINES` lines
-wait, or until the oldest waiting line is `BATCH_S` old when the next one comes; the window's end
-and `close` (the script's end, a stop signal) write at once. What a process killed without
-warning (SIGKILL, a segfault) can lose is therefore the lines of its last `BATCH_S` seconds of
-steps, at most `BATCH_LINES` of them: never the timing window's end, which is written at once.
+complete, used to give a Record with 0 steps. The stream is append-only JSON lines written with
+one unbuffered `os.write` each (no fsync: the kernel keeps them when the process dies), so the
+parent builds the rank's result from it when the results file is missing.
 
 Lines (one JSON object each):
   {"step": {StepSample fields, "loss": null}, "source": "optimizer", "seen": 27}
@@ -27,15 +21,10 @@ A torn last line (killed mid-write) is skipped.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
-
-
-BATCH_LINES = 64
-BATCH_S = 0.25
 
 
 def stream_path(out_dir: str | Path, rank: int) -> Path:
@@ -50,50 +39,27 @@ class StepStream:
         self.path = path
         self._fd: int | None = None
         self._broken = False
-        self._pending: list[bytes] = []
-        self._oldest_ns = 0  # when the oldest pending line was added
 
-    def _add(self, line: dict[str, Any], *, now: bool = False) -> None:
-        """Queues `line`; writes the queue when it is full, old (module docstring) or `now`."""
+    def _write(self, line: dict[str, Any]) -> None:
         if self._broken:
             return
         try:
-            encoded = orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
-        except TypeError:
-            self._broken = True
-            return
-        clock = time.perf_counter_ns()
-        if not self._pending:
-            self._oldest_ns = clock
-        self._pending.append(encoded)
-        if now or len(self._pending) >= BATCH_LINES or clock - self._oldest_ns >= BATCH_S * 1e9:
-            self.flush()
-
-    def flush(self) -> None:
-        """Writes the pending lines (one `os.write`); never raises."""
-        if self._broken or not self._pending:
-            return
-        data, self._pending = b"".join(self._pending), []
-        try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            while data:  # a write may be partial (a full pipe, a signal)
-                data = data[os.write(self._fd, data):]
-        except OSError:
+            os.write(self._fd, orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+        except (OSError, TypeError):
             self._broken = True
 
     def step(self, sample: dict[str, Any], source: str | None, seen: int) -> None:
-        self._add({"step": sample, "source": source, "seen": seen})
+        self._write({"step": sample, "source": source, "seen": seen})
 
     def tick(self, source: str | None, seen: int) -> None:
-        self._add({"source": source, "seen": seen})
+        self._write({"source": source, "seen": seen})
 
     def window_end(self, window_s: float | None, losses: list[float | None]) -> None:
-        self._add({"window_end": {"window_s": window_s, "losses": losses}}, now=True)
+        self._write({"window_end": {"window_s": window_s, "losses": losses}})
 
     def close(self) -> None:
-        """Writes what is pending and closes the file."""
-        self.flush()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -58,10 +58,10 @@ def _render_slow_devices(slow: dict[str, Any], console: Console) -> None:
         return
     threshold = slow.get("excess_threshold_fraction", 0.0)
     by_rank = {r["rank"]: r for r in slow.get("by_rank", [])}
-    found = ", ".join(f"rank {markup(r)} (median +{by_rank[r]['median_excess_fraction']:.0%}, "
+    found = ", ".join(f"rank {r} (median +{by_rank[r]['median_excess_fraction']:.0%}, "
                       f"{by_rank[r]['slower_groups_fraction']:.0%} of groups)" for r in slow.get("ranks", []))
     console.print(f"[bold]slow devices[/] (kernels >{threshold:.0%} slower than the other ranks' on most of "
-                  f"{markup(slow['groups_compared_count'])} shared kernel groups): {found or 'none'}")
+                  f"{markup(slow['groups_compared_count'])} shared kernel groups): {markup(found or 'none')}")
     top = (slow.get("groups") or [{}])[0]
     if top:
         console.print(f"  heaviest group: {markup(top.get('kernel', ''), one_line=True, limit=60)}")

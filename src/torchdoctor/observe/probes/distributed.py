@@ -95,7 +95,7 @@ class RuntimeProbe:
 
     def note_forward(self, module: torch.nn.Module, args: Any, kwargs: dict[str, Any]) -> None:
         """An outermost module's forward starts (not nested in another)."""
-        numel = first_tensor_numel((*args, *kwargs.values()) if kwargs else args)
+        numel = first_tensor_numel(list(args) + list(kwargs.values()))
         self._elements += numel or 0
         if isinstance(module, torch.nn.parallel.DistributedDataParallel):
             self._ddp = self._ddp or module
