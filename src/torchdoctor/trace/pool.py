@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 import psutil
 
+from torchdoctor.trace import halves
 from torchdoctor.process.lifeline import die_with_parent
 
 T = TypeVar("T")
@@ -40,7 +41,7 @@ class Outcome(Generic[R]):
 
 def default_jobs() -> int:
     """The physical cores this process may use (logical ones where psutil cannot tell)."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    usable = halves.usable_cpus()
     return max(1, min(usable, psutil.cpu_count(logical=False) or usable))
 
 
