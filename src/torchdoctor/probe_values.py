@@ -131,7 +131,7 @@ class OpCostValue(TypedDict, total=False):
     flops: float
     flops_by_dtype: dict[str, float]
     ops: list[dict[str, Any]]
-    script_calls: ScriptCallsValue
+    script_calls: ScriptCallsValue | None  # None: the Python tracer could not run (`reason` says why)
     peaks: dict[str, Any]
 
 

@@ -65,6 +65,10 @@ def test_a_script_whose_name_is_not_utf8_is_observed_to_its_end(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert record is not None and record.exit.reason == "completed" and record.summary.num_steps == 5
     assert record.script.endswith("run\\xff.py")
+    # torch's Python tracer fails on the name and leaves the process unsafe: it is not started
+    op_costs = record.probes["op_costs"]
+    assert op_costs["complete"] and op_costs["ops"] and op_costs["script_calls"] is None
+    assert "cannot record the file name" in op_costs["reason"]
 
 
 @pytest.mark.parametrize("source, error", [

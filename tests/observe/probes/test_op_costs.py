@@ -3,13 +3,14 @@ operators, the script's line that runs them, and the peaks cached per machine.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import torch
 
 from torchdoctor.observe.probes import peaks
-from torchdoctor.observe.probes.op_costs import ACTIVE, WARMUP, OpCostProbe, ScriptFiles, _flop_owners
+from torchdoctor.observe.probes.op_costs import ACTIVE, WARMUP, OpCostProbe, ScriptFiles, _flop_owners, unrecordable_file
 
 HERE = Path(__file__).resolve()
 
@@ -108,3 +109,9 @@ def test_a_probe_cut_short_says_why():
     probe.close("the script ended during the probe: script_finished")
     assert probe.to_dict() == {"complete": False, "reason": "the script ended during the probe: script_finished"}
     assert WARMUP == 1
+
+
+def test_a_file_name_that_is_not_utf8_keeps_the_python_tracer_off(monkeypatch):
+    assert unrecordable_file() is None
+    monkeypatch.setattr("sys.argv", [os.fsdecode(b"run\xff.py")])
+    assert unrecordable_file() == "run\udcff.py"

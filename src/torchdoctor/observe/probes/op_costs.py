@@ -247,14 +247,19 @@ class OpCostProbe:
         return self._ended, WARMUP + ACTIVE
 
     def begin(self) -> None:
+        unrecordable = unrecordable_file()
+        if unrecordable is not None:  # the operators are still measured, the script's calls not
+            self._reason = (f"the profiler's Python tracer cannot record the file name {ascii(unrecordable)} "
+                            "(not UTF-8), so the script's calls were not recorded")
         self._profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, with_flops=True,
-            with_stack=True, schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=ACTIVE, repeat=1))
+            with_stack=unrecordable is None,
+            schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=ACTIVE, repeat=1))
         self._guarded(self._profiler.start)
 
     def step_end(self) -> bool:
-        """Runs inside the script's step: a profiler that fails (torch cannot record a file name
-        that is not UTF-8, say) ends this probe with the reason, never the script."""
+        """Runs inside the script's step: a profiler that fails ends this probe with the reason,
+        never the script."""
         if self._profiler is None:
             return True
         self._ended += 1
@@ -289,6 +294,8 @@ class OpCostProbe:
         steps = [e.duration_ns() for e in events
                  if e.is_user_annotation() and e.name().startswith("ProfilerStep")]
         value = summarise(list(events), steps, self._files)
+        if self._reason is not None:  # no Python tracer ran: no calls were seen, which is not "none made"
+            value["script_calls"] = None
         with_alone_speeds(value["ops"], self._device)
         # fp32 always: the reference a matrix product in another dtype is weighed against (TD-COMP-040)
         dtypes = sorted(set(value["flops_by_dtype"]) | {"fp32"})
@@ -304,8 +311,22 @@ class OpCostProbe:
 
     def to_dict(self) -> dict[str, Any] | None:
         if self._value is not None:
-            return {**self._value, "complete": True, "reason": None}
+            return {**self._value, "complete": True, "reason": self._reason}
         return {"complete": False, "reason": self._reason} if self._reason else None
+
+
+def unrecordable_file() -> str | None:
+    """The script's file, or a loaded module's, whose name is not UTF-8, or None. torch's Python
+    tracer raises on such a name in the middle of a step, and the process is not safe after it
+    (a later, unrelated allocation crashes), so the tracer must not start at all."""
+    names = [sys.argv[0] if sys.argv else ""]
+    names += [getattr(module, "__file__", None) or "" for module in list(sys.modules.values())]
+    for name in names:
+        try:
+            name.encode("utf-8")
+        except (UnicodeEncodeError, AttributeError):
+            return name if isinstance(name, str) else repr(name)
+    return None
 
 
 def _device() -> str:
