@@ -8,8 +8,9 @@ was run on it. Each script runs once, one after the other, under
     python -m torchdoctor diagnose --no-save --json RECORD -- SCRIPT
 
 Scored per problem:
-- found at rank R: the first finding whose title, explanation, fix text or fix code (lowercased)
-  contains one of the problem's `expect` keywords is the R-th finding; the problem counts as
+- found at rank R: the first finding whose title, explanation, fix text or fix code (lowercased,
+  the script's own file name blanked: citing `kv_cache_concatenation.py:34` does not say
+  "concatenation") contains one of the problem's `expect` keywords is the R-th finding; the problem counts as
   found when R <= 2 (recall = found / problems run);
 - twin alarms: findings on the healthy twin whose `upside` is 0.10 or more (a claim that at least
   10% of the fixed script's step could still be won back);
@@ -76,17 +77,21 @@ def diagnose(script: Path, record: Path, timeout: float) -> Run:
     return Run(tuple(findings), seconds, None)
 
 
-def finding_text(finding: dict) -> str:
-    """The lowercased text a keyword is looked for in: title, explanation, fix text and code."""
+def finding_text(finding: dict, script: str = "") -> str:
+    """The lowercased text a keyword is looked for in: title, explanation, fix text and code, with
+    the script's own name (`script`, as in `NAME.py:12`) blanked: a finding that only cites the
+    line of `broadcast_pairwise_distance.py` has not said "pairwise distance"."""
     fix = finding.get("fix") or {}
     parts = [finding.get("title"), finding.get("explanation"), fix.get("text"), fix.get("code")]
-    return " ".join(p for p in parts if isinstance(p, str)).lower()
+    text = " ".join(p for p in parts if isinstance(p, str)).lower()
+    return text.replace(script.lower(), "SCRIPT") if script else text
 
 
-def found_rank(findings: tuple[dict, ...], expect: list[str]) -> int | None:
-    """1-based rank of the first finding naming one of the keywords; None when none does."""
+def found_rank(findings: tuple[dict, ...], expect: list[str], script: str = "") -> int | None:
+    """1-based rank of the first finding naming one of the keywords (the script's own name
+    blanked, `finding_text`); None when none does."""
     for rank, finding in enumerate(findings, 1):
-        text = finding_text(finding)
+        text = finding_text(finding, script)
         if any(k.lower() in text for k in expect):
             return rank
     return None
@@ -114,7 +119,7 @@ def cell(text: str) -> str:
 
 def score(problem: dict, sick: Run, twin: Run) -> dict:
     """One table row: rank, top two findings of the problem, alarms on the twin."""
-    rank = None if sick.error else found_rank(sick.findings, problem["expect"])
+    rank = None if sick.error else found_rank(sick.findings, problem["expect"], problem["name"])
     return {
         "name": problem["name"], "rank": rank,
         "found": rank is not None and rank <= FOUND_WITHIN,

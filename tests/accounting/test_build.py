@@ -99,8 +99,37 @@ def test_an_operator_as_fast_as_alone_on_its_inputs_is_healthy_however_far_below
                           "on these inputs: healthy")
     gelu = _op("aten::gelu", 0.05, moved=0.05e9, alone_s=0.01)  # 10% of the bandwidth, 5x its time alone
     accounting = account_record(_record(_costs([gelu], {"memory": 0.05})))
-    assert accounting.cost_centres[0].verdict == "below speed of light"
     assert _seconds(accounting)["memory_bound"] == pytest.approx(0.05 - 0.01)
+
+
+def test_a_memory_bound_operator_is_healthy_as_far_from_its_speed_alone_as_healthy_steps_run():
+    # 5x its time alone: healthy steps run memory-bound operators 3x to 15x slower than alone
+    gelu = _op("aten::gelu", 0.05, moved=0.05e9, alone_s=0.01)
+    assert account_record(_record(_costs([gelu], {"memory": 0.05}))).cost_centres[0].verdict == "healthy"
+    slow = _op("aten::gelu", 0.05, moved=0.05e9, alone_s=0.0005)  # 100x its time alone
+    assert account_record(_record(_costs([slow], {"memory": 0.05}))).cost_centres[0].verdict == "below speed of light"
+
+
+def test_only_an_operator_that_moves_data_is_held_to_the_copy_bandwidth():
+    # both at 10% of the 10 GB/s bandwidth, neither replayed alone
+    copy, pool = _op("aten::copy_", 0.05, moved=0.05e9), _op("aten::max_pool2d_with_indices", 0.04, moved=0.04e9)
+    by_name = {c.name: c for c in account_record(_record(_costs([copy, pool], {"memory": 0.09}))).cost_centres}
+    assert by_name["aten::copy_"].verdict == "below speed of light"
+    assert by_name["aten::max_pool2d_with_indices"].verdict == "unknown"
+    assert by_name["aten::max_pool2d_with_indices"].why == ("memory-bound at 10% of its copy bandwidth; "
+                                                            "its speed alone not measured")
+
+
+def test_a_concatenation_whose_bytes_the_profiler_does_not_record_has_no_bandwidth_figure():
+    (cat,) = account_record(_record(_costs([_op("aten::cat", 0.05)], {"memory": 0.05}))).cost_centres
+    assert cat.peak_fraction is None and cat.verdict == "unknown"
+
+
+def test_the_batchs_loading_is_the_data_waits_time_not_an_operator_slice():
+    ops = [_op("aten::mm", 0.03, flops=1e9)]
+    with_loading = account_record(_record(_costs(ops, {"compute": 0.03, "loading": 0.2})))
+    without = account_record(_record(_costs(ops, {"compute": 0.03})))
+    assert _seconds(with_loading) == _seconds(without)
 
 
 def test_the_computation_the_script_runs_outside_the_model_is_not_time_outside_it():

@@ -18,15 +18,22 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from torchdoctor.accounting.operators import is_matrix
+from torchdoctor.accounting.operators import is_matrix, moves_data
 from torchdoctor.accounting.outside import computation_outside_s
 from torchdoctor.accounting.section import Accounting, CostCentre, Slice
 from torchdoctor.environment.system import SystemSection
 from torchdoctor.probe_values import OP_COSTS
 from torchdoctor.record import Record
 
-#: An operator reaching this share of its speed of light is healthy.
+#: An operator reaching this share of its dtype's peak FLOP/s is healthy.
 HEALTHY = 0.5
+#: ... or this share of its own speed alone on the same inputs, by what bounds it. A step's operator
+#: runs slower than alone in a healthy script too (colder caches, the thread pool waking, the
+#: allocator): these are the lower deciles of that ratio over the operators of 40 healthy scripts
+#: (98 compute-bound, 71 memory-bound; benchmarks/results/2026-12-07-speed-of-light-calibration.md).
+HEALTHY_ALONE = {"compute": 0.17, "memory": 0.04}
+#: Operator kinds of the probe whose time is in the operator slices (`loading` is the data wait's).
+OPERATOR_KINDS = ("compute", "memory", "small", "sync")
 #: A machine this busy (mean CPU, all cores) is shared, when the script's process gets under half a core.
 BUSY_MACHINE_PERCENT = 90.0
 BUSY_NOTE = ("the machine was busy (other processes took the cores): every operator ran slower than this "
@@ -119,7 +126,8 @@ def _busy(record: Record, peaks: dict[str, Any]) -> bool:
 def _scale(costs: dict[str, Any], room: float) -> float:
     """The factor that caps the operators' self times to `room`, the step's time beside the data
     wait (1 when they fit)."""
-    total = sum(float(v) for v in (costs.get("self_s_by_kind") or {}).values())
+    kinds = costs.get("self_s_by_kind") or {}
+    total = sum(float(kinds.get(k) or 0.0) for k in OPERATOR_KINDS)
     return min(1.0, room / total) if total else 1.0
 
 
@@ -186,12 +194,12 @@ def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | N
         achieved, limit, bound = None, None, "compute"  # FLOPs not counted (a convolution's backward)
     elif own / max(count, 1.0) < 10e-6:
         achieved, limit, bound = None, None, "overhead"
-    else:
-        achieved, limit, bound = (moved / own if own else None), bandwidth, "memory"
+    else:  # bytes not known (a list of tensors: `cat`, `stack`) give no bandwidth figure
+        achieved, limit, bound = (moved / own if moved and own else None), bandwidth, "memory"
     fraction = achieved / limit if achieved is not None and limit else None
     alone = _number(op.get("alone_s"))
     alone_fraction = alone * count / own if alone and own and bound != "overhead" else None
-    verdict, why = _verdict(bound, fraction, alone_fraction, dtype, count, own)
+    verdict, why = _verdict(str(op.get("name")), bound, fraction, alone_fraction, dtype, count, own)
     return CostCentre.full(name=str(op.get("name")), dtype=dtype, shapes=str(op.get("shapes") or "-"),
                          seconds=seconds, share=seconds / step if step else 0.0,
                          flops_per_s=flops / own if flops and own else None, peak_fraction=fraction,
@@ -199,21 +207,34 @@ def cost_centre(op: dict[str, Any], peak: dict[str, float], bandwidth: float | N
                          source=op.get("source"))
 
 
-def _verdict(bound: str, fraction: float | None, alone: float | None, dtype: str, count: float,
-             own: float) -> tuple[str, str]:
+def _verdict(name: str, bound: str, fraction: float | None, alone: float | None, dtype: str,
+             count: float, own: float) -> tuple[str, str]:
     if bound == "overhead":
         return "below speed of light", (f"{count:.0f} calls of {1e6 * own / count:.1f} us each: "
                                         "shorter than dispatching them")
     limit = f"this machine's {dtype} peak" if bound == "compute" else "its copy bandwidth"
-    if fraction is None and alone is None:
-        what = f"its FLOPs or this machine's {dtype} peak" if bound == "compute" else "the copy bandwidth"
-        return "unknown", f"{bound}-bound; {what} not measured"
     figures = ([f"{fraction:.0%} of {limit}"] if fraction is not None else []) + (
         [f"{alone:.0%} of its own speed alone on these inputs"] if alone is not None else [])
-    best = max(f for f in (fraction, alone) if f is not None)
-    verdict = "healthy" if best >= HEALTHY else "below speed of light"
+    reach = health(name, bound, fraction, alone)
+    if reach is None:
+        what = f"its FLOPs or this machine's {dtype} peak" if bound == "compute" else "its speed alone"
+        return "unknown", f"{bound}-bound" + (f" at {figures[0]}" if figures else "") + f"; {what} not measured"
+    verdict = "healthy" if reach >= 1 else "below speed of light"
     return verdict, f"{bound}-bound at {' and '.join(figures)}: " + (
         "healthy" if verdict == "healthy" else "below its speed of light")
+
+
+def health(name: str, bound: str, fraction: float | None, alone: float | None) -> float | None:
+    """How near an operator runs to what a healthy step reaches, 1 or more being healthy: its share
+    of its speed of light over HEALTHY (a compute-bound operator's dtype peak, a copy's bandwidth),
+    or of its speed alone over HEALTHY_ALONE; the nearer of the two. An operator that computes per
+    element (a GELU, a pooling, a norm, a random sampler) is weighed against itself alone only: the
+    copy bandwidth, one large copy, is out of its reach. None when nothing it can be weighed
+    against was measured."""
+    reaches = [alone / HEALTHY_ALONE[bound]] if alone is not None and bound in HEALTHY_ALONE else []
+    if fraction is not None and (bound == "compute" or bound == "memory" and moves_data(name)):
+        reaches.append(fraction / HEALTHY)
+    return max(reaches) if reaches else None
 
 
 def _slices(step: float, seconds: dict[str, float], centres: tuple[CostCentre, ...] = ()) -> tuple[Slice, ...]:

@@ -5,7 +5,7 @@ other finding explains the same slice (accounting.explain)."""
 
 from __future__ import annotations
 
-from torchdoctor.accounting.build import HEALTHY
+from torchdoctor.accounting.build import health
 from torchdoctor.accounting.explain import MATTERS, UNEXPLAINED_ID
 from torchdoctor.accounting.section import CostCentre, Slice
 from torchdoctor.capability import requirement
@@ -16,7 +16,7 @@ from torchdoctor.rules.evidence import Evidence
 
 #: The slices that are a cost below a speed of light (a compute or a memory bound).
 BELOW_SPEED_OF_LIGHT = ("compute_below_peak", "memory_bound", "small_ops")
-#: The claimed upside (the named operators' time beyond HEALTHY of their speed of light) from which it
+#: The claimed upside (the named operators' time beyond where a healthy step runs them) from which it
 #: is reported, a warning, a problem.
 REPORTED, WARNING, PROBLEM = 0.05, 0.10, 0.25
 
@@ -26,8 +26,9 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
     """The largest slice of the waterfall that is time operators spend below their speed of light
     (compute-bound ones below their dtype's measured peak, memory-bound ones, operators shorter than
     their dispatch) takes MATTERS (10%) of the step or more, with an operator in it below its speed of
-    light; never on a busy machine (`Accounting.busy`). Upside: the named operators' share of the step beyond HEALTHY (50%) of their speed of
-    light (`_beyond`), reported from 5%, a warning from 10%, a problem from 25%."""
+    light; never on a busy machine (`Accounting.busy`). Upside: the named operators' share of the
+    step beyond where a healthy step runs them (`_beyond`), reported from 5%, a warning from 10%, a
+    problem from 25%."""
     accounting = ev.accounting()
     if accounting.busy:
         return None  # descheduled operators read slow everywhere; the accounting's note says so
@@ -46,16 +47,16 @@ def below_speed_of_light(ev: Evidence) -> Hit | None:
 
 
 def _beyond(c: CostCentre) -> float:
-    """The operator's share of the step beyond what it would take at HEALTHY of its nearest speed of
-    light (`CostCentre.sol_fraction`: its dtype's peak or the copy bandwidth, or the same operator
+    """The operator's share of the step beyond what it would take where a healthy step runs it
+    (accounting.build.health: HEALTHY of its dtype's peak, or HEALTHY_ALONE of the same operator
     alone on the same inputs, which is what a fix of the step can win back where the peak is out of
-    the operator's reach); all of it for an operator shorter than its dispatch, none where no speed
-    of light is known (a convolution's backward, whose FLOPs the profiler does not count)."""
+    the operator's reach); all of it for an operator shorter than its dispatch, none where nothing
+    to weigh it against is known (a convolution's backward, whose FLOPs the profiler does not count;
+    an operator not replayed alone)."""
     if c.bound == "overhead":
         return c.share
-    if c.sol_fraction is None:
-        return 0.0
-    return c.share * max(0.0, 1 - c.sol_fraction / HEALTHY)
+    reach = health(c.name, c.bound, c.peak_fraction, c.alone_fraction)
+    return 0.0 if reach is None else c.share * max(0.0, 1 - reach)
 
 
 def _evidence(worst: Slice, mfu: float | None) -> dict[str, object]:

@@ -115,3 +115,30 @@ def test_a_file_name_that_is_not_utf8_keeps_the_python_tracer_off(monkeypatch):
     assert unrecordable_file() is None
     monkeypatch.setattr("sys.argv", [os.fsdecode(b"run\xff.py")])
     assert unrecordable_file() == "run\udcff.py"
+
+
+class _Rows(torch.utils.data.Dataset):
+    """Each sample computed in `__getitem__`: a `sinh` no model runs."""
+
+    def __len__(self) -> int:
+        return 10_000
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        return torch.sinh(torch.full((64,), float(index % 7)))
+
+
+def test_the_operators_a_dataset_runs_in_the_main_process_are_loading_not_operator_groups(monkeypatch):
+    monkeypatch.setattr("torchdoctor.observe.probes.op_costs.measure_peaks", lambda *args: {})  # not under test
+    model = torch.nn.Linear(64, 8)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    batches = iter(torch.utils.data.DataLoader(_Rows(), batch_size=32))
+    probe = OpCostProbe("cpu", None, ScriptFiles(str(HERE.parent)))
+    probe.begin()
+    done = False
+    while not done:
+        _train_step(model, opt, next(batches))
+        done = probe.step_end()
+    value = probe.to_dict()
+    assert value["self_s_by_kind"]["loading"] > 0
+    assert "aten::sinh" not in {op["name"] for op in value["ops"]}
+    assert "aten::addmm" in {op["name"] for op in value["ops"]}

@@ -10,7 +10,9 @@ that overhead reaches a timed or a profiled step.
 Its value (`Record.probes["op_costs"]`, docs/record-schema.md) is per recorded step: the operators
 grouped by name, dtype and input shapes with their self time, FLOPs (the profiler's `with_flops`
 formulas: matrix products and convolutions) and the line of the script that runs them; the totals
-of the small operators (under SMALL_OP_US each) and of the synchronising ones; the calls the
+of the small operators (under SMALL_OP_US each), of the synchronising ones and of those the
+DataLoader's fetch ran in this process (`loading`: the batch's loading, not grouped, since the step
+clock's data wait already holds their time); the calls the
 script's own code made (observe/probes/script_calls.py); and the peaks (of every dtype with
 FLOPs, and of fp32, the reference the others are weighed against).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from bisect import bisect_right
 import os
 import re
 import sys
@@ -35,7 +38,7 @@ from torchdoctor.observe.probes.base import Phase, ProbeContext, probe
 from torchdoctor.observe.probes.op_alone import alone_seconds
 from torchdoctor.observe.probes.peaks import measure_peaks, peaks_cache_path
 from torchdoctor.observe.probes.profiled_ops import SMALL_OP_US, _self_ns
-from torchdoctor.observe.probes.script_calls import script_calls
+from torchdoctor.observe.probes.script_calls import FETCH, script_calls
 from torchdoctor.probe_values import OP_COSTS
 
 WARMUP, ACTIVE = 1, 2
@@ -158,7 +161,11 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
     groups: dict[tuple[str, str, str], _Group] = {}
     by_kind: Counter[str] = Counter()
     small_count = 0
+    loading = _in_loading(ordered, _fetch_spans(events))
     for index, (event, self_ns, where) in enumerate(zip(ordered, own, _sources(ordered, _frames(events, files)))):
+        if loading[index]:  # the batch's loading: the step clock's data wait holds its time
+            by_kind["loading"] += self_ns
+            continue
         head = ordered[owner[index]] if owner[index] is not None else event
         group = groups.setdefault((head.name(), _dtype(head), _shapes(head)), _Group())
         flops = _flops(event)
@@ -175,6 +182,26 @@ def summarise(events: list[Any], steps_ns: list[int], files: ScriptFiles) -> dic
         small_count += kind == "small"
     return {**_value(groups, steps_ns, by_kind, small_count),
             "script_calls": script_calls(events, len(steps_ns), files)}
+
+
+def _fetch_spans(events: list[Any]) -> dict[int, list[tuple[int, int]]]:
+    """The DataLoader's fetches of a batch in this process (script_calls.FETCH), per thread, by start."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for e in events:
+        if e.is_python_function() and FETCH.match(e.name()):
+            spans.setdefault(e.start_thread_id(), []).append((e.start_ns(), e.end_ns()))
+    return {thread: sorted(s) for thread, s in spans.items()}
+
+
+def _in_loading(ordered: list[Any], spans: dict[int, list[tuple[int, int]]]) -> list[bool]:
+    """For each operator, whether it started inside a fetch of its thread: a Dataset's `__getitem__`
+    or a `collate_fn` ran it, and its time is already the step's wait for data."""
+    out = []
+    for e in ordered:
+        fetches = spans.get(e.start_thread_id(), [])
+        at = bisect_right(fetches, (e.start_ns(), math.inf)) - 1
+        out.append(at >= 0 and fetches[at][0] <= e.start_ns() < fetches[at][1])
+    return out
 
 
 def _flop_owners(ordered: list[Any], spans: list[tuple[int, int, int]]) -> list[int | None]:
@@ -206,7 +233,7 @@ def _value(groups: dict[tuple[str, str, str], _Group], steps_ns: list[int], by_k
         "ops_self_s": sum(g.self_ns for g in groups.values()) / n / 1e9,
         "ops_count": sum(g.count for g in groups.values()) / n,
         "small_ops_count": small_count / n,
-        "self_s_by_kind": {k: by_kind[k] / n / 1e9 for k in ("compute", "memory", "small", "sync")},
+        "self_s_by_kind": {k: by_kind[k] / n / 1e9 for k in ("compute", "memory", "small", "sync", "loading")},
         "flops": sum(flops_by_dtype.values()) / n,
         "flops_by_dtype": {k: v / n for k, v in flops_by_dtype.items() if v},
         "ops": [{"name": name, "dtype": dtype, "shapes": shapes, "count": g.count / n,
