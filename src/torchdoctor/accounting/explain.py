@@ -31,7 +31,7 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     "runtime": ("TD-COMP-005", "TD-COMP-003", "TD-COMP-002"),
     "compute_below_peak": ("TD-COMP-006", "TD-COMP-009", "TD-COMP-015", "TD-COMP-020", "TD-COMP-040"),
     "kernel": ("TD-COMP-006", "TD-COMP-010", "TD-COMP-015"),
-    "memory_bound": ("TD-COMP-004", "TD-COMP-009", "TD-COMP-012", "TD-COMP-041"),
+    "memory_bound": ("TD-COMP-004", "TD-COMP-009", "TD-COMP-012", "TD-COMP-041", "TD-COMP-047"),
     "cpu_exec": ("TD-COMP-004", "TD-COMP-003", "TD-COMP-009"),
     "communication": ("TD-SCALE-",),
     "device_beyond_ideal": ("TD-COMP-001", "TD-COMP-006", "TD-COMP-010", "TD-COMP-015", "TD-SCALE-017"),
