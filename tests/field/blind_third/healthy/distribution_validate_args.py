@@ -7,10 +7,11 @@ performance",
 https://github.com/Toni-SM/skrl/pull/233
 
 Problem: ``torch.distributions`` validates arguments by default (when Python
-runs without ``-O``): every ``Normal(loc, scale)`` built in the update loop
-checks its parameters' constraints and every ``log_prob`` checks that the
-actions lie in the support, each check a few extra tensor operations and a
-host-side ``all()``, on tiny tensors where they cost as much as the maths.
+runs without ``-O``). The rollout builds a ``Normal(loc, scale)`` for every
+environment step and scores the sampled action, so each step of the
+rollout checks the parameters' constraints and the action's support (a few
+extra tensor operations and host-side ``all()`` calls) on tiny tensors
+where the checks cost as much as the policy itself.
 Expected fix: ``torch.distributions.Distribution.set_default_validate_args(False)``
 once at start-up (or ``validate_args=False`` per distribution) after the
 code is debugged.
@@ -33,7 +34,21 @@ class Policy(nn.Module):
         return Normal(self.body(obs), self.log_std.exp())
 
 
-def main(steps=150):
+def rollout(policy, length=64):
+    obs, acts, logps = [], [], []
+    state = torch.zeros(8)
+    with torch.no_grad():
+        for _ in range(length):
+            d = policy.dist(state)
+            action = d.sample()
+            obs.append(state)
+            acts.append(action)
+            logps.append(d.log_prob(action).sum())
+            state = torch.tanh(state.roll(1) + 0.1 * action.sum())
+    return torch.stack(obs), torch.stack(acts), torch.stack(logps)
+
+
+def main(steps=60):
     torch.distributions.Distribution.set_default_validate_args(False)
     torch.manual_seed(0)
     policy = Policy()
@@ -41,21 +56,17 @@ def main(steps=150):
     times = []
     for step in range(steps):
         t0 = time.perf_counter()
-        obs = torch.randn(256, 8)
-        with torch.no_grad():
-            actions = policy.dist(obs).sample()
-        advantages = torch.randn(256)
-        for mb in range(0, 256, 32):
-            d = policy.dist(obs[mb:mb + 32])
-            loss = -(d.log_prob(actions[mb:mb + 32]).sum(-1) * advantages[mb:mb + 32]).mean()
-            loss = loss - 0.01 * d.entropy().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        obs, actions, old_logp = rollout(policy)
+        advantages = torch.randn(len(obs))
+        ratio = (policy.dist(obs).log_prob(actions).sum(-1) - old_logp).exp()
+        loss = -(ratio * advantages).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
         times.append(time.perf_counter() - t0)
     t = sorted(times[5:])
     print(f"median step time: {t[len(t) // 2] * 1e3:.2f} ms over {len(t)} steps")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 150)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 60)

@@ -19,7 +19,6 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 VOCAB = 20000

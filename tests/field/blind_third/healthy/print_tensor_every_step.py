@@ -6,12 +6,12 @@ Thread: "Print FloatTensor is extremely slow" (profiling shows almost all of
 the time in ``_tensor_str``, the tensor-to-string formatting),
 https://github.com/pytorch/pytorch/issues/4190
 
-Problem: each step prints ``f"step {step} loss {loss} acc {acc} pred
-{pred[:8]}"`` where ``loss``, ``acc`` and ``pred`` are tensors, so every
+Problem: each step prints ``f"step {step} loss {loss} acc {acc} logits
+{logits[:2]}"`` where ``loss``, ``acc`` and ``logits`` are tensors, so every
 line goes through ``Tensor.__repr__`` (number-format analysis and
-element-wise formatting) three times for a handful of numbers.
+element-wise formatting) three times for a dozen numbers.
 Expected fix: print Python values, ``loss.item()``, ``acc.item()``,
-``pred[:8].tolist()`` (and print every N steps rather than every step).
+``logits[:2].tolist()`` (and print every N steps rather than every step).
 """
 import sys
 import time
@@ -37,7 +37,7 @@ def main(steps=150):
         opt.step()
         pred = logits.argmax(1)
         acc = (pred == y).float().mean()
-        print(f"step {step} loss {loss.item():.4f} acc {acc.item():.4f} pred {pred[:8].tolist()}")
+        print(f"step {step} loss {loss.item():.4f} acc {acc.item():.4f} logits {logits[:2].tolist()}")
         times.append(time.perf_counter() - t0)
     t = sorted(times[5:])
     print(f"median step time: {t[len(t) // 2] * 1e3:.2f} ms over {len(t)} steps")

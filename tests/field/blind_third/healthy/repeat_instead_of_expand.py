@@ -1,19 +1,18 @@
-"""Healthy twin of problems/repeat_instead_of_expand.py: the bias is broadcast with ``expand`` instead of copied with ``repeat``.
+"""Healthy twin of problems/repeat_instead_of_expand.py: the weight is broadcast with ``expand`` instead of copied with ``repeat``.
 
-The problem it fixes: A per-head attention bias copied for every batch element with ``repeat``.
+The problem it fixes: A shared weight matrix copied for every batch element with ``repeat`` before ``torch.bmm``.
 
 Thread: "replacing .repeat(...) with .expand(...)" (when the dimension to
 grow has size 1, ``expand`` gives the same result as ``repeat`` without
 allocating and copying memory; benchmark included),
 https://github.com/kornia/kornia/pull/2059
 
-Problem: a relative-position bias of shape (heads, L, L) is materialised
-for the whole batch with ``bias.unsqueeze(0).repeat(B, 1, 1, 1)`` before it
-is added to the attention scores, so each forward writes (and each backward
-reads and reduces) a batch-sized copy of a tensor that broadcasting would
-share.
-Expected fix: ``bias.unsqueeze(0).expand(B, -1, -1, -1)`` or simply add
-``bias`` and let broadcasting do it.
+Problem: a layer applies one shared (256x256) transform to every sample
+with ``torch.bmm(h.unsqueeze(1), self.weight.unsqueeze(0).repeat(b, 1, 1))``,
+so each forward writes a batch-sized copy of the weight (128 copies,
+32 MiB) and each backward builds and reduces a gradient of that size.
+Expected fix: ``self.weight.unsqueeze(0).expand(b, -1, -1)`` (a view, no
+copy), or simply ``h @ self.weight`` and let broadcasting do it.
 """
 import sys
 import time
@@ -23,32 +22,29 @@ import torch.nn.functional as F
 from torch import nn
 
 
-class BiasedAttention(nn.Module):
-    def __init__(self, dim=32, heads=8, length=128):
+class SharedTransform(nn.Module):
+    def __init__(self, dim=256):
         super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.bias = nn.Parameter(torch.zeros(heads, length, length))
-        self.out = nn.Linear(dim, 2)
+        self.inp = nn.Linear(32, dim)
+        self.weight = nn.Parameter(torch.randn(dim, dim) / dim ** 0.5)
+        self.out = nn.Linear(dim, 4)
 
     def forward(self, x):
-        b, n, d = x.shape
-        q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5
-        scores = scores + self.bias.unsqueeze(0).expand(b, -1, -1, -1)
-        h = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d)
-        return self.out(h.mean(1))
+        h = torch.relu(self.inp(x))
+        b = h.shape[0]
+        h = torch.bmm(h.unsqueeze(1), self.weight.unsqueeze(0).expand(b, -1, -1)).squeeze(1)
+        return self.out(torch.relu(h))
 
 
 def main(steps=60):
     torch.manual_seed(0)
-    model = BiasedAttention()
+    model = SharedTransform()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     for step in range(steps):
         t0 = time.perf_counter()
-        x = torch.randn(32, 128, 32)
-        y = (x[:, 0, 0] > 0).long()
+        x = torch.randn(128, 32)
+        y = (x[:, 0] > 0).long() + 2 * (x[:, 1] > 0).long()
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

@@ -19,7 +19,6 @@ import time
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader
 
 VOCAB = 5000
