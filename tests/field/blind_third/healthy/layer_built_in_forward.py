@@ -1,20 +1,20 @@
-"""Healthy twin of problems/layer_built_in_forward.py: the output projection and LayerNorm are created once in ``__init__``.
+"""Healthy twin of problems/layer_built_in_forward.py: the head is created once in ``__init__``.
 
-The problem it fixes: An attention block that constructs its output projection and LayerNorm inside ``forward``.
+The problem it fixes: A classification head constructed inside ``forward`` at every call.
 
-Thread: "If create the Linear() casually, it won't be trained during
-training." (the tutorial Transformer's ``MultiHeadAttention.forward`` calls
-``nn.Linear(n_heads * d_v, d_model)(context)`` and ``nn.LayerNorm(d_model)``,
-creating new layers on every call),
-https://github.com/graykode/nlp-tutorial/issues/29
+Thread: "Why repeat initializing loss modules in every forward?" (answer
+from the maintainers: a weightless module such as ``nn.CrossEntropyLoss``
+costs nothing to build per call, but doing this with ``nn.Linear(...)`` at
+every forward step is bad practice, since a big weight tensor is allocated
+at every step),
+https://github.com/huggingface/transformers/issues/13191
 
-Problem: every forward pass allocates and randomly initialises a fresh
-768x768 ``nn.Linear`` (Kaiming-uniform over 590k weights) and a
-``LayerNorm`` per attention block, then throws them away: the cost of
-building the layers is paid each step, and the layers are never trained.
-Expected fix: create the layers once in ``__init__`` (``self.out =
-nn.Linear(...)``, ``self.norm = nn.LayerNorm(...)``) and only call them in
-``forward``.
+Problem: the model's ``forward`` ends with ``nn.Linear(2048, 1000)(h)``, so
+every step allocates and randomly initialises (Kaiming-uniform) a fresh
+2-million-weight layer, computes a gradient for it, and throws it away;
+the head is never trained either.
+Expected fix: create the head once in ``__init__`` (``self.head =
+nn.Linear(2048, 1000)``) and only call it in ``forward``.
 """
 import sys
 import time
@@ -23,34 +23,28 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-D_MODEL, HEADS = 768, 12
 
-
-class MultiHeadAttention(nn.Module):
+class Classifier(nn.Module):
     def __init__(self):
         super().__init__()
-        self.qkv = nn.Linear(D_MODEL, 3 * D_MODEL)
-        self.out = nn.Linear(D_MODEL, D_MODEL)
-        self.norm = nn.LayerNorm(D_MODEL)
+        self.body = nn.Sequential(nn.Linear(64, 2048), nn.ReLU())
+        self.head = nn.Linear(2048, 1000)
 
     def forward(self, x):
-        b, n, d = x.shape
-        q, k, v = self.qkv(x).view(b, n, 3, HEADS, d // HEADS).permute(2, 0, 3, 1, 4)
-        context = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
-        return self.norm(self.out(context) + x)
+        h = self.body(x)
+        return self.head(h)
 
 
 def main(steps=60):
     torch.manual_seed(0)
-    model = nn.Sequential(MultiHeadAttention(), MultiHeadAttention())
-    head = nn.Linear(D_MODEL, 2)
-    opt = torch.optim.Adam([*model.parameters(), *head.parameters()], lr=1e-4)
+    model = Classifier()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     times = []
     for step in range(steps):
         t0 = time.perf_counter()
-        x = torch.randn(4, 16, D_MODEL)
-        y = (x[:, 0, 0] > 0).long()
-        loss = F.cross_entropy(head(model(x).mean(1)), y)
+        x = torch.randn(4, 64)
+        y = torch.randint(0, 1000, (4,))
+        loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -29,7 +29,7 @@ def sinusoid_table(n_position, d):
 
 
 class Encoder(nn.Module):
-    def __init__(self, vocab=1000, d=64):
+    def __init__(self, vocab=1000, d=128):
         super().__init__()
         self.emb = nn.Embedding(vocab, d)
         self.layer = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True)
@@ -48,7 +48,7 @@ def main(steps=60):
     times = []
     for step in range(steps):
         t0 = time.perf_counter()
-        tokens = torch.randint(0, 1000, (16, 96))
+        tokens = torch.randint(0, 1000, (2, 128))
         y = (tokens[:, 0] > 500).long()
         loss = F.cross_entropy(model(tokens), y)
         opt.zero_grad()
