@@ -1,6 +1,7 @@
 """Recall and false alarms of `torchdoctor diagnose` on a blind corpus.
 
-A corpus (`tests/field/blind/`, the default, or the held-out `tests/field/blind_holdout/`) holds one small CPU script per performance problem reported in
+A corpus (`tests/field/blind/`, the default, or the held-out `tests/field/blind_holdout/` and
+`tests/field/blind_third/`) holds one small CPU script per performance problem reported in
 a public thread (`problems/NAME.py`), the same script with the problem fixed (`healthy/NAME.py`)
 and `manifest.json`, whose `expect` keywords were written from each problem before torchdoctor
 was run on it. Each script runs once, one after the other, under

@@ -1,6 +1,7 @@
 """The blind corpora are well formed: what `benchmarks/blind_corpus.py` relies on.
 
-Two corpora share one layout: `tests/field/blind/` and the held-out `tests/field/blind_holdout/`.
+Three corpora share one layout: `tests/field/blind/` and the held-out `tests/field/blind_holdout/`
+and `tests/field/blind_third/`.
 In each, every problem script has a healthy twin, cites its public thread in its docstring, has a
 manifest entry with non-empty lowercase `expect` keywords, and every script compiles. Diagnosing
 the scripts is the benchmark's job (minutes per script), not this test's.
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 FIELD = Path(__file__).resolve().parent.parent
-CORPORA = (FIELD / "blind", FIELD / "blind_holdout")
+CORPORA = (FIELD / "blind", FIELD / "blind_holdout", FIELD / "blind_third")
 URL = re.compile(r"https?://\S+")
 
 
@@ -59,9 +60,11 @@ def test_manifest_lists_exactly_the_problem_scripts_once_each(corpus):
     assert len(set(names)) == len(names)
 
 
-def test_the_held_out_corpus_shares_no_script_name_with_the_first():
-    first, held_out = (set(problems(corpus)) for corpus in CORPORA)
-    assert not first & held_out
+def test_no_two_corpora_share_a_script_name():
+    names = [set(problems(corpus)) for corpus in CORPORA]
+    for i, earlier in enumerate(names):
+        for later in names[i + 1:]:
+            assert not earlier & later
 
 
 @pytest.mark.parametrize(("corpus", "entry"), ENTRIES)
