@@ -233,7 +233,7 @@ def health(name: str, bound: str, fraction: float | None, alone: float | None) -
     copy bandwidth, one large copy, is out of its reach. None when nothing it can be weighed
     against was measured."""
     reaches = [alone / HEALTHY_ALONE[bound]] if alone is not None and bound in HEALTHY_ALONE else []
-    if fraction is not None and (bound == "compute" or bound == "memory" and moves_data(name)):
+    if fraction is not None and (bound == "compute" or (bound == "memory" and moves_data(name))):
         reaches.append(fraction / HEALTHY)
     return max(reaches) if reaches else None
 

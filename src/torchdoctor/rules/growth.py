@@ -8,6 +8,7 @@ reads as a sequence (the whole-run trends of `watch` need 100 steps or more).
 Why a rank correlation and a Theil-Sen line rather than a least-squares fit: one stalled step
 (a descheduled process, a garbage collection) pulls a least-squares slope and its r² anywhere, while
 a rise that holds step after step ranks the steps in their order whatever the size of each rise.
+Both are written here (a few lines each) because scipy, which has them, is not a dependency.
 """
 
 from __future__ import annotations
