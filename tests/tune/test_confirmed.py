@@ -35,6 +35,20 @@ def _stored_runs(db: Path) -> int:
         return 0
 
 
+def offers_edit(result: dict, knob: str, edit: str) -> bool:
+    """Whether tune's diff makes `knob`'s change permanent with `edit`. A knob whose effect depends on
+    what else runs on the cores (threads, workers) and that was decided while other processes kept
+    the machine busy (a neighbour the test does not control, e.g. CI's) is offered as no permanent
+    edit, and the result's `search.load_dependent` says so and why: then the diff must not carry it."""
+    notes = [note for note in result["search"]["load_dependent"] if note["knob"] == knob]
+    if notes:
+        assert "no permanent edit is offered" in notes[0]["note"] and notes[0]["load"]["loaded"], notes
+        assert edit not in (result["diff"] or ""), result["diff"]
+        return False
+    assert edit in result["diff"], (result["diff"], result["search"]["load_dependent"])
+    return True
+
+
 def _hogs(seconds: int) -> list[subprocess.Popen]:
     """Two busy processes (one per core of a 2-core machine), bounded in time by `timeout`, each
     in its own process group so that stopping it stops the busy loop too."""
@@ -89,7 +103,7 @@ def test_a_cpu_hog_during_the_first_baseline_does_not_change_the_claimed_speedup
     for claim in (quiet, result):
         assert claim["kept"].get("num_workers", 0) >= 1 and claim["confirmed"], claim["summary"]
         assert claim["speedup_ci"][0] <= claim["speedup"] <= claim["speedup_ci"][1]
-        assert f"num_workers={claim['kept']['num_workers']}" in claim["diff"]
+        offers_edit(claim, "num_workers", f"num_workers={claim['kept']['num_workers']}")
     assert abs(result["speedup"] / quiet["speedup"] - 1) <= 0.2, (result["speedup"], quiet["speedup"])
     # Seeded by the bootstrap (the script is not), its runs repeat identically.
     assert quiet["noise"]["deterministic"] is True and quiet["noise"]["loss_difference"] == 0
@@ -105,8 +119,8 @@ def test_a_script_that_hard_codes_16_threads_is_tuned_to_the_fix_with_that_line_
     assert result["kept"] == {"threads": 1}, result["summary"] + proc.stdout[-3000:]
     (held,) = result["intercepted"]
     assert held["call"] == "torch.set_num_threads(16)" and held["line"] == 14 and held["file"].endswith("threads16.py")
-    assert "-torch.set_num_threads(16)\n+torch.set_num_threads(1)\n" in result["diff"]
-    assert "threads16.py:14: change `torch.set_num_threads(16)` to use 1" in proc.stdout
+    if offers_edit(result, "threads", "-torch.set_num_threads(16)\n+torch.set_num_threads(1)\n"):
+        assert "threads16.py:14: change `torch.set_num_threads(16)` to use 1" in proc.stdout
 
 
 def test_a_script_that_hard_codes_anomaly_detection_is_tuned_to_deleting_that_line(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def load_changed(record: Record) -> bool:
 @pytest.mark.parametrize("name", sorted(n for n, rule in WORKLOADS.items() if rule))
 def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server: ForkServer) -> None:
     record = diagnosed(workload_path(name), tmp_path / "first", server)
-    missed = not record.findings or record.findings[0].id != WORKLOADS[name]
+    missed = ranked(record)[:1] != [WORKLOADS[name]]
     # Seen in CI beside another test worker: the tool declined a disturbed profile, or the load changed
     # and the claim came out under its threshold. Observe once more; the second run must find it.
     if disturbed_profile(record, WORKLOADS[name]) or (missed and load_changed(record)):
@@ -92,12 +92,33 @@ def test_the_known_problem_is_the_top_finding(name: str, tmp_path: Path, server:
         return
     assert record.findings, "no finding at all"
     skipped = [s for s in diagnose(record).skipped if s.startswith(WORKLOADS[name])]
-    # The generic finding of a cost below its speed of light that no rule explains (TD-COMP-025) may
-    # come first: on compute_grad_inference the operators ran at 44% of this CPU's peak, a separate
-    # cost from autograd's recording, which TD-COMP-008 names. What the dataset repeats for every
-    # sample (TD-DATA-012) may lead on the data workloads: it names the code the same wait runs.
-    ranked = [f.id for f in record.findings if f.id not in (UNEXPLAINED_ID, "TD-DATA-012")]
-    assert ranked[:1] == [WORKLOADS[name]], (summary(record), skipped, [s.wall_s for s in record.steps])
+    evidence = (summary(record), skipped, [s.wall_s for s in record.steps])
+    if WORKLOADS[name] in MORE_WORKERS and "TD-COMP-031" in [f.id for f in record.findings]:
+        # Other processes held the cores: a fix that needs a free one (more DataLoader workers) may
+        # then fall under its threshold, rightly (tune measured the demo's worker x0.84 beside a busy
+        # process). No other problem may take its place.
+        assert ranked(record, loud_only=True)[:1] in ([WORKLOADS[name]], []), evidence
+        return
+    assert ranked(record)[:1] == [WORKLOADS[name]], evidence
+
+
+#: Rules whose fix adds DataLoader workers, each of which needs a core the script can have.
+MORE_WORKERS = ("TD-DATA-002", "TD-DATA-003")
+
+
+def ranked(record: Record, *, loud_only: bool = False) -> list[str]:
+    """The findings' ids in order (with `loud_only`, those above `info`), less those that may
+    rightly lead a zoo workload's own problem.
+
+    The generic finding of a cost below its speed of light that no rule explains (TD-COMP-025) may
+    come first: on compute_grad_inference the operators ran at 44% of this CPU's peak, a separate
+    cost from autograd's recording, which TD-COMP-008 names. What the dataset repeats for every
+    sample (TD-DATA-012) may lead on the data workloads: it names the code the same wait runs.
+    TD-COMP-031 fires only beside other busy processes (a neighbour the suite does not control):
+    the script's threads compete with them and that finding rightly leads, its fix measured by the
+    threads probe; it is the machine's state, not the workload's problem."""
+    return [f.id for f in record.findings if f.id not in (UNEXPLAINED_ID, "TD-DATA-012", "TD-COMP-031")
+            and not (loud_only and f.severity == "info")]
 
 
 def threads_fix_measured_no_faster(record: Record, rule: str) -> bool:
