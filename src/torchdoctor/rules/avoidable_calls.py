@@ -1,0 +1,199 @@
+"""Rules on calls of the script that do work a standard API avoids, each named by what the script
+called (the operator-costs probe's `script_calls`, observe/probes/script_calls.py): a layer built
+inside the step, an explicit matrix inverse, the log of a softmax, tensors formatted as text, and
+the argument checks of `torch.distributions`.
+
+Each of these runs at full speed, so the speed-of-light accounting cannot see it: the waste is that
+the work is done at all. What the rules rest on is what was called, and how often (counts, which the
+machine's load does not change); the calls' share of the profiled step sizes the upside, estimated.
+
+Sources: the `torch.linalg.inv` docs ("consider using torch.linalg.solve ... faster and more
+numerically stable"), the `nn.Softmax`/`F.log_softmax` docs (log_softmax: "faster and has better
+numerical properties"), the PyTorch forums' "creating a layer in forward" threads (a new, untrained
+layer each step), the `torch.distributions.Distribution` docs (`validate_args`,
+`set_default_validate_args`), the `logging` HOWTO ("Optimization": arguments formatted only when
+a message is emitted).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from torchdoctor.probe_values import OP_COSTS, ScriptCall, ScriptCallsValue
+from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.evidence import Evidence
+from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING, capped_outside
+
+#: A module's constructor, as the Python tracer names it (`torch.nn.modules.linear.__init__`).
+MODULE_INIT = re.compile(r"^torch\.nn\.modules\.[\w.]+\.__init__$")
+INVERSES = frozenset({"linalg_inv", "linalg_inv_ex", "inverse", "Tensor.inverse"})
+SOFTMAXES = frozenset({"torch.nn.functional.softmax", "softmax", "Tensor.softmax"})
+LOGS = frozenset({"log", "Tensor.log"})
+#: Tensor formatting called by the script (an f-string, `str(t)`), or a builtin that formats what it
+#: is given (`print(t)`): the latter count only when operators ran inside them, as formatting a
+#: tensor's elements runs some and printing plain numbers none.
+FORMATTERS = frozenset({"torch._tensor.__format__", "torch._tensor.__repr__", "torch._tensor.__str__"})
+PRINTERS = frozenset({"print", "str", "repr", "format"})
+DISTRIBUTION_INIT = re.compile(r"^torch\.distributions\.[\w.]+\.__init__$")
+#: The constraint checks' reduction (`constraint.check(value).all()`), one or more per argument.
+CHECK_OPERATOR = "aten::all"
+
+
+def _every_step(calls: ScriptCallsValue, matches: Iterable[ScriptCall]) -> list[ScriptCall]:
+    """The calls among `matches` made at least once in every profiled step, outside the DataLoader's
+    fetch (whose time is the data wait's)."""
+    return [c for c in matches if c["count"] >= 1 and not c.get("in_loading")]
+
+
+def _share(calls: list[ScriptCall], step_s: float, key: str = "wall_s") -> float:
+    return min(1.0, sum(float(c.get(key) or 0.0) for c in calls) / step_s)
+
+
+def _top(calls: list[ScriptCall]) -> ScriptCall:
+    return max(calls, key=lambda c: c["wall_s"])
+
+
+def _severity(share: float) -> str:
+    return severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
+
+
+@rule("TD-COMP-048", "compute")
+def layer_built_in_step(ev: Evidence) -> Hit | None:
+    """The script constructs an `nn.Module` (a layer's `__init__`: parameters allocated and
+    initialised) in every profiled step: a layer built inside `forward` or the loop. Besides its
+    time, each such layer is new and untrained every step, and its parameters are not the
+    optimizer's. Upside, estimated: the constructors' share of the profiled step (the fix builds
+    them once)."""
+    calls, step_s = ev.script_calls()
+    built = _every_step(calls, (c for c in calls["calls"] if MODULE_INIT.match(c["callee"])))
+    if not built:
+        return None
+    top, share = _top(built), _share(built, step_s)
+    layer = top["callee"].removeprefix("torch.nn.modules.").removesuffix(".__init__")
+    return Hit(_severity(share), f"a layer is built in every step: {top['callee']}() called from {top['caller']}",
+               share, {"constructors": [c["callee"] for c in built], "caller": top["caller"],
+                       "calls_per_step": sum(c["count"] for c in built), "in_model": top["in_model"],
+                       "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               f"{top['caller']} constructs a module ({layer}) {top['count']:.0f} time(s) a step, "
+               f"{'inside forward' if top['in_model'] else 'in the loop'}: each construction allocates and "
+               "initialises its parameters (reset_parameters, kaiming_uniform_), and the new layer is untrained "
+               "every step; the optimizer, built before, never updates it.",
+               Fix("Build every layer once, in the module's __init__, and only call it in forward; a layer "
+                   "whose size depends on the input can be an nn.LazyLinear (or other Lazy module).",
+                   "def __init__(self):\n    super().__init__()\n    self.head = nn.Linear(64, 1000)\n"
+                   "def forward(self, x):\n    return self.head(x)   # not nn.Linear(64, 1000)(x)"))
+
+
+@rule("TD-COMP-049", "compute")
+def explicit_inverse(ev: Evidence) -> Hit | None:
+    """The script inverts a matrix (`torch.linalg.inv`, `torch.inverse`) in every profiled step,
+    most often to multiply by the inverse: solving the system (`torch.linalg.solve`, or
+    `torch.cholesky_solve` for a symmetric positive-definite matrix) computes the same product with
+    one factorisation and no inverse, faster and more accurate, in the backward too. Upside,
+    estimated: the inverse's share of the profiled step (its backward not counted)."""
+    calls, step_s = ev.script_calls()
+    inverses = _every_step(calls, (c for c in calls["calls"] if c["callee"] in INVERSES))
+    if not inverses:
+        return None
+    top, share = _top(inverses), _share(inverses, step_s)
+    return Hit(_severity(share), f"a matrix inverse in every step: {top['callee']}() from {top['caller']}, "
+               f"{share:.0%} of the step", share,
+               {"callees": [c["callee"] for c in inverses], "caller": top["caller"],
+                "calls_per_step": sum(c["count"] for c in inverses), "share_fraction": round(share, 4),
+                "upside_basis": "estimated"},
+               f"{top['caller']} computes an explicit inverse ({top['callee']}) {top['count']:.0f} time(s) a step. "
+               "Multiplying by an inverse costs a factorisation, n triangular solves for the inverse's columns "
+               "and a matrix product, where solving for the product costs the factorisation and solves for the "
+               "right-hand side's columns only; the torch.linalg.inv docs advise linalg.solve.",
+               Fix("Solve instead of inverting: torch.linalg.solve(A, B) for inv(A) @ B (torch.cholesky_solve "
+                   "with torch.linalg.cholesky for a symmetric positive-definite A, e.g. a kernel matrix).",
+                   "x = torch.linalg.solve(A, b)   # was torch.linalg.inv(A) @ b"))
+
+
+@rule("TD-COMP-050", "compute")
+def log_of_softmax(ev: Evidence) -> Hit | None:
+    """One function of the script takes the softmax and the log of a tensor in every profiled step
+    (`torch.log(F.softmax(x))`, often before `nll_loss`): `F.log_softmax` computes it in one
+    operator, and `F.cross_entropy` takes the logits directly; the log and its backward (a
+    division of the same size) go, and the result stays finite where a probability underflows to 0.
+    Upside, estimated: twice the log's operators' share of the profiled step (the log and its
+    backward)."""
+    calls, step_s = ev.script_calls()
+    every = _every_step(calls, calls["calls"])
+    softmax_callers = {c["caller"] for c in every if c["callee"] in SOFTMAXES}
+    logs = [c for c in every if c["callee"] in LOGS and c["caller"] in softmax_callers]
+    if not logs:
+        return None
+    top = _top(logs)
+    share = min(1.0, 2 * _share(logs, step_s, "ops_s"))
+    return Hit(_severity(share), f"the log of a softmax, taken in two operators, in {top['caller']}", share,
+               {"caller": top["caller"], "log_calls_per_step": sum(c["count"] for c in logs),
+                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               f"{top['caller']} calls a softmax and then {top['callee']}() on it every step: two passes over "
+               "the tensor forward and two backward, where log_softmax is one, and a probability that "
+               "underflows to 0 makes the log -inf.",
+               Fix("Use F.log_softmax(x, dim) (with F.nll_loss), or pass the logits to F.cross_entropy, which "
+                   "applies log_softmax itself.",
+                   "loss = F.cross_entropy(logits, target)   # was F.nll_loss(torch.log(F.softmax(logits, -1)), target)"))
+
+
+@rule("TD-COMP-051", "compute")
+def tensors_formatted(ev: Evidence) -> Hit | None:
+    """The script formats tensors as text in every profiled step (an f-string or `str()` of a tensor,
+    `print(tensor)`, a logging call whose message is built eagerly even when the level is off):
+    formatting reads each element with its own operators. Upside, estimated: the formatting calls'
+    share of the profiled step, at most the timed steps' share outside the model when they ran
+    there."""
+    calls, step_s = ev.script_calls()
+    formatting = _every_step(calls, (c for c in calls["calls"] if c["callee"] in FORMATTERS
+                                     or (c["callee"] in PRINTERS and float(c.get("ops_s") or 0.0) > 0)))
+    if not formatting:
+        return None
+    top = _top(formatting)
+    share = capped_outside(ev, _share(formatting, step_s), top)
+    return Hit(_severity(share), f"tensors formatted as text every step: {top['callee']}() from {top['caller']}",
+               share, {"callees": sorted({c["callee"] for c in formatting}), "caller": top["caller"],
+                       "calls_per_step": sum(c["count"] for c in formatting), "share_fraction": round(share, 4),
+                       "upside_basis": "estimated"},
+               f"{top['caller']} turns tensors into strings {sum(c['count'] for c in formatting):.0f} time(s) a step "
+               "(print, an f-string, str() or an eager logging message): the tensor's __repr__/__format__ "
+               "reads its elements one by one, each an operator (and on a GPU a copy to the host), whether "
+               "or not the text is shown.",
+               Fix("Format numbers, not tensors, and only when they are shown: log loss.item() every N steps; "
+                   "with logging, pass the values as arguments (formatted only if the level is enabled) or guard "
+                   "the call with logger.isEnabledFor(...).",
+                   "if step % 100 == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n"
+                   "logger.debug(\"logits %s\", logits)   # lazy: not an f-string"))
+
+
+@rule("TD-COMP-052", "compute")
+def distribution_checks(ev: Evidence) -> Hit | None:
+    """The script builds `torch.distributions` objects in every profiled step with argument
+    validation on (the default outside `python -O`): their constructors run operators, among them
+    the constraint checks' reductions (`aten::all`) from the same function, and `log_prob` checks
+    each value's support again. Upside, estimated: the constructors' time in operators as a share
+    of the profiled step (the checks in `log_prob` not counted)."""
+    calls, step_s = ev.script_calls()
+    built = _every_step(calls, (c for c in calls["calls"] if DISTRIBUTION_INIT.match(c["callee"])
+                                and float(c.get("ops_s") or 0.0) > 0))
+    checked = {op.get("source") for op in (OP_COSTS.of(ev.record) or {}).get("ops") or []
+               if op.get("name") == CHECK_OPERATOR}
+    built = [c for c in built if c["caller"] in checked]
+    if not built:
+        return None
+    top, share = _top(built), _share(built, step_s, "ops_s")
+    return Hit(_severity(share), f"torch.distributions validates its arguments every step: {top['callee']}() "
+               f"from {top['caller']}", share,
+               {"constructors": [c["callee"] for c in built], "caller": top["caller"],
+                "calls_per_step": sum(c["count"] for c in built), "share_fraction": round(share, 4),
+                "upside_basis": "estimated"},
+               f"{top['caller']} builds {sum(c['count'] for c in built):.0f} distribution(s) a step with "
+               "validate_args on: each constructor checks every parameter against its constraint (a comparison "
+               "and an all() per argument), and log_prob checks every value's support, many small operators "
+               "for arguments that are valid by construction.",
+               Fix("Turn the checks off once the code is known to be right: "
+                   "torch.distributions.Distribution.set_default_validate_args(False) at start-up, or "
+                   "validate_args=False per distribution (or run with python -O).",
+                   "torch.distributions.Distribution.set_default_validate_args(False)\n"
+                   "dist = torch.distributions.Normal(mu, sigma, validate_args=False)"))
