@@ -71,3 +71,14 @@ def test_distribution_checks_need_the_constraint_reductions_from_the_same_functi
     # A constructor that computes (a MultivariateNormal's Cholesky factor) without the checks' reductions.
     factored = _call("torch.distributions.multivariate_normal.__init__", MAIN, 1, 0.04, ops_s=0.03)
     assert _only(_with_ops(_record([factored]), []), "TD-COMP-052") is None
+
+
+def test_a_penalty_summed_over_the_iterated_parameters_is_advised_as_weight_decay():
+    loop = "train.py:38 (<genexpr>)"
+    calls = [_call("torch.nn.modules.module.parameters", loop, 147, 0.005),
+             _call("Parameter.pow", loop, 146, 0.01, ops_s=0.008), _call("Tensor.sum", loop, 146, 0.01, ops_s=0.008)]
+    finding = _only(_record(calls, frames={loop: 0.025}, other_s=0.05), "TD-COMP-053")
+    assert finding.upside == 0.25 and "weight_decay" in finding.fix.text  # the generator's 25 ms
+    # The same method called as often on one parameter, or on parameters not iterated from the model.
+    alone = [_call("Parameter.pow", loop, 146, 0.01, ops_s=0.008)]
+    assert _only(_record(alone, frames={loop: 0.025}, other_s=0.05), "TD-COMP-053") is None

@@ -1,7 +1,7 @@
 """Rules on calls of the script that do work a standard API avoids, each named by what the script
 called (the operator-costs probe's `script_calls`, observe/probes/script_calls.py): a layer built
-inside the step, an explicit matrix inverse, the log of a softmax, tensors formatted as text, and
-the argument checks of `torch.distributions`.
+inside the step, an explicit matrix inverse, the log of a softmax, tensors formatted as text, the
+argument checks of `torch.distributions`, and a penalty summed one parameter at a time.
 
 Each of these runs at full speed, so the speed-of-light accounting cannot see it: the waste is that
 the work is done at all. What the rules rest on is what was called, and how often (counts, which the
@@ -24,6 +24,7 @@ from torchdoctor.probe_values import OP_COSTS, ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, Hit, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING, capped_outside
+from torchdoctor.rules.outside import share_of_step
 
 #: A module's constructor, as the Python tracer names it (`torch.nn.modules.linear.__init__`).
 MODULE_INIT = re.compile(r"^torch\.nn\.modules\.[\w.]+\.__init__$")
@@ -36,6 +37,12 @@ LOGS = frozenset({"log", "Tensor.log"})
 FORMATTERS = frozenset({"torch._tensor.__format__", "torch._tensor.__repr__", "torch._tensor.__str__"})
 PRINTERS = frozenset({"print", "str", "repr", "format"})
 DISTRIBUTION_INIT = re.compile(r"^torch\.distributions\.[\w.]+\.__init__$")
+#: A penalty's per-parameter operators, called on the Parameter itself (`p.pow(2)`, `p.abs()`), and
+#: how many a step one function makes while iterating the model's parameters: a Python loop over
+#: them rather than a statistic of a few.
+PENALTY_METHODS = frozenset({"Parameter.pow", "Parameter.abs", "Parameter.norm", "Parameter.square"})
+PARAMETER_ITERATORS = frozenset({"torch.nn.modules.module.parameters", "torch.nn.modules.module.named_parameters"})
+PARAMETER_LOOP = 16
 #: The constraint checks' reduction (`constraint.check(value).all()`), one or more per argument.
 CHECK_OPERATOR = "aten::all"
 
@@ -197,3 +204,42 @@ def distribution_checks(ev: Evidence) -> Hit | None:
                    "validate_args=False per distribution (or run with python -O).",
                    "torch.distributions.Distribution.set_default_validate_args(False)\n"
                    "dist = torch.distributions.Normal(mu, sigma, validate_args=False)"))
+
+
+@rule("TD-COMP-053", "compute")
+def parameter_loop(ev: Evidence) -> Hit | None:
+    """One function of the script iterates the model's parameters (`parameters()`,
+    `named_parameters()`) and calls a penalty's operator on each (`pow`, `abs`, `norm`, `square` on
+    the Parameter) PARAMETER_LOOP times or more a step, outside the model
+    (`sum(p.pow(2).sum() for p in model.parameters())`): an L2 or L1 penalty, or a norm, computed by
+    a Python loop of small operators, forward and backward, for every parameter. An L2 penalty is the optimizer's `weight_decay`, applied in its own fused or
+    foreach update; other statistics take all parameters at once (`torch._foreach_norm`,
+    `torch.nn.utils.get_total_norm`). Upside, estimated: the loop's share of the profiled step
+    (its backward not counted)."""
+    calls, step_s = ev.script_calls()
+    every = _every_step(calls, calls["calls"])
+    iterating = {c["caller"] for c in every if c["callee"] in PARAMETER_ITERATORS and c["count"] >= PARAMETER_LOOP}
+    per_caller: dict[str, list[ScriptCall]] = {}
+    for call in every:
+        if call["callee"] in PENALTY_METHODS and call["caller"] in iterating and not call["in_model"]:
+            per_caller.setdefault(call["caller"], []).append(call)
+    loops = {caller: found for caller, found in per_caller.items()
+             if sum(c["count"] for c in found) >= PARAMETER_LOOP}
+    if not loops:
+        return None
+    caller, found = max(loops.items(), key=lambda item: sum(c["wall_s"] for c in item[1]))
+    top = _top(found)
+    share = capped_outside(ev, max(share_of_step(calls, step_s, top), _share(found, step_s)), top)
+    methods = sorted({c["callee"].removeprefix("Parameter.") for c in found})
+    return Hit(_severity(share), f"a loop over the parameters every step: {', '.join(methods)} on each one in "
+               f"{caller}", share,
+               {"caller": caller, "methods": methods, "calls_per_step": sum(c["count"] for c in found),
+                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               f"{caller} calls {', '.join(methods)} on the parameters {sum(c['count'] for c in found):.0f} times a "
+               "step: a penalty or a norm over the model computed one parameter at a time, two or more small "
+               "operators per parameter forward and as many backward.",
+               Fix("For an L2 penalty (weight decay), drop the loop and give the optimizer weight_decay "
+                   "(AdamW decouples it from the adaptive step); for a norm or another statistic over all "
+                   "parameters, compute it at once with torch._foreach_norm or torch.nn.utils.get_total_norm.",
+                   "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)\n"
+                   "# was: loss = loss + 1e-2 * sum(p.pow(2).sum() for p in model.parameters())"))
