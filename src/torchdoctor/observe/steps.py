@@ -193,8 +193,11 @@ class StepClock:
         elif warm + timed < self.count <= warm + timed + self.profile_steps:
             cb.on_profile_step()
         self._report_progress()
-        # Whatever the callbacks cost is not part of the next step.
-        self.last_end_ns = time.perf_counter_ns()
+        # What the callbacks cost (the step stream's line, the progress line, a window's edge) is
+        # torchdoctor's time inside the next step's span: its wall time leaves it out, its hooks' time
+        # holds it, so that the two add up to the span the script's own clock sees.
+        self.last_end_ns = now
+        self.current.hooks_ns += time.perf_counter_ns() - now
         if self.count == warm + timed + self.after_steps:
             self.done = True
             cb.on_all_done()
