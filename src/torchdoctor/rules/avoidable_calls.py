@@ -65,6 +65,14 @@ def _severity(share: float) -> str:
     return severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
 
 
+def _evidence(found: list[ScriptCall], share: float, **extra: object) -> dict[str, object]:
+    """What every rule here cites: the calls (callees, the costliest one's caller, calls a step)
+    and the estimated share of the step."""
+    return {"callees": sorted({c["callee"] for c in found}), "caller": _top(found)["caller"],
+            "calls_per_step": sum(c["count"] for c in found), "share_fraction": round(share, 4),
+            "upside_basis": "estimated", **extra}
+
+
 @rule("TD-COMP-048", "compute")
 def layer_built_in_step(ev: Evidence) -> Hit | None:
     """The script constructs an `nn.Module` (a layer's `__init__`: parameters allocated and
@@ -79,9 +87,7 @@ def layer_built_in_step(ev: Evidence) -> Hit | None:
     top, share = _top(built), _share(built, step_s)
     layer = top["callee"].removeprefix("torch.nn.modules.").removesuffix(".__init__")
     return Hit(_severity(share), f"a layer is built in every step: {top['callee']}() called from {top['caller']}",
-               share, {"constructors": [c["callee"] for c in built], "caller": top["caller"],
-                       "calls_per_step": sum(c["count"] for c in built), "in_model": top["in_model"],
-                       "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               share, _evidence(built, share, in_model=top["in_model"]),
                f"{top['caller']} constructs a module ({layer}) {top['count']:.0f} time(s) a step, "
                f"{'inside forward' if top['in_model'] else 'in the loop'}: each construction allocates and "
                "initialises its parameters (reset_parameters, kaiming_uniform_), and the new layer is untrained "
@@ -106,9 +112,7 @@ def explicit_inverse(ev: Evidence) -> Hit | None:
     top, share = _top(inverses), _share(inverses, step_s)
     return Hit(_severity(share), f"a matrix inverse in every step: {top['callee']}() from {top['caller']}, "
                f"{share:.0%} of the step", share,
-               {"callees": [c["callee"] for c in inverses], "caller": top["caller"],
-                "calls_per_step": sum(c["count"] for c in inverses), "share_fraction": round(share, 4),
-                "upside_basis": "estimated"},
+               _evidence(inverses, share),
                f"{top['caller']} computes an explicit inverse ({top['callee']}) {top['count']:.0f} time(s) a step. "
                "Multiplying by an inverse costs a factorisation, n triangular solves for the inverse's columns "
                "and a matrix product, where solving for the product costs the factorisation and solves for the "
@@ -135,8 +139,7 @@ def log_of_softmax(ev: Evidence) -> Hit | None:
     top = _top(logs)
     share = min(1.0, 2 * _share(logs, step_s, "ops_s"))
     return Hit(_severity(share), f"the log of a softmax, taken in two operators, in {top['caller']}", share,
-               {"caller": top["caller"], "log_calls_per_step": sum(c["count"] for c in logs),
-                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               _evidence(logs, share),
                f"{top['caller']} calls a softmax and then {top['callee']}() on it every step: two passes over "
                "the tensor forward and two backward, where log_softmax is one, and a probability that "
                "underflows to 0 makes the log -inf.",
@@ -160,9 +163,7 @@ def tensors_formatted(ev: Evidence) -> Hit | None:
     top = _top(formatting)
     share = capped_outside(ev, _share(formatting, step_s), top)
     return Hit(_severity(share), f"tensors formatted as text every step: {top['callee']}() from {top['caller']}",
-               share, {"callees": sorted({c["callee"] for c in formatting}), "caller": top["caller"],
-                       "calls_per_step": sum(c["count"] for c in formatting), "share_fraction": round(share, 4),
-                       "upside_basis": "estimated"},
+               share, _evidence(formatting, share),
                f"{top['caller']} turns tensors into strings {sum(c['count'] for c in formatting):.0f} time(s) a step "
                "(print, an f-string, str() or an eager logging message): the tensor's __repr__/__format__ "
                "reads its elements one by one, each an operator (and on a GPU a copy to the host), whether "
@@ -192,9 +193,7 @@ def distribution_checks(ev: Evidence) -> Hit | None:
     top, share = _top(built), _share(built, step_s, "ops_s")
     return Hit(_severity(share), f"torch.distributions validates its arguments every step: {top['callee']}() "
                f"from {top['caller']}", share,
-               {"constructors": [c["callee"] for c in built], "caller": top["caller"],
-                "calls_per_step": sum(c["count"] for c in built), "share_fraction": round(share, 4),
-                "upside_basis": "estimated"},
+               _evidence(built, share),
                f"{top['caller']} builds {sum(c['count'] for c in built):.0f} distribution(s) a step with "
                "validate_args on: each constructor checks every parameter against its constraint (a comparison "
                "and an all() per argument), and log_prob checks every value's support, many small operators "
@@ -233,8 +232,7 @@ def parameter_loop(ev: Evidence) -> Hit | None:
     methods = sorted({c["callee"].removeprefix("Parameter.") for c in found})
     return Hit(_severity(share), f"a loop over the parameters every step: {', '.join(methods)} on each one in "
                f"{caller}", share,
-               {"caller": caller, "methods": methods, "calls_per_step": sum(c["count"] for c in found),
-                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               _evidence(found, share, methods=methods),
                f"{caller} calls {', '.join(methods)} on the parameters {sum(c['count'] for c in found):.0f} times a "
                "step: a penalty or a norm over the model computed one parameter at a time, two or more small "
                "operators per parameter forward and as many backward.",
