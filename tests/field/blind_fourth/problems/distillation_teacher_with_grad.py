@@ -7,7 +7,7 @@ Problem: the student is trained against a frozen-by-intent teacher (never given
 to the optimizer), but ``t_logits = teacher(x)`` runs outside
 ``torch.no_grad()`` and the loss uses ``t_logits`` as is: autograd records the
 teacher's forward pass, keeps its activations, and every ``loss.backward()``
-also back-propagates through the (three times larger) teacher and computes
+also back-propagates through the (eight times larger) teacher and computes
 gradients for all its weights, which nobody uses.
 Expected fix: compute the teacher's outputs under ``torch.no_grad()`` (or
 ``torch.inference_mode()``), or ``detach()`` them and set

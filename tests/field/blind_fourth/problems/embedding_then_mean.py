@@ -6,8 +6,9 @@ Sum)", https://github.com/pytorch/pytorch/pull/1803
 
 Problem: the text classifier computes ``self.emb(tokens).mean(1)`` for batches
 of 256 documents of 200 tokens: the lookup materialises a (256, 200, 64) tensor
-of token vectors only to average it away, and the backward pass scatters a
-gradient row for each of the 51,200 tokens into a dense 50,000-row gradient.
+of token vectors only to average it away, and the backward pass builds a
+gradient of the same size and scatters its 51,200 rows back into the table's
+gradient.
 Expected fix: use ``nn.EmbeddingBag(vocab, dim, mode="mean")``, which gathers
 and reduces each bag in one kernel without the intermediate.
 """
