@@ -125,6 +125,33 @@ for i, (xb, yb) in enumerate(DataLoader(Slow(), batch_size=4)):
         opt.zero_grad()
 dist.destroy_process_group()
 """),
+    # The optimizer built again for every batch (its state lost each time): each new one, over the
+    # same parameters, takes the first one's place in ending the steps.
+    "optimizer_rebuilt_each_step": ("forward", """
+model = Net(sleep=SLEEP_S)
+for step in range(12):
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    opt.step()
+"""),
+    # A wrapper optimizer over the same parameters whose step runs the inner one's, both built
+    # before any step: one step each, not two.
+    "wrapper_optimizer": ("optimizer", """
+class Wrapper(torch.optim.Optimizer):
+    def __init__(self, inner):
+        super().__init__(inner.param_groups, {})
+        self.inner = inner
+    def step(self, closure=None):
+        time.sleep(SLEEP_S)
+        return self.inner.step(closure)
+model = Net()
+opt = Wrapper(torch.optim.SGD(model.parameters(), lr=0.01))
+for step in range(12):
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    opt.step()
+"""),
     # A torch.compile'd model stepped through a closure; the optimizer sleeps.
     "compiled_closure": ("optimizer", """
 model = torch.compile(Net(), backend="aot_eager")

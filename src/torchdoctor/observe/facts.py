@@ -165,6 +165,12 @@ class Facts:
         if len(self.optimizers) < _MAX_ITEMS:
             self.optimizers.append(describe_optimizer(optimizer))
 
+    def replace_optimizer(self, old: torch.optim.Optimizer, new: torch.optim.Optimizer) -> None:
+        """`new` was built over `old`'s parameters after steps began and steps in its place: kept
+        instead of it (the script has dropped `old`; its description stands for both)."""
+        self._optimizers = [new if kept is old else kept for kept in self._optimizers]
+        self._first_time(new)
+
     def unused_gradients(self) -> list[torch.nn.Parameter]:
         """The outermost modules' parameters whose gradients no stepped optimizer uses (none before
         an optimizer stepped; observe/gradients.py)."""

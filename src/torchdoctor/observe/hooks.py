@@ -42,6 +42,7 @@ from torch.utils.hooks import RemovableHandle
 import torchdoctor
 from torchdoctor.observe.facts import Facts
 from torchdoctor.observe.batch_layout import AMBIGUOUS, batch_dimension, batch_layout, batch_size
+from torchdoctor.observe.gradients import optimized_ids
 from torchdoctor.observe.probes.outputs import OutputCapture
 from torchdoctor.observe.steps import PhaseTimer, StepClock
 
@@ -101,7 +102,9 @@ class Instrumentation:
         self._root_depth = 0
         self._forward_token = (0, 0)
         self._first_root: torch.nn.Module | None = None
-        self._first_optimizer: torch.optim.Optimizer | None = None
+        self._first_optimizer: torch.optim.Optimizer | None = None  # the one whose steps end the script's
+        # optimizers built after the first optimizer step ended, by the number of steps ended then
+        self._built_late: weakref.WeakKeyDictionary[torch.optim.Optimizer, int] = weakref.WeakKeyDictionary()
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
         self.optimizers_made = 0  # optimizers constructed: a forward under no_grad may then be an evaluation
@@ -233,11 +236,16 @@ class Instrumentation:
         """
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-        tokens: list[tuple[int, int]] = []  # a closure may step another optimizer
+        tokens: list[tuple[int, int]] = []  # one per open optimizer step: a wrapper steps another inside its own
         hooked: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()  # ids would be reused after gc
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-            if self.lean_step is not None or os.getpid() != self.pid:  # lean first: no system call
+            if self.lean_step is not None:  # lean first: no system call
+                if optimizer not in hooked:  # one built again mid-run ends the lean steps too
+                    hooked.add(optimizer)
+                    self._undo_optimizer.append(optimizer.register_step_post_hook(post).remove)
+                return
+            if os.getpid() != self.pid:
                 return
             start = time.perf_counter_ns()
             if optimizer not in hooked:
@@ -248,14 +256,19 @@ class Instrumentation:
 
         def post(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if self.lean_step is not None:
-                if optimizer is self._first_optimizer:
+                if self._ends_steps(optimizer):
                     self.optimizer_steps += 1  # a replaced step that called this one ended here
                     self.lean_step()
                 return
             if os.getpid() != self.pid or not tokens:
                 return
             self.phases.leave(tokens.pop(), "optimizer")
-            self._optimizer_step_ended(optimizer, time.perf_counter_ns())
+            start = time.perf_counter_ns()
+            if tokens:  # stepped inside another optimizer's step (a wrapper's): the outer one ends the step
+                self.facts.add_optimizer(optimizer)
+                self.phases.charge(start)
+                return
+            self._optimizer_step_ended(optimizer, start)
 
         self._undo_optimizer.append(register_optimizer_step_pre_hook(pre).remove)
         self._follow_replaced_steps()
@@ -267,9 +280,14 @@ class Instrumentation:
         def counted_init(optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
             self.optimizers_made += 1
             original(optimizer, *args, **kwargs)
+            if self.optimizer_steps:
+                self._built_late[optimizer] = self.optimizer_steps
 
         counted_init.__wrapped__ = original  # type: ignore[attr-defined]
-        self._patch(torch.optim.Optimizer, "__init__", counted_init)
+        # Kept with the optimizer hooks by `keep_step_hook`: the lean observation follows an optimizer
+        # built again mid-run (`_ends_steps`) as the detailed one does.
+        torch.optim.Optimizer.__init__ = counted_init  # type: ignore[method-assign]
+        self._undo_optimizer.append(lambda: setattr(torch.optim.Optimizer, "__init__", original))
 
     def evaluating(self) -> bool:
         """Whether the forward that just ended is an evaluation inside a training script: it ran
@@ -283,12 +301,30 @@ class Instrumentation:
         if self._first_optimizer is None:
             self._first_optimizer = optimizer
             self.facts.add_optimizer(optimizer)
-        elif optimizer is not self._first_optimizer:
+        elif not self._ends_steps(optimizer):
             self.facts.add_optimizer(optimizer)
             self.phases.charge(start)
             return
         self.facts.runtime.note_optimizer_step()
         self._boundary("optimizer", start)
+
+    def _ends_steps(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Whether `optimizer`'s steps end the script's steps: the first optimizer's, or those of one the
+        script built after steps had begun over the same parameters (an optimizer built again each
+        epoch or each batch), which from then on takes the first one's place (the script has dropped
+        that one; holding it would keep its state alive). Two optimizers built before any step over
+        the same parameters (a wrapper and the optimizer it steps) keep the first."""
+        first = self._first_optimizer
+        if optimizer is first:
+            return True
+        if first is None or optimizer not in self._built_late:
+            return False
+        if optimized_ids([optimizer]) != optimized_ids([first]):
+            del self._built_late[optimizer]  # another optimizer of the script (a GAN's second): asked once
+            return False
+        self.facts.replace_optimizer(first, optimizer)
+        self._first_optimizer = optimizer
+        return True
 
     def _follow_replaced_steps(self) -> None:
         """A script that assigns `optimizer.step = f` (a hand-written update, mid-run) bypasses the
@@ -322,7 +358,7 @@ class Instrumentation:
         a step itself, in the lean observation only for the first optimizer."""
         if self.lean_step is None:
             self._optimizer_step_ended(optimizer, time.perf_counter_ns())
-        elif self._first_optimizer is None or optimizer is self._first_optimizer:
+        elif self._first_optimizer is None or self._ends_steps(optimizer):
             self.optimizer_steps += 1
             self.lean_step()
 
