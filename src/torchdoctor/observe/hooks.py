@@ -103,8 +103,8 @@ class Instrumentation:
         self._forward_token = (0, 0)
         self._first_root: torch.nn.Module | None = None
         self._first_optimizer: torch.optim.Optimizer | None = None  # the one whose steps end the script's
-        # optimizers built after the first optimizer step ended, by the number of steps ended then
-        self._built_late: weakref.WeakKeyDictionary[torch.optim.Optimizer, int] = weakref.WeakKeyDictionary()
+        # optimizers built after the first optimizer step ended: one may take the first one's place
+        self._built_late: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self._discovery: RemovableHandle | None = None
         self._in_backward = False
         self.optimizers_made = 0  # optimizers constructed: a forward under no_grad may then be an evaluation
@@ -241,7 +241,8 @@ class Instrumentation:
 
         def pre(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
             if self.lean_step is not None:  # lean first: no system call
-                if optimizer not in hooked:  # one built again mid-run ends the lean steps too
+                # one built again mid-run ends the lean steps too; the usual one is known at once
+                if optimizer is not self._first_optimizer and optimizer not in hooked:
                     hooked.add(optimizer)
                     self._undo_optimizer.append(optimizer.register_step_post_hook(post).remove)
                 return
@@ -281,7 +282,7 @@ class Instrumentation:
             self.optimizers_made += 1
             original(optimizer, *args, **kwargs)
             if self.optimizer_steps:
-                self._built_late[optimizer] = self.optimizer_steps
+                self._built_late.add(optimizer)
 
         counted_init.__wrapped__ = original  # type: ignore[attr-defined]
         # Kept with the optimizer hooks by `keep_step_hook`: the lean observation follows an optimizer
@@ -320,7 +321,7 @@ class Instrumentation:
         if first is None or optimizer not in self._built_late:
             return False
         if optimized_ids([optimizer]) != optimized_ids([first]):
-            del self._built_late[optimizer]  # another optimizer of the script (a GAN's second): asked once
+            self._built_late.discard(optimizer)  # another optimizer of the script (a GAN's second): asked once
             return False
         self.facts.replace_optimizer(first, optimizer)
         self._first_optimizer = optimizer

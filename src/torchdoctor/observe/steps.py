@@ -2,9 +2,10 @@
 
 Step boundaries come from several sources, in order of preference (the Record says which one
 was used): an explicit `torchdoctor.step()` marker, `Optimizer.step` of the first optimizer
-seen (observe.hooks: one built again over the same parameters takes its place), `backward` calls, calls of the outermost module. The clock follows the most preferred
-source seen so far; when a better one appears (in a training loop, within the first iteration)
-it switches to it and counts again from that event, so the warm-up absorbs the switch.
+seen (observe.hooks: one built again over the same parameters takes its place), `backward` calls,
+calls of the outermost module. The clock follows the most preferred source seen so far; when a
+better one appears (in a training loop, within the first iteration) it switches to it and counts
+again from that event, so the warm-up absorbs the switch.
 
 Phases, counted in steps of the chosen source: warm-up (not measured), timing window (per-step
 times; the device is synchronised only at the window's two edges), profiler window, then stop.

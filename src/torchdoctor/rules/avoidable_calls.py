@@ -145,7 +145,8 @@ def log_of_softmax(ev: Evidence) -> Hit | None:
                "underflows to 0 makes the log -inf.",
                Fix("Use F.log_softmax(x, dim) (with F.nll_loss), or pass the logits to F.cross_entropy, which "
                    "applies log_softmax itself.",
-                   "loss = F.cross_entropy(logits, target)   # was F.nll_loss(torch.log(F.softmax(logits, -1)), target)"))
+                   "loss = F.cross_entropy(logits, target)\n"
+                   "# was: F.nll_loss(torch.log(F.softmax(logits, -1)), target)"))
 
 
 @rule("TD-COMP-051", "compute")
@@ -211,10 +212,10 @@ def parameter_loop(ev: Evidence) -> Hit | None:
     `named_parameters()`) and calls a penalty's operator on each (`pow`, `abs`, `norm`, `square` on
     the Parameter) PARAMETER_LOOP times or more a step, outside the model
     (`sum(p.pow(2).sum() for p in model.parameters())`): an L2 or L1 penalty, or a norm, computed by
-    a Python loop of small operators, forward and backward, for every parameter. An L2 penalty is the optimizer's `weight_decay`, applied in its own fused or
-    foreach update; other statistics take all parameters at once (`torch._foreach_norm`,
-    `torch.nn.utils.get_total_norm`). Upside, estimated: the loop's share of the profiled step
-    (its backward not counted)."""
+    a Python loop of small operators, forward and backward, for every parameter. An L2 penalty is
+    the optimizer's `weight_decay`, applied in its own fused or foreach update; other statistics
+    take all parameters at once (`torch._foreach_norm`, `torch.nn.utils.get_total_norm`). Upside,
+    estimated: the loop's share of the profiled step (its backward not counted)."""
     calls, step_s = ev.script_calls()
     every = _every_step(calls, calls["calls"])
     iterating = {c["caller"] for c in every if c["callee"] in PARAMETER_ITERATORS and c["count"] >= PARAMETER_LOOP}
