@@ -157,3 +157,13 @@ def test_an_expired_timeout_is_a_timeout_not_a_ctrl_c(tmp_path):
     assert proc.returncode == 124, proc.stderr
     assert (record.exit.reason, record.exit.status) == ("timeout", 124)
     assert "ran past the timeout of 3 s" in record.exit.message and "Ctrl-C" not in record.exit.message
+
+
+def test_a_model_traced_every_batch_is_observed_without_touching_its_traces(tmp_path):
+    """Inside torch.jit.trace nothing of the observation runs: a step boundary there (a profiler
+    step) would be recorded into the script's traced graph, or fail the trace. The model's calls
+    outside the traces are the steps."""
+    proc, record = run_diagnose(tmp_path, "traced_each_batch.py", "40")
+    assert "Tried to trace" not in proc.stdout + proc.stderr
+    assert record.exit.reason == "completed", record.exit
+    assert record.step_detection == "forward" and record.summary.num_steps == 6

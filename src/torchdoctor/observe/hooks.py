@@ -448,6 +448,8 @@ class Instrumentation:
         self._root_pre(module, args, {})
 
     def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
+        if torch.jit.is_tracing():
+            return  # the tracer's call (torch.jit.trace), not the script's: nothing of ours in its graph
         if self._root_depth == 0:
             start = time.perf_counter_ns()
             current = self.clock.current
@@ -464,6 +466,8 @@ class Instrumentation:
         self._root_depth += 1
 
     def _root_post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if torch.jit.is_tracing():
+            return
         self._root_depth -= 1
         if self._root_depth == 0 and os.getpid() == self.pid:
             self.phases.leave(self._forward_token, "forward")
@@ -525,7 +529,10 @@ class Instrumentation:
     def _boundary(self, source: str, start_ns: int, *, evaluation: bool = False) -> None:
         """A step of `source` may have ended; the calling hook's body began at `start_ns`: its time
         until here is the ending step's, its time after the clock's the next step's. `evaluation`:
-        see StepClock.boundary."""
+        see StepClock.boundary. None while torch.jit.trace runs: a profiler step taken there
+        would be recorded into the script's traced graph, or fail the trace."""
+        if torch.jit.is_tracing():
+            return
         self.phases.charge(start_ns)
         before = self.clock.count
         try:
