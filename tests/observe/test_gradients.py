@@ -20,7 +20,7 @@ def test_a_backbone_no_optimizer_holds_gets_gradients_nobody_uses() -> None:
     model = nn.Sequential(backbone, nn.ReLU(), head)
     optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
     _step(model, optimizer, torch.randn(4, 8))
-    unused = unused_gradients(model, optimized_ids([optimizer]))
+    unused = unused_gradients([model], optimized_ids([optimizer]))
     assert {id(p) for p in unused} == {id(backbone.weight), id(backbone.bias)}
     facts = gradient_facts(model, [optimizer])
     assert facts["unused_grad_tensors"] == 2 and facts["unused_grad_parameters"] == 8 * 16 + 16
@@ -40,7 +40,21 @@ def test_without_an_optimized_parameter_in_the_backward_nothing_is_called_unused
     model, other = nn.Linear(8, 2), nn.Linear(8, 2)
     optimizer = torch.optim.SGD(other.parameters(), lr=0.1)  # trains a module this backward never reaches
     model(torch.randn(4, 8)).sum().backward()
-    assert unused_gradients(model, optimized_ids([optimizer])) == []
+    assert unused_gradients([model, other], optimized_ids([optimizer])) == []
+
+
+def test_a_teacher_no_optimizer_holds_beside_the_trained_student_gets_gradients_nobody_uses() -> None:
+    teacher, student = nn.Linear(8, 4), nn.Linear(8, 4)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    x = torch.randn(4, 8)
+    optimizer.zero_grad()
+    (student(x) - teacher(x)).pow(2).mean().backward()  # the teacher's output not detached
+    optimizer.step()
+    unused = unused_gradients([teacher, student], optimized_ids([optimizer]))
+    assert {id(p) for p in unused} == {id(teacher.weight), id(teacher.bias)}
+    assert gradient_facts(teacher, [optimizer], [student])["unused_grad_tensors"] == 2
+    assert gradient_facts(student, [optimizer], [teacher])["unused_grad_tensors"] == 0
+    assert gradient_facts(teacher, [optimizer])["unused_grad_tensors"] == 0  # alone, nothing says a backward trained anything
 
 
 def test_an_embedding_table_reports_its_size_flag_and_the_rows_its_gradient_touched() -> None:

@@ -82,3 +82,28 @@ def test_a_penalty_summed_over_the_iterated_parameters_is_advised_as_weight_deca
     # The same method called as often on one parameter, or on parameters not iterated from the model.
     alone = [_call("Parameter.pow", loop, 146, 0.01, ops_s=0.008)]
     assert _only(_record(alone, frames={loop: 0.025}, other_s=0.05), "TD-COMP-053") is None
+
+
+def test_an_optimizer_built_every_step_loses_its_state_and_costs_its_constructors_share():
+    built = _call("torch.optim.adam.__init__", "train.py:18 (train_epoch)", 1, 0.02, ops_s=0.001)
+    finding = _only(_record([built]), "TD-COMP-054")
+    assert finding.upside == 0.2 and finding.evidence["built"] == "an optimizer"
+    assert "state" in finding.explanation and "once, before the loop" in finding.fix.text
+
+
+def test_a_trace_a_scheduler_or_a_scaler_every_step_is_set_up_repeated_and_each_is_named():
+    named = {"torch.jit._trace.trace": "a TorchScript module",
+             "torch.optim.lr_scheduler.__init__": "a learning-rate scheduler",
+             "torch.amp.grad_scaler.__init__": "a gradient scaler",
+             "torch.utils.data.dataloader.__init__": "a DataLoader"}
+    for callee, what in named.items():
+        finding = _only(_record([_call(callee, MAIN, 1, 0.05)]), "TD-COMP-054")
+        assert finding.evidence["built"] == what, callee
+
+
+def test_set_up_built_once_an_epoch_or_in_the_datasets_fetch_is_not_repeated_every_step():
+    once_an_epoch = _call("torch.optim.adam.__init__", MAIN, 0.05, 0.02)
+    in_fetch = {**_call("torch.jit._trace.trace", "data.py:8 (__getitem__)", 1, 0.03), "in_loading": True}
+    an_optimizers_step = _call("torch.optim.adam.step", MAIN, 1, 0.02)
+    for call in (once_an_epoch, in_fetch, an_optimizers_step):
+        assert _only(_record([call]), "TD-COMP-054") is None

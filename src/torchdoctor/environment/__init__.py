@@ -11,11 +11,11 @@ RecordFormatError naming it.
 from torchdoctor.environment.machine import Cpu, Devices, Gpu, RankPlacement, TorchSwitches, Versions
 from torchdoctor.environment.script import (CompileCall, DataLoaderFacts, EmbeddingTable, ForwardState, GuardedCall,
                                             LayerShape, ModelFacts, OptimizerFacts, RuntimeFacts, SamplerIteration,
-                                            ScriptTools, ScriptWarning)
+                                            ScriptHook, ScriptTools, ScriptWarning)
 from torchdoctor.environment.section import Environment
 from torchdoctor.environment.system import SystemSection, SystemSummary
 
 __all__ = ["CompileCall", "Cpu", "DataLoaderFacts", "Devices", "EmbeddingTable", "Environment", "ForwardState", "Gpu",
            "GuardedCall", "LayerShape", "ModelFacts", "OptimizerFacts", "RankPlacement", "RuntimeFacts",
-           "SamplerIteration", "ScriptTools", "ScriptWarning", "SystemSection", "SystemSummary", "TorchSwitches",
-           "Versions"]
+           "SamplerIteration", "ScriptHook", "ScriptTools", "ScriptWarning", "SystemSection", "SystemSummary",
+           "TorchSwitches", "Versions"]

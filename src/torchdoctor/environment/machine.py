@@ -86,6 +86,7 @@ class TorchSwitches(Keyed):
     deterministic_algorithms: bool | None = None
     float32_matmul_precision: str | None = None
     cudnn_enabled: bool | None = None
+    mkldnn_enabled: bool | None = None
     cudnn_benchmark: bool | None = None
     cudnn_deterministic: bool | None = None
     cuda_matmul_allow_tf32: bool | None = None

@@ -83,12 +83,25 @@ class EmbeddingTable(Keyed):
 
 
 @dataclass(frozen=True, slots=True)
+class ScriptHook(Keyed):
+    """A hook the script registered on its modules (observe/module_hooks.py): its function, where it
+    is defined, its kind (forward_pre, forward, backward_pre, backward) and on how many modules."""
+
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    kind: str | None = None
+    modules: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class ModelFacts(Keyed):
     """An outermost module the script called, as it was at the end of the run. `ddp`: a
     DistributedDataParallel's settings, as written (read with torchdoctor.distributed.section's
     `DdpSettings`). `unused_grad_tensors`/`unused_grad_parameters`: the parameter tensors (and their
     elements) that required grad and held a gradient that no stepped optimizer held (None: no
-    optimizer stepped, or an older Record); `embeddings`: its largest embedding tables."""
+    optimizer stepped, or an older Record); `embeddings`: its largest embedding tables;
+    `script_hooks`: the hooks the script registered on its modules (None: an older Record)."""
 
     class_name: str | None = field(default=None, metadata=json_key("class"))
     num_parameters: int | None = None
@@ -104,6 +117,7 @@ class ModelFacts(Keyed):
     unused_grad_tensors: int | None = None
     unused_grad_parameters: int | None = None
     embeddings: tuple[EmbeddingTable, ...] | None = None
+    script_hooks: tuple[ScriptHook, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

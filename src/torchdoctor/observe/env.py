@@ -113,6 +113,7 @@ def switches() -> dict[str, Any]:
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "cudnn_enabled": torch.backends.cudnn.enabled,
+        "mkldnn_enabled": torch.backends.mkldnn.enabled,
         "cudnn_benchmark": torch.backends.cudnn.benchmark,
         "cudnn_deterministic": torch.backends.cudnn.deterministic,
         "cuda_matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,

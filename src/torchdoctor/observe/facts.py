@@ -16,6 +16,7 @@ import torch
 from torchdoctor.observe.probes.distributed import RuntimeProbe
 from torchdoctor.observe.batch_layout import Layout
 from torchdoctor.observe.gradients import gradient_facts, optimized_ids, unused_gradients
+from torchdoctor.observe.module_hooks import script_hooks
 
 _MAX_ITEMS = 16  # a script building hundreds of loaders or modules gets the first few recorded
 _MAX_WARNINGS = 20  # distinct warnings kept (a warning shown once per call site cannot flood the Record)
@@ -58,9 +59,10 @@ def describe_optimizer(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
     }
 
 
-def describe_module(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer] | None = None) -> dict[str, Any]:
-    """The module's parameters, layers and state; with the optimizers the script stepped, what its
-    gradients went to (observe/gradients.py)."""
+def describe_module(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer] | None = None,
+                    others: list[torch.nn.Module] | None = None) -> dict[str, Any]:
+    """The module's parameters, layers and state; with the optimizers the script stepped and its
+    `others` outermost modules, what its gradients went to (observe/gradients.py)."""
     params = list(module.parameters())
     dtypes = Counter(str(p.dtype).removeprefix("torch.") for p in params)
     devices = Counter(str(p.device.type) for p in params)
@@ -76,7 +78,8 @@ def describe_module(module: torch.nn.Module, optimizers: list[torch.optim.Optimi
         "layer_shapes": layer_shapes(module),
         "training": module.training,
         "compiled": type(module).__qualname__ == "OptimizedModule",
-        **gradient_facts(module, optimizers or []),
+        **gradient_facts(module, optimizers or [], others or []),
+        "script_hooks": script_hooks(module),
     }
     if type(module).__qualname__ == "DistributedDataParallel":
         info["ddp"] = {
@@ -177,8 +180,7 @@ class Facts:
         if not self._optimizers:
             return []
         optimized = optimized_ids(self._optimizers)
-        unused = {id(p): p for m in self._root_modules for p in unused_gradients(m, optimized)}
-        return list(unused.values())
+        return unused_gradients(self._root_modules, optimized)
 
     def add_root_module(self, module: torch.nn.Module) -> None:
         if len(self._root_modules) < _MAX_ITEMS:
@@ -235,7 +237,7 @@ class Facts:
 
     def to_dict(self) -> dict[str, Any]:
         """Described at the end of the run, so modules show the state the script left them in."""
-        self.models = [describe_module(m, self._optimizers) for m in self._root_modules]
+        self.models = [describe_module(m, self._optimizers, self._root_modules) for m in self._root_modules]
         return {
             "dataloaders": self.dataloaders,
             "optimizers": self.optimizers,

@@ -2,16 +2,18 @@
 
 Two facts the rules weigh (TD-COMP-041, TD-COMP-042), both cheap to read once outside the timed
 steps (a pass over the parameters' flags, and one over each embedding table's gradient):
-- gradients nobody uses: parameters that require grad and hold a `.grad`, but that no optimizer
-  the script stepped holds (a backbone meant to be frozen), while some parameter an optimizer does
-  hold got a gradient too (so the backward reaches the optimized ones without them);
+- gradients nobody uses: parameters of the script's outermost modules that require grad and hold a
+  `.grad`, but that no optimizer the script stepped holds (a backbone meant to be frozen, or a whole
+  module beside the trained one: a distillation teacher run with autograd on), while some parameter
+  an optimizer does hold got a gradient too (so the backward reaches the optimized ones without
+  them);
 - embedding tables (`nn.Embedding`, `nn.EmbeddingBag`): their size, `sparse` flag, and how many of
   their rows hold a non-zero gradient (the rows the last steps touched, where the gradient is dense).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import torch
 
@@ -24,14 +26,16 @@ def optimized_ids(optimizers: Iterable[torch.optim.Optimizer]) -> set[int]:
     return {id(p) for opt in optimizers for group in opt.param_groups for p in group["params"]}
 
 
-def unused_gradients(module: torch.nn.Module, optimized: set[int]) -> list[torch.nn.Parameter]:
-    """`module`'s parameters that require grad and hold a gradient that no optimizer holds; empty
-    unless some optimized parameter of `module` holds a gradient as well (else the script may update
-    its parameters by hand, or the backward may reach none of the optimized ones)."""
-    with_grad = [p for p in module.parameters() if p.requires_grad and p.grad is not None]
-    if not any(id(p) in optimized for p in with_grad):
+def unused_gradients(modules: Iterable[torch.nn.Module], optimized: set[int]) -> list[torch.nn.Parameter]:
+    """The parameters of `modules` that require grad and hold a gradient that no optimizer holds;
+    empty unless some optimized parameter among them holds a gradient as well (else the script may
+    update its parameters by hand, or the backward may reach none of the optimized ones). Read across
+    all of the script's outermost modules, a module that no optimizer trains at all counts as much as
+    a frozen part inside the trained one."""
+    with_grad = {id(p): p for m in modules for p in m.parameters() if p.requires_grad and p.grad is not None}
+    if not any(key in optimized for key in with_grad):
         return []
-    return [p for p in with_grad if id(p) not in optimized]
+    return [p for key, p in with_grad.items() if key not in optimized]
 
 
 def embedding_tables(module: torch.nn.Module, optimized: set[int]) -> list[dict[str, Any]]:
@@ -61,11 +65,16 @@ def _rows_with_grad(weight: torch.nn.Parameter) -> int | None:
         return None
 
 
-def gradient_facts(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer]) -> dict[str, Any]:
-    """`unused_grad_tensors` and `unused_grad_parameters` (tensors and elements with gradients no
-    optimizer uses; None when the script stepped no optimizer) and `embeddings` (embedding_tables)."""
+def gradient_facts(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer],
+                   modules: Sequence[torch.nn.Module] = ()) -> dict[str, Any]:
+    """`unused_grad_tensors` and `unused_grad_parameters` (`module`'s tensors and elements with
+    gradients no optimizer uses, judged with the other outermost `modules`; None when the script
+    stepped no optimizer) and `embeddings` (embedding_tables)."""
     optimized = optimized_ids(optimizers)
-    unused = unused_gradients(module, optimized) if optimizers else None
+    unused = None
+    if optimizers:
+        nobody = {id(p) for p in unused_gradients([module, *modules], optimized)}
+        unused = [p for p in module.parameters() if id(p) in nobody]
     return {"unused_grad_tensors": None if unused is None else len(unused),
             "unused_grad_parameters": None if unused is None else sum(p.numel() for p in unused),
             "embeddings": embedding_tables(module, optimized)}

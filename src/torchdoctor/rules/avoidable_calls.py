@@ -1,6 +1,7 @@
 """Rules on calls of the script that do work a standard API avoids, each named by what the script
 called (the operator-costs probe's `script_calls`, observe/probes/script_calls.py): a layer built
-inside the step, an explicit matrix inverse, the log of a softmax, tensors formatted as text, the
+inside the step, an optimizer, scheduler, gradient scaler, DataLoader or TorchScript trace built
+again every step, an explicit matrix inverse, the log of a softmax, tensors formatted as text, the
 argument checks of `torch.distributions`, and a penalty summed one parameter at a time.
 
 Each of these runs at full speed, so the speed-of-light accounting cannot see it: the waste is that
@@ -12,7 +13,8 @@ numerically stable"), the `nn.Softmax`/`F.log_softmax` docs (log_softmax: "faste
 numerical properties"), the PyTorch forums' "creating a layer in forward" threads (a new, untrained
 layer each step), the `torch.distributions.Distribution` docs (`validate_args`,
 `set_default_validate_args`), the `logging` HOWTO ("Optimization": arguments formatted only when
-a message is emitted).
+a message is emitted), the `torch.nn.utils.parametrize` docs (`cached()`), the `torch.jit.trace` docs (trace once, then call the traced module), the
+PyTorch forums' "optimizer in the training loop" threads (its state starts from zero each time).
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ from torchdoctor.rules.outside import share_of_step
 
 #: A module's constructor, as the Python tracer names it (`torch.nn.modules.linear.__init__`).
 MODULE_INIT = re.compile(r"^torch\.nn\.modules\.[\w.]+\.__init__$")
+#: Set-up the script's loop should do once, by the callee the tracer names, with what is lost when
+#: it is done again every step: (callee pattern, what is built, what rebuilding it costs beyond time).
+SETUP_CALLS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"^torch\.optim\.lr_scheduler\.__init__$"), "a learning-rate scheduler",
+     "the schedule restarts at every step, so the learning rate never follows it"),
+    (re.compile(r"^torch\.optim\.[\w.]+\.__init__$"), "an optimizer",
+     "its state (momentum buffers, Adam's moment estimates) is thrown away and starts from zero every step"),
+    (re.compile(r"^torch\.(?:cuda\.)?amp\.grad_scaler\.__init__$"), "a gradient scaler",
+     "its loss scale restarts from the initial value every step and never settles"),
+    (re.compile(r"^torch\.jit\._trace\.trace(?:_module)?$|^torch\.jit\._script\.script$"), "a TorchScript module",
+     "each call records (or compiles) the whole model again and checks the trace by running it once more"),
+    (re.compile(r"^torch\.utils\.data\.dataloader\.__init__$"), "a DataLoader",
+     "its sampler and iterator, and its workers when it has some, start over every step"),
+)
 INVERSES = frozenset({"linalg_inv", "linalg_inv_ex", "inverse", "Tensor.inverse"})
 SOFTMAXES = frozenset({"torch.nn.functional.softmax", "softmax", "Tensor.softmax"})
 LOGS = frozenset({"log", "Tensor.log"})
@@ -45,6 +61,11 @@ PARAMETER_ITERATORS = frozenset({"torch.nn.modules.module.parameters", "torch.nn
 PARAMETER_LOOP = 16
 #: The constraint checks' reduction (`constraint.check(value).all()`), one or more per argument.
 CHECK_OPERATOR = "aten::all"
+#: A parametrized tensor's getter (`torch.nn.utils.parametrize`), and the reads of one per forward
+#: from one function from which they are recomputation.
+PARAMETRIZED = frozenset({"torch.nn.utils.parametrize.get_parametrized"})
+REREADS = 2
+CACHED_READS = 0.05
 
 
 def _every_step(calls: ScriptCallsValue, matches: Iterable[ScriptCall]) -> list[ScriptCall]:
@@ -96,6 +117,37 @@ def layer_built_in_step(ev: Evidence) -> Hit | None:
                    "whose size depends on the input can be an nn.LazyLinear (or other Lazy module).",
                    "def __init__(self):\n    super().__init__()\n    self.head = nn.Linear(64, 1000)\n"
                    "def forward(self, x):\n    return self.head(x)   # not nn.Linear(64, 1000)(x)"))
+
+
+def _setup_kind(callee: str) -> tuple[str, str] | None:
+    """What `callee` builds and what rebuilding it every step loses, if it is set-up (SETUP_CALLS)."""
+    return next(((built, loss) for pattern, built, loss in SETUP_CALLS if pattern.match(callee)), None)
+
+
+@rule("TD-COMP-054", "compute")
+def setup_in_step(ev: Evidence) -> Hit | None:
+    """The script builds, in every profiled step, what a training or inference loop builds once
+    before it (SETUP_CALLS): an optimizer, a learning-rate scheduler, a gradient scaler, a DataLoader,
+    or a TorchScript module (`torch.jit.trace`/`script`). Besides the time, what it built is thrown
+    away each step: an optimizer's state, a schedule's position, a scaler's loss scale. Upside,
+    estimated: those calls' share of the profiled step (what the optimizer's first `step()` then
+    allocates for its new state is not counted)."""
+    calls, step_s = ev.script_calls()
+    built = _every_step(calls, (c for c in calls["calls"] if _setup_kind(c["callee"])))
+    if not built:
+        return None
+    top, share = _top(built), _share(built, step_s)
+    what, loss = _setup_kind(top["callee"]) or ("", "")
+    return Hit(_severity(share), f"{what} is built again in every step: {top['callee']}() from {top['caller']}",
+               share, _evidence(built, share, built=what),
+               f"{top['caller']} builds {what} {top['count']:.0f} time(s) a step ({top['callee']}), work the loop "
+               f"needs once: {loss}.",
+               Fix("Build it once, before the loop, and reuse it in every step (trace or compile the model once "
+                   "and call the result; keep the optimizer, its scheduler and the gradient scaler for the whole "
+                   "run, and pass them to the function that runs a step).",
+                   "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)   # once, before the loop\n"
+                   "traced = torch.jit.trace(model, example)                  # once\n"
+                   "for x, y in loader:\n    train_step(traced, optimizer, x, y)"))
 
 
 @rule("TD-COMP-049", "compute")
@@ -242,3 +294,35 @@ def parameter_loop(ev: Evidence) -> Hit | None:
                    "parameters, compute it at once with torch._foreach_norm or torch.nn.utils.get_total_norm.",
                    "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-2)\n"
                    "# was: loss = loss + 1e-2 * sum(p.pow(2).sum() for p in model.parameters())"))
+
+
+@rule("TD-COMP-061", "compute")
+def parametrization_recomputed(ev: Evidence) -> Hit | None:
+    """A function of the script reads a parametrized tensor (`torch.nn.utils.parametrize`,
+    `parametrizations.orthogonal`, `weight_norm`, `spectral_norm`) REREADS times or more per forward,
+    outside `parametrize.cached()`: every read recomputes the parametrization (a matrix exponential,
+    a QR, a norm) and adds its nodes to the backward. Upside, estimated: the reads' share of the
+    profiled step x (1 - 1/reads per forward): with the cache, one computation per forward; reported
+    from CACHED_READS (under `cached()` the reads are dictionary lookups)."""
+    calls, step_s = ev.script_calls()
+    forwards = max(1.0, calls["forwards"])
+    reads = [c for c in calls["calls"] if c["callee"] in PARAMETRIZED and c["count"] / forwards >= REREADS
+             and not c.get("in_loading")]
+    if not reads:
+        return None
+    top = max(reads, key=lambda c: c["wall_s"])
+    per_forward = top["count"] / forwards
+    share = min(1.0, float(top["wall_s"]) / step_s * (1 - 1 / per_forward))
+    if share < CACHED_READS:
+        return None  # reads that cost this little are cached ones (`parametrize.cached()`)
+    return Hit(_severity(share), f"a parametrized weight recomputed {per_forward:.0f} times a forward in "
+               f"{top['caller']}", share,
+               {"caller": top["caller"], "reads_per_forward": round(per_forward, 1),
+                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+               f"{top['caller']} reads a parametrized tensor {per_forward:.0f} times per forward (a weight used "
+               "inside a loop over time steps, or by several layers): each read recomputes the parametrization "
+               "from its original, forward and backward, because nothing caches it between reads.",
+               Fix("Compute it once per forward: wrap the forward (or the loop) in "
+                   "torch.nn.utils.parametrize.cached(), or read the weight once into a local before the loop.",
+                   "with torch.nn.utils.parametrize.cached():\n    out = model(x)\n"
+                   "# or, in forward: w = self.rec.weight   # once, then use w in the loop"))
