@@ -11,13 +11,13 @@ import torch
 import torch.nn.functional as F
 
 STEPS = 40
-DIM = 400
+DIM = 200
 CG_ITERS = 8
 
 
 def main(steps=STEPS):
     torch.manual_seed(0)
-    X = torch.randn(2000, DIM)
+    X = torch.randn(1000, DIM)
     y = (X @ torch.randn(DIM) > 0).float()
     w = torch.zeros(DIM, requires_grad=True)
     opt = torch.optim.SGD([w], lr=1.0)

@@ -18,7 +18,8 @@ CLIP = 1.0
 
 def main(steps=STEPS):
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    model = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
+                          nn.Linear(128, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     params = list(model.parameters())
     names = [n for n, _ in model.named_parameters()]

@@ -15,10 +15,10 @@ STEPS = 40
 
 
 def encoder():
-    return nn.Sequential(
-        nn.Conv3d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool3d(2),
-        nn.Conv3d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool3d(2),
-        nn.Flatten(), nn.Linear(32 * 4 * 4 * 4, 32))
+    layers = []
+    for _ in range(6):
+        layers += [nn.Linear(128, 128), nn.LayerNorm(128), nn.GELU()]
+    return nn.Sequential(*layers, nn.Linear(128, 32))
 
 
 def main(steps=STEPS):
@@ -27,7 +27,7 @@ def main(steps=STEPS):
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     times = []
     for _ in range(steps):
-        anchor, positive, negative = (torch.randn(16, 1, 16, 16, 16) for _ in range(3))
+        anchor, positive, negative = (torch.randn(16, 128) for _ in range(3))
         t0 = time.perf_counter()
         a, p, n = net(torch.cat([anchor, positive, negative])).chunk(3)
         loss = F.triplet_margin_loss(a, p, n, margin=0.5)

@@ -27,7 +27,8 @@ def evaluate(model, val_x, val_y):
 
 def main(steps=STEPS):
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                          nn.Linear(256, 10))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     val_x, val_y = torch.randn(8192, 128), torch.randint(0, 10, (8192,))
     history = []

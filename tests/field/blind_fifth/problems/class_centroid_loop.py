@@ -7,7 +7,7 @@ Problem: a prototype (center) loss needs the mean embedding of each of the 200
 classes in the batch. The script loops over the classes and computes
 ``emb[labels == c].mean(0)`` for each, then stacks the centroids: per class a
 comparison over the whole batch, a boolean-mask gather and a mean, forward and
-backward, i.e. a thousand small operations per step for what is one grouped
+backward, i.e. hundreds of small operations per step for what is one grouped
 sum.
 Expected fix: compute all class sums at once with ``index_add_`` (or
 ``scatter_reduce``/a one-hot matrix product) and divide by

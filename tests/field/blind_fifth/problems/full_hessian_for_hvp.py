@@ -4,10 +4,10 @@ vectors.
 Thread: "Why HVP, not full H",
 https://noahgolmant.github.io/pytorch-hessian-eigenthings/concepts/why-hvp-not-full-h/
 
-Problem: each Newton step of a 400-weight logistic regression solves
+Problem: each Newton step of a 200-weight logistic regression solves
 ``H d = g`` with a few conjugate-gradient iterations. The step first forms the
-full 400x400 Hessian with ``torch.autograd.functional.hessian``, which runs one
-backward pass per row (400 double-backward passes), although conjugate
+full 200x200 Hessian with ``torch.autograd.functional.hessian``, which runs one
+backward pass per row (200 double-backward passes), although conjugate
 gradient only ever needs Hessian-vector products.
 Expected fix: compute Hessian-vector products directly (double backward:
 ``torch.autograd.grad(grad @ v, w)``, ``torch.autograd.functional.hvp`` or
@@ -21,13 +21,13 @@ import torch.nn.functional as F
 from torch.autograd.functional import hessian
 
 STEPS = 40
-DIM = 400
+DIM = 200
 CG_ITERS = 8
 
 
 def main(steps=STEPS):
     torch.manual_seed(0)
-    X = torch.randn(2000, DIM)
+    X = torch.randn(1000, DIM)
     y = (X @ torch.randn(DIM) > 0).float()
     w = torch.zeros(DIM, requires_grad=True)
     opt = torch.optim.SGD([w], lr=1.0)

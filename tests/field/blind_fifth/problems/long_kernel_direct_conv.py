@@ -1,10 +1,10 @@
-"""A learnable 2048-tap FIR filter applied with ``F.conv1d``.
+"""A learnable 1024-tap FIR filter applied with ``F.conv1d``.
 
 Thread: "Slow convolution with large kernels, should be using FFT",
 https://github.com/pytorch/pytorch/issues/21462
 
-Problem: a room-response model learns a 2048-tap filter and applies it to
-16,000-sample audio clips with ``F.conv1d``. Direct convolution costs
+Problem: a room-response model learns a 1024-tap filter and applies it to
+8,000-sample audio clips with ``F.conv1d``. Direct convolution costs
 (signal length x kernel length) multiply-adds per channel, forward and twice
 more backward, and the CPU convolution path gets no faster for long 1-D
 kernels; in the frequency domain the same convolution is two real FFTs, a
@@ -20,8 +20,8 @@ import torch.nn.functional as F
 from torch import nn
 
 STEPS = 40
-TAPS = 2048
-LENGTH = 16000
+TAPS = 1024
+LENGTH = 8000
 
 
 def apply_filter(x, taps):
@@ -32,7 +32,7 @@ def apply_filter(x, taps):
 
 def main(steps=STEPS):
     torch.manual_seed(0)
-    true_taps = torch.randn(TAPS) * torch.exp(-torch.arange(TAPS) / 300.0)
+    true_taps = torch.randn(TAPS) * torch.exp(-torch.arange(TAPS) / 150.0)
     taps = nn.Parameter(torch.zeros(TAPS))
     opt = torch.optim.Adam([taps], lr=1e-3)
     times = []

@@ -26,7 +26,8 @@ STEPS = 40
 def main(steps=STEPS):
     torch.manual_seed(0)
     warnings.simplefilter("ignore")
-    model = nn.Sequential(nn.Linear(3, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1))
+    model = nn.Sequential(nn.Linear(3, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(),
+                          nn.Linear(64, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x = torch.randn(4096, 3)
     target = torch.sin(x).sum(1)

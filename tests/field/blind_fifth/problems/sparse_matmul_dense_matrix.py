@@ -1,13 +1,13 @@
-"""A graph whose adjacency is 30% non-zero propagated with sparse COO matrix
+"""A graph whose adjacency is 28% non-zero propagated with sparse COO matrix
 products.
 
 Thread: "Sparse matrix ops appear slower than dense ops",
 https://github.com/rusty1s/pytorch_sparse/issues/81
 
 Problem: a graph convolution stores its normalised adjacency (1500 nodes, about
-30% of the entries non-zero) as a ``torch.sparse_coo_tensor`` and multiplies
+28% of the entries non-zero) as a ``torch.sparse_coo_tensor`` and multiplies
 with ``torch.sparse.mm`` in every layer, forward and backward. At this density
-the sparse kernel does scattered, index-driven work on 675,000 entries, while a
+the sparse kernel does scattered, index-driven work on about 625,000 entries, while a
 dense matrix product of the same size runs as one blocked BLAS call; sparse
 formats only pay off at very low densities.
 Expected fix: keep a matrix this dense as a dense tensor and use ``adj @ h``
