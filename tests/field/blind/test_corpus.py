@@ -1,7 +1,7 @@
 """The blind corpora are well formed: what `benchmarks/blind_corpus.py` relies on.
 
-Four corpora share one layout: `tests/field/blind/` and the held-out `tests/field/blind_holdout/`,
-`tests/field/blind_third/` and `tests/field/blind_fourth/`.
+Five corpora share one layout: `tests/field/blind/` and the held-out `tests/field/blind_holdout/`,
+`tests/field/blind_third/`, `tests/field/blind_fourth/` and `tests/field/blind_fifth/`.
 In each, every problem script has a healthy twin, cites its public thread in its docstring, has a
 manifest entry with non-empty lowercase `expect` keywords, and every script compiles. Diagnosing
 the scripts is the benchmark's job (minutes per script), not this test's.
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 FIELD = Path(__file__).resolve().parent.parent
-CORPORA = tuple(FIELD / name for name in ("blind", "blind_holdout", "blind_third", "blind_fourth"))
+CORPORA = tuple(FIELD / name for name in ("blind", "blind_holdout", "blind_third", "blind_fourth",
+                                          "blind_fifth"))
 URL = re.compile(r"https?://\S+")
 
 
