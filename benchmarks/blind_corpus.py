@@ -1,10 +1,11 @@
 """Recall and false alarms of `torchdoctor diagnose` on a blind corpus.
 
 A corpus (`tests/field/blind/`, the default, or the held-out `tests/field/blind_holdout/`,
-`tests/field/blind_third/` and `tests/field/blind_fourth/`) holds one small CPU script per
-performance problem reported in a public thread (`problems/NAME.py`), the same script with the
-problem fixed (`healthy/NAME.py`) and `manifest.json`, whose `expect` keywords were written from
-each problem before torchdoctor was run on it. Each script runs once, one after the other, under
+`tests/field/blind_third/`, `tests/field/blind_fourth/` and `tests/field/blind_fifth/`) holds
+one small CPU script per performance problem reported in a public thread (`problems/NAME.py`),
+the same script with the problem fixed (`healthy/NAME.py`) and `manifest.json`, whose `expect`
+keywords were written from each problem before torchdoctor was run on it. Each script runs
+once, one after the other, under
 
     python -m torchdoctor diagnose --no-save --json RECORD -- SCRIPT
 

@@ -28,6 +28,14 @@ def test_a_diagonal_matrix_multiplied_every_step_is_advised_to_broadcast():
     assert finding.upside == 0.4 and "1024 x 1024" in finding.title and "v[:, None] * " in finding.fix.code
 
 
+def test_a_diagonal_between_two_products_claims_the_one_product_it_adds():
+    calls = [_call("diag", FORWARD, 1, 0.001, in_model=True, ops_s=0.001)]
+    whitening = [_op("aten::mm", "[1024, 256]x[256, 256]", 0.04)]  # X @ Q @ diag(w) @ Q.T: three products
+    whitening[0]["count"] = 3.0
+    finding = _only(_with_ops(_record(calls), whitening), "TD-COMP-055")
+    assert round(finding.upside, 4) == round(0.04 / 3 / 0.1, 4) and finding.evidence["diagonals_per_step"] == 1
+
+
 def test_a_diagonal_read_from_a_matrix_or_a_square_product_elsewhere_is_no_diagonal_product():
     calls = [_call("diag", FORWARD, 1, 0.01, in_model=True, ops_s=0.01)]
     rectangular = [_op("aten::mm", "[128, 1024]x[1024, 512]", 0.03)]

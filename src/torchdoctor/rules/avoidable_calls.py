@@ -301,9 +301,11 @@ def parametrization_recomputed(ev: Evidence) -> Hit | None:
     """A function of the script reads a parametrized tensor (`torch.nn.utils.parametrize`,
     `parametrizations.orthogonal`, `weight_norm`, `spectral_norm`) REREADS times or more per forward,
     outside `parametrize.cached()`: every read recomputes the parametrization (a matrix exponential,
-    a QR, a norm) and adds its nodes to the backward. Upside, estimated: the reads' share of the
-    profiled step x (1 - 1/reads per forward): with the cache, one computation per forward; reported
-    from CACHED_READS (under `cached()` the reads are dictionary lookups)."""
+    a QR, a norm) and adds its nodes to the backward. Upside, estimated: the reads' operators' share
+    of the profiled step x (1 - 1/reads per forward): with the cache, one computation per forward;
+    reported from CACHED_READS. Under `cached()` the reads after the first run no operators, but the
+    probe's totals cannot tell one costly computation from many cheap ones: a cached parametrization
+    whose single computation takes CACHED_READS of the step or more is reported too (a limit)."""
     calls, step_s = ev.script_calls()
     forwards = max(1.0, calls["forwards"])
     reads = [c for c in calls["calls"] if c["callee"] in PARAMETRIZED and c["count"] / forwards >= REREADS
@@ -312,9 +314,9 @@ def parametrization_recomputed(ev: Evidence) -> Hit | None:
         return None
     top = max(reads, key=lambda c: c["wall_s"])
     per_forward = top["count"] / forwards
-    share = min(1.0, float(top["wall_s"]) / step_s * (1 - 1 / per_forward))
+    share = min(1.0, float(top.get("ops_s") or 0.0) / step_s * (1 - 1 / per_forward))
     if share < CACHED_READS:
-        return None  # reads that cost this little are cached ones (`parametrize.cached()`)
+        return None  # reads whose operators cost this little: cached ones, or a cheap parametrization
     return Hit(_severity(share), f"a parametrized weight recomputed {per_forward:.0f} times a forward in "
                f"{top['caller']}", share,
                {"caller": top["caller"], "reads_per_forward": round(per_forward, 1),

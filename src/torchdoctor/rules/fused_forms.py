@@ -85,8 +85,9 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
     """A function of the script builds a diagonal matrix (`torch.diag(v)`, `diag_embed`) in every
     profiled step and a matrix product with a square operand runs from the same function: an n x n
     product (n^2 memory, n times the FLOPs) for what is a row or column scaling, `v[:, None] * M`
-    or `M * v`, forward and backward. Upside, estimated: those products' and the diagonal's
-    operators' share of the profiled step (their backward not counted)."""
+    or `M * v`. Upside, estimated: one such product per diagonal built (the mean time of a call of
+    the function's costliest product with a square operand: `Q @ diag(w) @ Q.T` keeps one of its two) and the
+    diagonals' own operators, as a share of the profiled step (the backward not counted)."""
     builders = _every_step_calls(ev, DIAG_BUILDERS)
     if not builders:
         return None
@@ -96,18 +97,23 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
                 and _square_operand(op)]
     if not products:
         return None
-    top = max(products, key=lambda op: float(op.get("self_s") or 0.0))
-    built = [op for op in ops if op.get("name", "").startswith("aten::diag") and function_of(op.get("source")) in functions]
-    share = _share(products + built, step_s)
+    # the group that does a product's work (aten::mm under aten::matmul's own few microseconds)
+    per_product = max(float(op.get("self_s") or 0.0) / max(1.0, float(op.get("count") or 1.0)) for op in products)
+    built = sum(c["count"] for c in builders)
+    diagonals = [op for op in ops if op.get("name", "").startswith("aten::diag")
+                 and function_of(op.get("source")) in functions]
+    share = min(1.0, min(built * per_product, sum(float(op.get("self_s") or 0.0) for op in products)) / step_s
+                + _share(diagonals, step_s))
     if share < REPORTED:
         return None
+    top = max(products, key=lambda op: float(op.get("self_s") or 0.0))
     n = _square_operand(top)
     caller = max(builders, key=lambda c: c["wall_s"])
     return Hit(_severity(share), f"a product with a diagonal matrix in {caller['caller']}: "
                f"{top['name']} over a {n} x {n} matrix", share,
                {"callees": sorted({c["callee"] for c in builders}), "caller": caller["caller"],
-                "operator": top["name"], "shapes": top.get("shapes"), "source": top.get("source"),
-                "share_fraction": round(share, 4), "upside_basis": "estimated"},
+                "diagonals_per_step": built, "operator": top["name"], "shapes": top.get("shapes"),
+                "source": top.get("source"), "share_fraction": round(share, 4), "upside_basis": "estimated"},
                f"{caller['caller']} builds a diagonal matrix with {caller['callee']}() every step and multiplies by "
                f"it ({top['name']} {top.get('shapes')} at {top.get('source')}): a dense {n} x {n} product, "
                f"{n} times the arithmetic of scaling the rows or columns, and an {n} x {n} matrix written and "
@@ -260,7 +266,8 @@ def embedding_then_reduced(ev: Evidence) -> Hit | None:
                    f"{' x '.join(map(str, shape))} tensor, reduced, and their gradient scattered back row by row.",
                    Fix(f"Use nn.EmbeddingBag(num_embeddings, dim, mode=\"{how}\"): it reduces each bag as it reads "
                        "the rows, never writing out the looked-up rows (per_sample_weights and offsets cover "
-                       "weighted and ragged bags).",
+                       "weighted and ragged bags; with padding_idx it leaves the padding out of a mean, where "
+                       "Embedding(...).mean(1) counted the padding's zero rows).",
                        f"self.emb = nn.EmbeddingBag(vocab, dim, mode=\"{how}\")\n"
                        f"x = self.emb(tokens)     # was nn.Embedding(vocab, dim)(tokens).{how}(1)"))
     return None
