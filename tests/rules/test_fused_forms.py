@@ -23,7 +23,8 @@ def _with_ops(record: Record, ops: list[dict]) -> Record:
 
 def test_a_diagonal_matrix_multiplied_every_step_is_advised_to_broadcast():
     calls = [_call("diag", FORWARD, 1, 0.01, in_model=True, ops_s=0.01)]
-    ops = [_op("aten::mm", "[128, 1024]x[1024, 1024]", 0.03, "model.py:28 (forward)"), _op("aten::diag_embed", "[1024]", 0.01)]
+    ops = [_op("aten::mm", "[128, 1024]x[1024, 1024]", 0.03, "model.py:28 (forward)"),
+           _op("aten::diag_embed", "[1024]", 0.01)]
     finding = _only(_with_ops(_record(calls), ops), "TD-COMP-055")
     assert finding.upside == 0.4 and "1024 x 1024" in finding.title and "v[:, None] * " in finding.fix.code
 
@@ -46,7 +47,8 @@ def test_a_diagonal_read_from_a_matrix_or_a_square_product_elsewhere_is_no_diago
 
 
 ATTENTION_OPS = [_op("aten::bmm", "[32, 256, 16]x[32, 16, 256]", 0.01), _op("aten::div", "[8, 4, 256, 256]x[]", 0.01),
-                 _op("aten::_softmax", "[8, 4, 256, 256]", 0.02), _op("aten::bmm", "[32, 256, 256]x[32, 256, 16]", 0.01),
+                 _op("aten::_softmax", "[8, 4, 256, 256]", 0.02),
+                 _op("aten::bmm", "[32, 256, 256]x[32, 256, 16]", 0.01),
                  _op("aten::addmm", "[192]x[2048, 64]x[64, 192]", 0.02)]
 
 

@@ -12,9 +12,10 @@ Sources: the `torch.linalg.inv` docs ("consider using torch.linalg.solve ... fas
 numerically stable"), the `nn.Softmax`/`F.log_softmax` docs (log_softmax: "faster and has better
 numerical properties"), the PyTorch forums' "creating a layer in forward" threads (a new, untrained
 layer each step), the `torch.distributions.Distribution` docs (`validate_args`,
-`set_default_validate_args`), the `logging` HOWTO ("Optimization": arguments formatted only when
-a message is emitted), the `torch.nn.utils.parametrize` docs (`cached()`), the `torch.jit.trace` docs (trace once, then call the traced module), the
-PyTorch forums' "optimizer in the training loop" threads (its state starts from zero each time).
+`set_default_validate_args`), the `logging` HOWTO ("Optimization": arguments formatted only when a
+message is emitted), the `torch.nn.utils.parametrize` docs (`cached()`), the `torch.jit.trace` docs
+(trace once, then call the traced module), the PyTorch forums' "optimizer in the training loop"
+threads (its state starts from zero each time).
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ DIAG_BUILDERS = frozenset({"diag", "Tensor.diag", "diag_embed", "Tensor.diag_emb
 MATMULS = frozenset({"aten::mm", "aten::bmm", "aten::matmul", "aten::addmm", "aten::baddbmm", "aten::einsum"})
 SOFTMAX_CALLS = frozenset({"softmax", "Tensor.softmax", "torch.nn.functional.softmax"})
 #: A fused attention operator: on the CPU as on a GPU, `scaled_dot_product_attention` and its kernels.
-FUSED_ATTENTION = re.compile(r"^aten::_?(?:scaled_dot_product|native_multi_head_attention|flash_attention|efficient_attention)")
+FUSED_ATTENTION = re.compile(
+    r"^aten::_?(?:scaled_dot_product|native_multi_head_attention|flash_attention|efficient_attention)")
 MHA, EMBEDDING = "nn.Module: MultiheadAttention", "nn.Module: Embedding"
 REDUCTIONS = frozenset({"aten::mean", "aten::sum"})
 UNFOLD = frozenset({"torch.nn.functional.unfold"})
@@ -86,8 +87,9 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
     profiled step and a matrix product with a square operand runs from the same function: an n x n
     product (n^2 memory, n times the FLOPs) for what is a row or column scaling, `v[:, None] * M`
     or `M * v`. Upside, estimated: one such product per diagonal built (the mean time of a call of
-    the function's costliest product with a square operand: `Q @ diag(w) @ Q.T` keeps one of its two) and the
-    diagonals' own operators, as a share of the profiled step (the backward not counted)."""
+    the function's costliest product with a square operand: `Q @ diag(w) @ Q.T` keeps one of its
+    two) and the diagonals' own operators, as a share of the profiled step (the backward not
+    counted)."""
     builders = _every_step_calls(ev, DIAG_BUILDERS)
     if not builders:
         return None
@@ -98,7 +100,8 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
     if not products:
         return None
     # the group that does a product's work (aten::mm under aten::matmul's own few microseconds)
-    per_product = max(float(op.get("self_s") or 0.0) / max(1.0, float(op.get("count") or 1.0)) for op in products)
+    per_product = max(float(op.get("self_s") or 0.0) / max(1.0, float(op.get("count") or 1.0))
+                      for op in products)
     built = sum(c["count"] for c in builders)
     diagonals = [op for op in ops if op.get("name", "").startswith("aten::diag")
                  and function_of(op.get("source")) in functions]
@@ -157,7 +160,8 @@ ATTENTION_FIX = Fix("Call F.scaled_dot_product_attention(q, k, v, attn_mask=...,
                     "fused operator (Flash or memory-efficient attention where the device has them) that never "
                     "writes the score matrix out, forward or backward. With nn.MultiheadAttention, pass "
                     "need_weights=False unless the weights are used.",
-                    "out = F.scaled_dot_product_attention(q, k, v)   # was softmax(q @ k.transpose(-2, -1) / d ** 0.5) @ v\n"
+                    "out = F.scaled_dot_product_attention(q, k, v)\n"
+                    "# was: torch.softmax(q @ k.transpose(-2, -1) / d ** 0.5, dim=-1) @ v\n"
                     "out, _ = self.attn(x, x, x, need_weights=False)")
 
 
