@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrizations
 
+from torchdoctor.observe.hooks import ModuleHook
 from torchdoctor.observe.module_hooks import script_hooks
 
 
@@ -42,9 +43,10 @@ def test_methods_callable_objects_and_partials_are_named_by_the_code_they_run():
     assert found == {("before", "forward_pre"), ("__call__", "forward"), ("check_finite", "backward")}
 
 
-def test_hooks_that_torch_registers_itself_are_not_the_scripts():
+def test_hooks_that_torch_or_torchdoctor_register_are_not_the_scripts():
     model = nn.Sequential(parametrizations.weight_norm(nn.Linear(4, 4)), nn.ReLU())
     model[0].register_forward_hook(lambda *_: None)  # torch's own code registers none of these
+    model[1].register_forward_hook(ModuleHook(lambda *_: None))  # torchdoctor's own observation hook
     plain = nn.Sequential(parametrizations.weight_norm(nn.Linear(4, 4)))
     assert [h["kind"] for h in script_hooks(model)] == ["forward"]
     assert script_hooks(plain) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sysconfig
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -22,8 +23,10 @@ import torch
 HOOK_KINDS = (("forward_pre", "_forward_pre_hooks"), ("forward", "_forward_hooks"),
               ("backward_pre", "_backward_pre_hooks"), ("backward", "_backward_hooks"))
 MAX_HOOKS = 8
+#: Where code that is not the script's lives: installed packages, torch, and torchdoctor itself
+#: (its own hooks, wherever it is installed from).
 _INSTALLED = tuple({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-                    os.path.dirname(torch.__path__[0])})
+                    os.path.dirname(torch.__path__[0]), str(Path(__file__).resolve().parents[1])})
 
 
 def _code_of(hook: Callable[..., Any]) -> Any:
