@@ -187,3 +187,19 @@ def test_every_rank_of_a_torchrun_job_streams_and_the_straggler_is_found_when_an
     assert all(s["lost_s"] < 0.3 * worst["lost_s"] for s in whole["stragglers"][1:])
     assert "goodput by rank" in done.stdout and "straggler: rank 1, steps" in done.stdout
     assert all(len(line) <= 80 for line in done.stdout.splitlines())
+
+
+@pytest.mark.slow
+def test_a_model_traced_every_batch_runs_to_its_end_with_profiler_windows_between_the_traces(tmp_path):
+    """The lean observation does not count the tracer's forwards as steps, so no periodic profiler
+    window begins or steps inside torch.jit.trace (which would fail the script's trace)."""
+    script = Path(__file__).resolve().parents[1] / "observe" / "scripts" / "traced_each_batch.py"
+    command = [sys.executable, "-m", "torchdoctor", "watch", "--store", str(tmp_path / "runs.db"), "--no-profile",
+               "--no-memory", "--profile-every", "0.01", "--json", str(tmp_path / "record.json"), "--",
+               str(script), "600"]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "Tried to trace" not in proc.stderr, proc.stderr[-2000:]
+    whole = json.loads((tmp_path / "record.json").read_text())["whole_run"]
+    assert whole["ended"] == "script_finished" and whole["steps"] >= 600
+    (stream,) = tmp_path.glob("runs/*/rank0.watch.jsonl")
+    assert any('"profile"' in line for line in stream.read_text().splitlines())

@@ -449,7 +449,9 @@ class Instrumentation:
 
     def _root_pre(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
         if torch.jit.is_tracing():
-            return  # the tracer's call (torch.jit.trace), not the script's: nothing of ours in its graph
+            # the tracer's call (torch.jit.trace), not the script's: nothing of ours may run in its
+            # graph (a step ending there would take a profiler step inside the trace, which fails it)
+            return
         if self._root_depth == 0:
             start = time.perf_counter_ns()
             current = self.clock.current
@@ -529,10 +531,7 @@ class Instrumentation:
     def _boundary(self, source: str, start_ns: int, *, evaluation: bool = False) -> None:
         """A step of `source` may have ended; the calling hook's body began at `start_ns`: its time
         until here is the ending step's, its time after the clock's the next step's. `evaluation`:
-        see StepClock.boundary. None while torch.jit.trace runs: a profiler step taken there
-        would be recorded into the script's traced graph, or fail the trace."""
-        if torch.jit.is_tracing():
-            return
+        see StepClock.boundary."""
         self.phases.charge(start_ns)
         before = self.clock.count
         try:

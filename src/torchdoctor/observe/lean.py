@@ -65,7 +65,11 @@ class LeanHooks:
         is the detailed hook kept (Instrumentation.keep_step_hook), not one of these."""
         watch, hooks = self.watch, self
         if source == "forward" and root is not None:
-            self._undo.append(root.register_forward_hook(lambda *_: watch.step()).remove)
+            def forward_ended(*_: Any) -> None:
+                if not torch.jit.is_tracing():  # the tracer's calls are not the script's steps (observe.hooks)
+                    watch.step()
+
+            self._undo.append(root.register_forward_hook(forward_ended).remove)
         elif source == "backward":
             self._patch_backward()
         torchdoctor._step_marker = watch.step if source == "marker" else None
