@@ -21,12 +21,11 @@ threads (its state starts from zero each time).
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
-from torchdoctor.probe_values import OP_COSTS, ScriptCall, ScriptCallsValue
-from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.probe_values import OP_COSTS, ScriptCall
+from torchdoctor.rules.base import Fix, Hit, rule
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING, capped_outside
+from torchdoctor.rules.host_calls import capped_outside, every_step, share_severity
 from torchdoctor.rules.outside import share_of_step
 
 #: A module's constructor, as the Python tracer names it (`torch.nn.modules.linear.__init__`).
@@ -69,22 +68,12 @@ REREADS = 2
 CACHED_READS = 0.05
 
 
-def _every_step(calls: ScriptCallsValue, matches: Iterable[ScriptCall]) -> list[ScriptCall]:
-    """The calls among `matches` made at least once in every profiled step, outside the DataLoader's
-    fetch (whose time is the data wait's)."""
-    return [c for c in matches if c["count"] >= 1 and not c.get("in_loading")]
-
-
 def _share(calls: list[ScriptCall], step_s: float, key: str = "wall_s") -> float:
     return min(1.0, sum(float(c.get(key) or 0.0) for c in calls) / step_s)
 
 
 def _top(calls: list[ScriptCall]) -> ScriptCall:
     return max(calls, key=lambda c: c["wall_s"])
-
-
-def _severity(share: float) -> str:
-    return severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
 
 
 def _evidence(found: list[ScriptCall], share: float, **extra: object) -> dict[str, object]:
@@ -103,12 +92,12 @@ def layer_built_in_step(ev: Evidence) -> Hit | None:
     optimizer's. Upside, estimated: the constructors' share of the profiled step (the fix builds
     them once)."""
     calls, step_s = ev.script_calls()
-    built = _every_step(calls, (c for c in calls["calls"] if MODULE_INIT.match(c["callee"])))
+    built = every_step((c for c in calls["calls"] if MODULE_INIT.match(c["callee"])))
     if not built:
         return None
     top, share = _top(built), _share(built, step_s)
     layer = top["callee"].removeprefix("torch.nn.modules.").removesuffix(".__init__")
-    return Hit(_severity(share), f"a layer is built in every step: {top['callee']}() called from {top['caller']}",
+    return Hit(share_severity(share), f"a layer is built in every step: {top['callee']}() called from {top['caller']}",
                share, _evidence(built, share, in_model=top["in_model"]),
                f"{top['caller']} constructs a module ({layer}) {top['count']:.0f} time(s) a step, "
                f"{'inside forward' if top['in_model'] else 'in the loop'}: each construction allocates and "
@@ -134,12 +123,12 @@ def setup_in_step(ev: Evidence) -> Hit | None:
     estimated: those calls' share of the profiled step (what the optimizer's first `step()` then
     allocates for its new state is not counted)."""
     calls, step_s = ev.script_calls()
-    built = _every_step(calls, (c for c in calls["calls"] if _setup_kind(c["callee"])))
+    built = every_step((c for c in calls["calls"] if _setup_kind(c["callee"])))
     if not built:
         return None
     top, share = _top(built), _share(built, step_s)
     what, loss = _setup_kind(top["callee"]) or ("", "")
-    return Hit(_severity(share), f"{what} is built again in every step: {top['callee']}() from {top['caller']}",
+    return Hit(share_severity(share), f"{what} is built again in every step: {top['callee']}() from {top['caller']}",
                share, _evidence(built, share, built=what),
                f"{top['caller']} builds {what} {top['count']:.0f} time(s) a step ({top['callee']}), work the loop "
                f"needs once: {loss}.",
@@ -159,11 +148,11 @@ def explicit_inverse(ev: Evidence) -> Hit | None:
     one factorisation and no inverse, faster and more accurate, in the backward too. Upside,
     estimated: the inverse's share of the profiled step (its backward not counted)."""
     calls, step_s = ev.script_calls()
-    inverses = _every_step(calls, (c for c in calls["calls"] if c["callee"] in INVERSES))
+    inverses = every_step((c for c in calls["calls"] if c["callee"] in INVERSES))
     if not inverses:
         return None
     top, share = _top(inverses), _share(inverses, step_s)
-    return Hit(_severity(share), f"a matrix inverse in every step: {top['callee']}() from {top['caller']}, "
+    return Hit(share_severity(share), f"a matrix inverse in every step: {top['callee']}() from {top['caller']}, "
                f"{share:.0%} of the step", share,
                _evidence(inverses, share),
                f"{top['caller']} computes an explicit inverse ({top['callee']}) {top['count']:.0f} time(s) a step. "
@@ -184,14 +173,14 @@ def log_of_softmax(ev: Evidence) -> Hit | None:
     Upside, estimated: twice the log's operators' share of the profiled step (the log and its
     backward)."""
     calls, step_s = ev.script_calls()
-    every = _every_step(calls, calls["calls"])
+    every = every_step(calls["calls"])
     softmax_callers = {c["caller"] for c in every if c["callee"] in SOFTMAXES}
     logs = [c for c in every if c["callee"] in LOGS and c["caller"] in softmax_callers]
     if not logs:
         return None
     top = _top(logs)
     share = min(1.0, 2 * _share(logs, step_s, "ops_s"))
-    return Hit(_severity(share), f"the log of a softmax, taken in two operators, in {top['caller']}", share,
+    return Hit(share_severity(share), f"the log of a softmax, taken in two operators, in {top['caller']}", share,
                _evidence(logs, share),
                f"{top['caller']} calls a softmax and then {top['callee']}() on it every step: two passes over "
                "the tensor forward and two backward, where log_softmax is one, and a probability that "
@@ -210,13 +199,13 @@ def tensors_formatted(ev: Evidence) -> Hit | None:
     share of the profiled step, at most the timed steps' share outside the model when they ran
     there."""
     calls, step_s = ev.script_calls()
-    formatting = _every_step(calls, (c for c in calls["calls"] if c["callee"] in FORMATTERS
+    formatting = every_step((c for c in calls["calls"] if c["callee"] in FORMATTERS
                                      or (c["callee"] in PRINTERS and float(c.get("ops_s") or 0.0) > 0)))
     if not formatting:
         return None
     top = _top(formatting)
     share = capped_outside(ev, _share(formatting, step_s), top)
-    return Hit(_severity(share), f"tensors formatted as text every step: {top['callee']}() from {top['caller']}",
+    return Hit(share_severity(share), f"tensors formatted as text every step: {top['callee']}() from {top['caller']}",
                share, _evidence(formatting, share),
                f"{top['caller']} turns tensors into strings {sum(c['count'] for c in formatting):.0f} time(s) a step "
                "(print, an f-string, str() or an eager logging message): the tensor's __repr__/__format__ "
@@ -237,7 +226,7 @@ def distribution_checks(ev: Evidence) -> Hit | None:
     each value's support again. Upside, estimated: the constructors' time in operators as a share
     of the profiled step (the checks in `log_prob` not counted)."""
     calls, step_s = ev.script_calls()
-    built = _every_step(calls, (c for c in calls["calls"] if DISTRIBUTION_INIT.match(c["callee"])
+    built = every_step((c for c in calls["calls"] if DISTRIBUTION_INIT.match(c["callee"])
                                 and float(c.get("ops_s") or 0.0) > 0))
     checked = {op.get("source") for op in (OP_COSTS.of(ev.record) or {}).get("ops") or []
                if op.get("name") == CHECK_OPERATOR}
@@ -245,7 +234,7 @@ def distribution_checks(ev: Evidence) -> Hit | None:
     if not built:
         return None
     top, share = _top(built), _share(built, step_s, "ops_s")
-    return Hit(_severity(share), f"torch.distributions validates its arguments every step: {top['callee']}() "
+    return Hit(share_severity(share), f"torch.distributions validates its arguments every step: {top['callee']}() "
                f"from {top['caller']}", share,
                _evidence(built, share),
                f"{top['caller']} builds {sum(c['count'] for c in built):.0f} distribution(s) a step with "
@@ -270,7 +259,7 @@ def parameter_loop(ev: Evidence) -> Hit | None:
     take all parameters at once (`torch._foreach_norm`, `torch.nn.utils.get_total_norm`). Upside,
     estimated: the loop's share of the profiled step (its backward not counted)."""
     calls, step_s = ev.script_calls()
-    every = _every_step(calls, calls["calls"])
+    every = every_step(calls["calls"])
     iterating = {c["caller"] for c in every if c["callee"] in PARAMETER_ITERATORS and c["count"] >= PARAMETER_LOOP}
     per_caller: dict[str, list[ScriptCall]] = {}
     for call in every:
@@ -284,7 +273,7 @@ def parameter_loop(ev: Evidence) -> Hit | None:
     top = _top(found)
     share = capped_outside(ev, max(share_of_step(calls, step_s, top), _share(found, step_s)), top)
     methods = sorted({c["callee"].removeprefix("Parameter.") for c in found})
-    return Hit(_severity(share), f"a loop over the parameters every step: {', '.join(methods)} on each one in "
+    return Hit(share_severity(share), f"a loop over the parameters every step: {', '.join(methods)} on each one in "
                f"{caller}", share,
                _evidence(found, share, methods=methods),
                f"{caller} calls {', '.join(methods)} on the parameters {sum(c['count'] for c in found):.0f} times a "
@@ -318,7 +307,7 @@ def parametrization_recomputed(ev: Evidence) -> Hit | None:
     share = min(1.0, float(top.get("ops_s") or 0.0) / step_s * (1 - 1 / per_forward))
     if share < CACHED_READS:
         return None  # reads whose operators cost this little: cached ones, or a cheap parametrization
-    return Hit(_severity(share), f"a parametrized weight recomputed {per_forward:.0f} times a forward in "
+    return Hit(share_severity(share), f"a parametrized weight recomputed {per_forward:.0f} times a forward in "
                f"{top['caller']}", share,
                {"caller": top["caller"], "reads_per_forward": round(per_forward, 1),
                 "share_fraction": round(share, 4), "upside_basis": "estimated"},

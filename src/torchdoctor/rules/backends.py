@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.probe_values import OP_COSTS
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, rule, severity_at
 from torchdoctor.rules.evidence import Evidence
 
 #: Convolution operators, forward and backward, whichever kernel runs them.
@@ -44,13 +43,11 @@ def compute_library_off(ev: Evidence) -> Hit | None:
                               (switches.mkldnn_enabled, "oneDNN", "torch.backends.mkldnn.enabled"))
     if enabled is not False:
         return None
-    costs = OP_COSTS.of(ev.record)
-    if not costs or not costs.get("complete") or not costs.get("step_s"):
-        raise MissingEvidence("probes.op_costs")
-    convs = [op for op in costs.get("ops") or [] if CONVOLUTIONS.match(op.get("name") or "")]
+    ops, step_s = ev.profiled_ops()
+    convs = [op for op in ops if CONVOLUTIONS.match(op.get("name") or "")]
     if not convs:
         return None
-    conv_share = min(1.0, sum(float(op.get("self_s") or 0.0) for op in convs) / float(costs["step_s"]))
+    conv_share = min(1.0, sum(float(op.get("self_s") or 0.0) for op in convs) / step_s)
     share = conv_share * (1 - 1 / LIBRARY_SPEEDUP)
     if share < REPORTED:
         return None

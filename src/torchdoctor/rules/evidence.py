@@ -402,6 +402,14 @@ class Evidence:
             raise MissingEvidence("probes.op_costs.script_calls")
         return calls, float(step_s)
 
+    def profiled_ops(self) -> tuple[list[dict[str, Any]], float]:
+        """(the operator groups of a profiled step, the profiled step in seconds): the operator-costs
+        probe's `ops`, each with its name, dtype, shapes, count, self time and the script's `source`."""
+        probe = OP_COSTS.of(self.record) or {}
+        if not probe.get("complete") or not probe.get("step_s"):
+            raise MissingEvidence("probes.op_costs")
+        return list(probe.get("ops") or []), float(probe["step_s"])
+
     def lint(self) -> LintResult:
         """`record.lint`: torchdoctor.lint's result for the observed script."""
         return self._section("lint", LintResult.from_dict)

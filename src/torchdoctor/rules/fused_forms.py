@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from torchdoctor.probe_values import OP_COSTS, ScriptCall
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
+from torchdoctor.probe_values import ScriptCall
+from torchdoctor.rules.base import Fix, Hit, rule
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING
+from torchdoctor.rules.host_calls import every_step, share_severity
 
 REPORTED = 0.05
 #: A square matrix built from a vector (`torch.diag(v)`, `torch.diag_embed(v)`).
@@ -53,26 +53,14 @@ def shapes_of(text: str | None) -> list[tuple[int, ...]]:
     return [tuple(int(d) for d in dims.split(",") if d.strip()) for dims in _SHAPE.findall(text or "")]
 
 
-def _ops(ev: Evidence) -> tuple[list[dict[str, Any]], float]:
-    """The profiled operator groups per step and the profiled step's seconds."""
-    costs = OP_COSTS.of(ev.record)
-    if not costs or not costs.get("complete") or not costs.get("step_s"):
-        raise MissingEvidence("probes.op_costs")
-    return list(costs.get("ops") or []), float(costs["step_s"])
-
-
 def _every_step_calls(ev: Evidence, callees: frozenset[str]) -> list[ScriptCall]:
     """The script's calls of `callees` made at least once a profiled step, outside the data loading."""
     calls, _ = ev.script_calls()
-    return [c for c in calls["calls"] if c["callee"] in callees and c["count"] >= 1 and not c.get("in_loading")]
+    return [c for c in every_step(calls["calls"]) if c["callee"] in callees]
 
 
 def _share(ops: Iterable[dict[str, Any]], step_s: float) -> float:
     return min(1.0, sum(float(op.get("self_s") or 0.0) for op in ops) / step_s)
-
-
-def _severity(share: float) -> str:
-    return severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
 
 
 def _square_operand(op: dict[str, Any]) -> int | None:
@@ -93,7 +81,7 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
     builders = _every_step_calls(ev, DIAG_BUILDERS)
     if not builders:
         return None
-    ops, step_s = _ops(ev)
+    ops, step_s = ev.profiled_ops()
     functions = {function_of(c["caller"]) for c in builders}
     products = [op for op in ops if op.get("name") in MATMULS and function_of(op.get("source")) in functions
                 and _square_operand(op)]
@@ -112,7 +100,7 @@ def diagonal_matrix_product(ev: Evidence) -> Hit | None:
     top = max(products, key=lambda op: float(op.get("self_s") or 0.0))
     n = _square_operand(top)
     caller = max(builders, key=lambda c: c["wall_s"])
-    return Hit(_severity(share), f"a product with a diagonal matrix in {caller['caller']}: "
+    return Hit(share_severity(share), f"a product with a diagonal matrix in {caller['caller']}: "
                f"{top['name']} over a {n} x {n} matrix", share,
                {"callees": sorted({c["callee"] for c in builders}), "caller": caller["caller"],
                 "diagonals_per_step": built, "operator": top["name"], "shapes": top.get("shapes"),
@@ -178,7 +166,7 @@ def attention_written_out(ev: Evidence) -> Hit | None:
     softmaxes = [c for c in softmaxes if c["in_model"]]
     if not softmaxes:
         return None
-    ops, step_s = _ops(ev)
+    ops, step_s = ev.profiled_ops()
     for call in sorted(softmaxes, key=lambda c: -c["wall_s"]):
         function = function_of(call["caller"])
         mine = [op for op in ops if function_of(op.get("source")) == function]
@@ -189,7 +177,7 @@ def attention_written_out(ev: Evidence) -> Hit | None:
         share = _share(around, step_s)
         if share < REPORTED:
             continue
-        return Hit(_severity(share), f"attention written out in {call['caller']}: a softmax over "
+        return Hit(share_severity(share), f"attention written out in {call['caller']}: a softmax over "
                    f"{scores[0]} x {scores[1]} scores between two matrix products", share,
                    {"caller": call["caller"], "scores": list(scores),
                     "operators": sorted({op["name"] for op in around}), "share_fraction": round(share, 4),
@@ -211,7 +199,7 @@ def attention_weights_returned(ev: Evidence) -> Hit | None:
     modules = _every_step_calls(ev, frozenset({MHA}))
     if not modules:
         return None
-    ops, step_s = _ops(ev)
+    ops, step_s = ev.profiled_ops()
     for call in sorted(modules, key=lambda c: -c["wall_s"]):
         mine = [op for op in ops if op.get("source") == call["caller"]]
         if any(FUSED_ATTENTION.match(op.get("name") or "") for op in mine):
@@ -223,7 +211,7 @@ def attention_weights_returned(ev: Evidence) -> Hit | None:
         share = _share(around, step_s)
         if share < REPORTED:
             continue
-        return Hit(_severity(share), f"nn.MultiheadAttention returns its attention weights in {call['caller']} "
+        return Hit(share_severity(share), f"nn.MultiheadAttention returns its attention weights in {call['caller']} "
                    "(need_weights=True)", share,
                    {"caller": call["caller"], "scores": list(scores),
                     "operators": sorted({op["name"] for op in around}), "share_fraction": round(share, 4),
@@ -246,7 +234,7 @@ def embedding_then_reduced(ev: Evidence) -> Hit | None:
     lookups = [c for c in _every_step_calls(ev, frozenset({EMBEDDING})) if c["in_model"]]
     if not lookups:
         return None
-    ops, step_s = _ops(ev)
+    ops, step_s = ev.profiled_ops()
     for call in sorted(lookups, key=lambda c: -c["wall_s"]):
         function = function_of(call["caller"])
         mine = [op for op in ops if function_of(op.get("source")) == function]
@@ -261,7 +249,7 @@ def embedding_then_reduced(ev: Evidence) -> Hit | None:
             continue
         shape = next(s for op in reduced for s in shapes_of(op.get("shapes")) if s in looked_up)
         how = "mean" if any(op["name"] == "aten::mean" for op in reduced) else "sum"
-        return Hit(_severity(share), f"embedding rows looked up, then reduced, in {call['caller']}: "
+        return Hit(share_severity(share), f"embedding rows looked up, then reduced, in {call['caller']}: "
                    f"an nn.EmbeddingBag's work in two operators", share,
                    {"caller": call["caller"], "looked_up": list(shape), "reduction": how,
                     "share_fraction": round(share, 4), "upside_basis": "estimated"},
@@ -296,7 +284,7 @@ def convolution_through_unfold(ev: Evidence) -> Hit | None:
     unfolds = [c for c in _every_step_calls(ev, UNFOLD) if c["in_model"]]
     if not unfolds:
         return None
-    ops, step_s = _ops(ev)
+    ops, step_s = ev.profiled_ops()
     for call in sorted(unfolds, key=lambda c: -c["wall_s"]):
         function = function_of(call["caller"])
         mine = [op for op in ops if function_of(op.get("source")) == function]
@@ -305,7 +293,7 @@ def convolution_through_unfold(ev: Evidence) -> Hit | None:
         share = min(1.0, float(call.get("ops_s") or 0.0) / step_s)
         if share < REPORTED:
             continue
-        return Hit(_severity(share), f"a convolution through F.unfold and a matrix product in {call['caller']}",
+        return Hit(share_severity(share), f"a convolution through F.unfold and a matrix product in {call['caller']}",
                    share, {"caller": call["caller"], "calls_per_step": call["count"],
                            "share_fraction": round(share, 4), "upside_basis": "estimated"},
                    f"{call['caller']} unfolds its input into patches (F.unfold, im2col) {call['count']:.0f} time(s) a "

@@ -14,6 +14,7 @@ per value), the `torch.autograd.grad` docs (`is_grads_batched`) and `torch.func.
 from __future__ import annotations
 
 import statistics
+from typing import Iterable
 
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
 from torchdoctor.rules.base import Fix, Hit, MissingEvidence, rule, severity_at
@@ -33,6 +34,18 @@ GRADIENTS_AT_ONCE = Fix("Take the gradients in one call: batch the grad_outputs 
                         "basis = torch.eye(n).unsqueeze(1).expand(n, *y.shape)\n"
                         "(jac,) = torch.autograd.grad(y, x, grad_outputs=basis, is_grads_batched=True, "
                         "create_graph=True)\n# or: torch.func.jacrev(f)(x)")
+
+
+def every_step(calls: Iterable[ScriptCall]) -> list[ScriptCall]:
+    """The calls made at least once in every profiled step, outside the DataLoader's fetch (whose
+    time is the data wait's)."""
+    return [c for c in calls if c["count"] >= 1 and not c.get("in_loading")]
+
+
+def share_severity(share: float) -> str:
+    """A script-call finding's severity by its share of the step: a warning from SHARE_WARNING, a
+    problem from SHARE_PROBLEM, info below."""
+    return severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info"
 
 
 def capped_outside(ev: Evidence, share: float, call: ScriptCall) -> float:
@@ -86,7 +99,7 @@ def scalar_reads_per_element(ev: Evidence) -> Hit | None:
         return None
     loops = [r for r in reads.values() if r["count"] >= MANY_READS]
     share = capped_outside(ev, sum(_element_loop_share(calls, step_s, r) for r in loops), top)
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"{top['count']:.0f} tensor elements read one by one into Python each step, in {top['caller']}",
                share, {"scalar_reads_per_step": top["count"], "caller": top["caller"], "in_model": top["in_model"],
                        "reading_loops": {r["caller"]: r["count"] for r in loops},
@@ -129,7 +142,7 @@ def repeated_backward_passes(ev: Evidence) -> Hit | None:
         return None
     count = top["count"]
     share = min(1.0, top["wall_s"] / step_s) * (1 - 1 / count)
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"{count:.0f} backward passes a step from {top['caller']} for {forwards:.0f} forward(s)", share,
                {"backward_passes_per_step": passes, "caller_passes_per_step": count, "forwards_per_step": forwards,
                 "caller": top["caller"], "calls_share_fraction": round(top["wall_s"] / step_s, 4),
@@ -162,7 +175,7 @@ def module_per_sample(ev: Evidence) -> Hit | None:
     top = max(looped, key=lambda c: c["wall_s"])
     count, module = top["count"], top["callee"].removeprefix(MODULE)
     share = min(1.0, top["wall_s"] / step_s) * (1 - 1 / count)
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"{module} is called once per sample ({count:.0f} calls a step, batch {batch}) in {top['caller']}",
                share, {"module": module, "calls_per_step": count, "batch_size_median": batch, "caller": top["caller"],
                        "calls_share_fraction": round(top["wall_s"] / step_s, 4), "upside_basis": "estimated"},

@@ -15,9 +15,9 @@ many copies of one module run as one batched call), `torch.compile`; `copy.deepc
 from __future__ import annotations
 
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
-from torchdoctor.rules.base import Fix, Hit, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, rule
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.host_calls import MIN_BATCH, MODULE, SHARE_PROBLEM, SHARE_WARNING, median_batch, capped_outside
+from torchdoctor.rules.host_calls import MIN_BATCH, MODULE, capped_outside, median_batch, share_severity
 
 MANY_CALLS = 16  # calls of one submodule per forward from one function: a loop, not a few layers
 REPORTED = 0.05
@@ -69,7 +69,7 @@ def module_in_python_loop(ev: Evidence) -> Hit | None:
     share = min(1.0, top["wall_s"] / step_s) * (1 - 1 / top["count"])
     if share < REPORTED:
         return None
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"{module} is called {per_forward:.0f} times per forward from a Python loop in {top['caller']}",
                share, {"module": module, "calls_per_forward": per_forward, "calls_per_step": top["count"],
                        "caller": top["caller"], "calls_share_fraction": round(top["wall_s"] / step_s, 4),
@@ -109,7 +109,7 @@ def model_rebuilt_every_step(ev: Evidence) -> Hit | None:
         return None
     kinds = sorted({k for _, k in found})
     callee = top["callee"].removesuffix(_CONSTRUCTOR_SUFFIX) if kind == "builds" else top["callee"]
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"the model is rebuilt every step: {top['caller']} {kind} it ({callee}(), "
                f"{top['count']:.0f} call(s) a step)", share,
                {"caller": top["caller"], "callee": top["callee"], "what": kinds,

@@ -12,9 +12,9 @@ wrapper; the peak from the memory window's breakdown.
 from __future__ import annotations
 
 from torchdoctor.probe_values import ScriptCall, ScriptCallsValue
-from torchdoctor.rules.base import Fix, Hit, MissingEvidence, measured, rule, severity_at
+from torchdoctor.rules.base import Fix, Hit, MissingEvidence, measured, rule
 from torchdoctor.rules.evidence import Evidence
-from torchdoctor.rules.host_calls import SHARE_PROBLEM, SHARE_WARNING
+from torchdoctor.rules.host_calls import share_severity
 
 CHECKPOINTS = frozenset({"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"})
 ROOM = 0.25  # the step's peak under this share of the memory: checkpointing is not what makes it fit
@@ -56,7 +56,7 @@ def checkpointing_without_memory_pressure(ev: Evidence) -> Hit | None:
         return None
     top = max(checkpointed, key=lambda c: c["wall_s"])
     count = sum(c["count"] for c in checkpointed)
-    return Hit(severity_at(share, SHARE_WARNING, SHARE_PROBLEM) or "info",
+    return Hit(share_severity(share),
                f"activation checkpointing recomputes {count:.0f} block(s) a step while the peak is "
                f"{peak / total:.1%} of {whose} memory", share,
                {"checkpoint_calls_per_step": count, "caller": top["caller"], "peak_bytes": peak,
